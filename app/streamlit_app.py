@@ -1,0 +1,28 @@
+"""GeoResolver Explorer: entry script. ``streamlit run app`` runs this file.
+
+Page config, the shared sidebar (seed, dtype, device, bound to the URL) and navigation over
+../pages in the order of the paper's arc.
+"""
+
+from pathlib import Path
+
+import streamlit as st
+import ui
+
+HERE = Path(__file__).parent
+
+# (file under ../pages, title, icon, url path, one-line description for the map on Home).
+# Order follows the paper's arc: Euclidean -> hyperbolic -> spherical, then the neighbours.
+PAGES = [
+    ("home.py", "Home", ":material/home:", "home", "the arc in one picture, and this map"),
+]
+
+st.set_page_config(page_title="GeoResolver Explorer", page_icon=":material/blur_circular:", layout="wide")
+ui.sidebar_settings()
+pages = [
+    st.Page(str(HERE.parent / "pages" / file), title=title, icon=icon, url_path=url, default=(i == 0))
+    for i, (file, title, icon, url, _) in enumerate(PAGES)
+]
+ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
+nav = st.navigation(pages)
+nav.run()

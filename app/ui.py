@@ -1,0 +1,157 @@
+"""Shared page furniture: the sidebar settings, headers, log sliders, verdict boxes, downloads.
+
+Pages import it as ``import ui`` (streamlit puts the entry script's folder on sys.path).
+All math lives in georesolver_core; this module only draws.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+import torch
+
+from georesolver_core.device import DTYPES, device_label
+
+VERDICT_BADGE = {
+    "holds": ":green-badge[:material/check: holds]",
+    "holds only under conditions": ":orange-badge[:material/rule: holds only under conditions]",
+    "fails": ":red-badge[:material/close: fails]",
+}
+
+
+_PAGES: list = []  # (st.Page, description) in navigation order, set by the entry script
+
+
+def register_pages(pages: list) -> None:
+    """Remember the navigation's pages so Home can draw the map of the app."""
+    _PAGES[:] = pages
+
+
+def page_map() -> list:
+    """(st.Page, one-line description) for every registered page."""
+    return list(_PAGES)
+
+
+@dataclass(frozen=True)
+class Settings:
+    seed: int
+    dtype: torch.dtype
+    device: torch.device
+
+
+def _devices() -> list[str]:
+    return ["cuda", "cpu"] if torch.cuda.is_available() else ["cpu"]
+
+
+def sidebar_settings() -> Settings:
+    """Draw the shared settings in the sidebar; every widget is bound to the URL so a view is a link."""
+    with st.sidebar:
+        st.subheader("Shared settings")
+        st.number_input(
+            "Random seed",
+            min_value=0,
+            max_value=2**31 - 1,
+            value=0,
+            step=1,
+            key="seed",
+            bind="query-params",
+            help="Every random draw on every page starts from this seed.",
+        )
+        st.segmented_control(
+            "Precision",
+            list(DTYPES),
+            default="float32",
+            key="dtype",
+            bind="query-params",
+            help="float64 keeps Poincaré points accurate near the rim (float32 saturates at norm 0.996).",
+        )
+        st.selectbox(
+            "Device",
+            _devices(),
+            key="device",
+            bind="query-params",
+            help="CUDA when a GPU is present, CPU otherwise.",
+        )
+        s = settings()
+        st.caption(f"Running on **{device_label(s.device)}**, torch {torch.__version__}")
+        if st.button("Reset all settings", key="reset_settings", icon=":material/restart_alt:"):
+            for key in list(st.session_state.keys()):
+                del st.session_state[key]
+            st.query_params.clear()
+            st.rerun()
+    return s
+
+
+def settings() -> Settings:
+    """The shared settings as chosen in the sidebar (defaults when a test runs a page alone)."""
+    state = st.session_state
+    dtype_name = state.get("dtype") or "float32"
+    device = state.get("device") or _devices()[0]
+    return Settings(int(state.get("seed") or 0), DTYPES.get(dtype_name, torch.float32), torch.device(device))
+
+
+def page_header(title: str, what: str) -> None:
+    """Title and the two-line 'what you are looking at'."""
+    st.title(title)
+    st.markdown(what)
+
+
+def nice_values(lo: float, hi: float) -> list[float]:
+    """1-2-5 steps per decade from lo to hi inclusive: the stops of a logarithmic slider."""
+    out = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            v = float(f"{m}e{e}")
+            if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9):
+                out.append(v)
+    return out
+
+
+def log_slider(label: str, key: str, lo: float, hi: float, default: float, help: str | None = None) -> float:
+    """A logarithmic slider over 1-2-5 stops in [lo, hi], bound to the URL."""
+    options = nice_values(lo, hi)
+    default = min(options, key=lambda v: abs(math.log(v) - math.log(default)))
+    return float(
+        st.select_slider(
+            label,
+            options=options,
+            value=default,
+            key=key,
+            format_func=lambda v: f"{v:g}",
+            help=help,
+            bind="query-params",
+        )
+    )
+
+
+def theory_box(results: list[dict], title: str = "What the theory says vs what we measured") -> None:
+    """One bordered box: for each claim its statement, bound, headline measurement and verdict."""
+    with st.container(border=True):
+        st.markdown(f"**{title}**")
+        for r in results:
+            st.markdown(f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {r['statement']}")
+            st.markdown(f"Bound: `{r['bound_text']}`  \nMeasured: {r['summary']}")
+
+
+def download_json(label: str, data, file_name: str, key: str) -> None:
+    """A download button for any JSON-able data (figure data, run histories)."""
+    st.download_button(
+        label,
+        json.dumps(data, indent=1, default=_jsonable).encode(),
+        file_name=file_name,
+        mime="application/json",
+        key=key,
+        icon=":material/download:",
+    )
+
+
+def _jsonable(obj):
+    if isinstance(obj, (np.ndarray, torch.Tensor)):
+        return np.asarray(obj.detach().cpu() if isinstance(obj, torch.Tensor) else obj).tolist()
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    return str(obj)

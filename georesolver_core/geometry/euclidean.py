@@ -1,0 +1,23 @@
+"""Euclidean space R^d: the Resolver's geometry (paper section 2)."""
+
+from __future__ import annotations
+
+import torch
+
+from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt
+
+
+def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """||x_i - y_j||^2. (..., n, d), (..., m, d) -> (..., n, m)."""
+    return pairwise_sq_norms(x, y)
+
+
+def pairwise_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """||x_i - y_j||, with gradient 0 at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
+    return safe_sqrt(pairwise_sq_norms(x, y))
+
+
+def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """||x - y|| elementwise over the last dim. (..., d), (..., d) -> (...)."""
+    diff = x - y
+    return safe_sqrt((diff * diff).sum(-1))

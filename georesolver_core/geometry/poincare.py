@@ -1,0 +1,72 @@
+"""The Poincaré ball B^d_c = {x : c||x||^2 < 1}, curvature k = -c (paper section 4).
+
+Manifold operations (exp/log maps, Möbius geodesics, projection) come from ``geoopt.PoincareBall``.
+The distance is written here because geoopt's goes through artanh of a Möbius difference, whose
+clamp saturates near the rim with a zero gradient and which has no pairwise (cdist) form. We use
+
+    d_c(x, y) = (1/sqrt c) arcosh(1 + 2c||x - y||^2 / ((1 - c||x||^2)(1 - c||y||^2)))
+              = (2/sqrt c) asinh(sqrt(u/2)),   u = 2c||x - y||^2 / ((1 - c||x||^2)(1 - c||y||^2)),
+
+the asinh form because arcosh(1 + u) loses u < 1e-7 to rounding in float32.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import geoopt
+import torch
+
+from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt
+
+BALL_SCALE = 0.9  # the paper's projection x = 0.9 tanh(z) keeps points 10% inside the rim
+
+
+@functools.lru_cache(maxsize=32)
+def ball(c: float = 1.0) -> geoopt.PoincareBall:
+    """The geoopt manifold for curvature parameter c > 0 (sectional curvature -c)."""
+    return geoopt.PoincareBall(c=float(c))
+
+
+def _conformal_denominator(sq_norm: torch.Tensor, c: float) -> torch.Tensor:
+    # Clamped at the float's resolution so that a point rounded onto the rim gives a huge but
+    # finite distance instead of inf/NaN; callers validate inputs, this only guards rounding.
+    return (1.0 - c * sq_norm).clamp_min(torch.finfo(sq_norm.dtype).eps)
+
+
+def _u(sq_diff: torch.Tensor, nx: torch.Tensor, ny: torch.Tensor, c: float) -> torch.Tensor:
+    return 2.0 * c * sq_diff / (_conformal_denominator(nx, c) * _conformal_denominator(ny, c))
+
+
+def _dist_from_u(u: torch.Tensor, c: float) -> torch.Tensor:
+    return (2.0 / math.sqrt(c)) * torch.asinh(safe_sqrt(0.5 * u))
+
+
+def pairwise_distance(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
+    """d_c(x_i, y_j). (..., n, d), (..., m, d) -> (..., n, m)."""
+    nx = (x * x).sum(-1, keepdim=True)  # (..., n, 1)
+    ny = (y * y).sum(-1).unsqueeze(-2)  # (..., 1, m)
+    return _dist_from_u(_u(pairwise_sq_norms(x, y), nx, ny, c), c)
+
+
+def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
+    """d_c(x_i, y_j)^2, smooth at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
+    return pairwise_distance(x, y, c=c) ** 2
+
+
+def distance(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
+    """d_c(x, y) elementwise over the last dim. (..., d), (..., d) -> (...)."""
+    diff = x - y
+    return _dist_from_u(_u((diff * diff).sum(-1), (x * x).sum(-1), (y * y).sum(-1), c), c)
+
+
+def to_ball(z: torch.Tensor, *, c: float = 1.0, scale: float = BALL_SCALE) -> torch.Tensor:
+    """The paper's map into the ball, applied radially: x = scale * tanh(||z||) * z / (sqrt(c) ||z||).
+
+    Radial (not coordinate-wise) so that ||x|| <= scale / sqrt(c) < 1 / sqrt(c) in any dimension.
+    """
+    norm = safe_sqrt((z * z).sum(-1, keepdim=True))  # (..., 1)
+    # tanh(r)/r -> 1 as r -> 0; the where keeps the zero vector at the origin with a finite gradient.
+    ratio = torch.where(norm > 0, torch.tanh(norm) / torch.where(norm > 0, norm, torch.ones_like(norm)), 1.0)
+    return (scale / math.sqrt(c)) * ratio * z

@@ -1,0 +1,71 @@
+"""The unit sphere S^{d-1} (paper section 8), with geoopt.Sphere for projections and tangent spaces.
+
+The great-circle distance is computed as d_S(x, y) = 2 atan2(||x - y||, ||x + y||), equal to
+arccos<x, y> on the sphere but exact near 0: geoopt's ``Sphere.dist`` clamps the cosine to
+1 - eps before arccos, so its d(x, x) is 0.014 in float32 and exact retrieval on the sphere breaks.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import geoopt
+import torch
+
+from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt
+
+
+@functools.lru_cache(maxsize=1)
+def sphere() -> geoopt.Sphere:
+    """The geoopt unit-sphere manifold."""
+    return geoopt.Sphere()
+
+
+def pairwise_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """d_S(x_i, y_j) in [0, pi]. (..., n, d), (..., m, d) -> (..., n, m)."""
+    minus = safe_sqrt(pairwise_sq_norms(x, y))
+    plus = safe_sqrt(pairwise_sq_norms(x, y, plus=True))
+    return 2.0 * torch.atan2(minus, plus)
+
+
+def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """d_S(x_i, y_j)^2. (..., n, d), (..., m, d) -> (..., n, m)."""
+    return pairwise_distance(x, y) ** 2
+
+
+def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """d_S(x, y) elementwise over the last dim. (..., d), (..., d) -> (...)."""
+    minus, plus = x - y, x + y
+    return 2.0 * torch.atan2(safe_sqrt((minus * minus).sum(-1)), safe_sqrt((plus * plus).sum(-1)))
+
+
+def project(x: torch.Tensor) -> torch.Tensor:
+    """x / ||x||; the zero vector has no direction and is rejected by the caller's validation."""
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(x.dtype).tiny)
+
+
+def north_pole(dim: int, *, dtype=None, device=None) -> torch.Tensor:
+    """The base point e_d = (0, ..., 0, 1) used by expmap0/logmap0 and the stereographic map."""
+    o = torch.zeros(dim, dtype=dtype, device=device)
+    o[-1] = 1.0
+    return o
+
+
+def expmap(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """exp_x(u) = cos(||u||) x + sin(||u||) u/||u||, with u projected onto the tangent space at x."""
+    return sphere().expmap(x, sphere().proju(x, u))
+
+
+def logmap(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """log_x(y) = d_S(x, y) * P_x(y - x) / ||P_x(y - x)||, with the stable angle (see module doc)."""
+    u = sphere().proju(x, y - x)  # (..., d)
+    unorm = u.norm(dim=-1, keepdim=True)
+    theta = distance(x, y).unsqueeze(-1)
+    scale = torch.where(unorm > 0, theta / torch.where(unorm > 0, unorm, torch.ones_like(unorm)), 1.0)
+    return u * scale
+
+
+def slerp(x: torch.Tensor, y: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """Great-circle points exp_x(t log_x(y)). x, y (d,), t (T,) -> (T, d)."""
+    v = logmap(x, y)  # (d,)
+    return expmap(x.expand(t.shape[0], -1), t[:, None] * v)

@@ -1,0 +1,100 @@
+"""Argument checks shared by the library: every message names the argument, the value and what is allowed."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def check_eps(eps: float, name: str = "eps") -> float:
+    """eps must be a finite real > 0 (the regulariser of the inverse-distance kernel)."""
+    try:
+        value = float(eps)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number > 0 (got {eps!r})") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0 (got {eps!r})")
+    return value
+
+
+def check_curvature(c: float, name: str = "c") -> float:
+    """Poincaré-ball curvature parameter c > 0 (sectional curvature k = -c). c = 0 never reaches geoopt."""
+    try:
+        value = float(c)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number > 0 (got {c!r})") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, curvature k = -{name} (got {c!r})")
+    return value
+
+
+def check_range(name: str, value: float, lo: float, hi: float) -> float:
+    """A finite real in the closed interval [lo, hi]."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [{lo}, {hi}] (got {value!r})") from None
+    if not math.isfinite(v) or v < lo or v > hi:
+        raise ValueError(f"{name} must be a number in [{lo}, {hi}] (got {value!r})")
+    return v
+
+
+def check_positive_int(name: str, value: int, lo: int = 1, hi: int | None = None) -> int:
+    """An integer in [lo, hi] (hi = None: no upper limit)."""
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if ok and value >= lo and (hi is None or value <= hi):
+        return value
+    allowed = f"an integer >= {lo}" if hi is None else f"an integer in [{lo}, {hi}]"
+    raise ValueError(f"{name} must be {allowed} (got {value!r})")
+
+
+def check_finite(name: str, t: torch.Tensor) -> torch.Tensor:
+    """A tensor with no NaN or infinity."""
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor (got {type(t).__name__})")
+    if not torch.is_floating_point(t):
+        raise ValueError(f"{name} must be a floating-point tensor (got dtype {t.dtype})")
+    if t.numel() and not bool(torch.isfinite(t).all()):
+        bad = int((~torch.isfinite(t)).sum())
+        raise ValueError(f"{name} must be finite: it has {bad} NaN/inf entries")
+    return t
+
+
+def check_in_ball(name: str, x: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """Points strictly inside the Poincaré ball of radius 1/sqrt(c)."""
+    check_finite(name, x)
+    if x.numel() == 0:
+        return x
+    radius = 1.0 / math.sqrt(c)
+    norm = float(x.detach().norm(dim=-1).max())
+    if norm >= radius:
+        raise ValueError(
+            f"{name} must lie inside the Poincaré ball: norm < 1/sqrt(c) = {radius:.6g} "
+            f"(got max norm {norm:.6g}); map points in with to_ball() or project()"
+        )
+    return x
+
+
+def check_on_sphere(name: str, x: torch.Tensor, atol: float = 1e-4) -> torch.Tensor:
+    """Unit vectors: | ||x|| - 1 | <= atol."""
+    check_finite(name, x)
+    if x.numel() == 0:
+        return x
+    dev = float((x.detach().norm(dim=-1) - 1.0).abs().max())
+    if dev > atol:
+        raise ValueError(
+            f"{name} must be unit vectors on the sphere: | ||x|| - 1 | <= {atol:g} "
+            f"(got deviation {dev:.3g}); normalise with project(x, geometry='sphere')"
+        )
+    return x
+
+
+def check_same_dim(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor) -> None:
+    """Two point sets (..., n, d) and (..., m, d) must share the feature size d and have >= 1 dim."""
+    if a.dim() < 1 or b.dim() < 1:
+        raise ValueError(f"{name_a} and {name_b} must have at least one dimension (got {a.dim()} and {b.dim()})")
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"{name_a} and {name_b} must have the same last dimension (got {a.shape[-1]} and {b.shape[-1]})"
+        )

@@ -1,0 +1,1 @@
+"""Plotly figure builders: pure functions from data to ``go.Figure``, testable without a browser."""

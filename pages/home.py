@@ -1,0 +1,82 @@
+"""Home: the arc Euclidean -> hyperbolic -> spherical, one live figure, a map of the pages."""
+
+import streamlit as st
+import ui
+
+from georesolver_core.claims import run_claim
+from georesolver_core.device import device_label
+from georesolver_core.viz.claims import claim_figure
+from georesolver_core.viz.home import arc_example, arc_figure
+
+ui.page_header(
+    "GeoResolver Explorer",
+    "Attention that weighs keys by **inverse distance** instead of a softmax of dot products: "
+    "W_ij = (d(q_i, k_j)^2 + eps)^-1 / sum_m (d(q_i, k_m)^2 + eps)^-1. Change *d* and the same rule "
+    "works in flat, hyperbolic and spherical space.",
+)
+
+st.markdown(
+    """
+**The arc of the paper.** *Euclidean* IDA (the Resolver) retrieves an exact match as eps -> 0, where a
+softmax always dilutes. The *Poincaré ball* gives the keys room: volume grows exponentially towards
+the rim, so hierarchies (memories) fit in few dimensions. The *sphere* is compact, every direction is
+equally far from the centre, which suits routing queries to prototypes. Below: the same keys in all three.
+"""
+)
+
+s = ui.settings()
+c1, c2, c3 = st.columns(3)
+n_keys = c1.slider("Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
+eps = ui.log_slider(
+    "eps (regulariser)",
+    "home_eps",
+    1e-4,
+    10.0,
+    0.05,
+    help="Small eps: the nearest key takes all the weight. Large eps: uniform weights.",
+)
+spread = c3.slider("Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params")
+
+
+@st.cache_data(show_spinner=False)
+def _example(n_keys: int, eps: float, seed: int, spread: float):
+    return arc_example(n_keys, eps, seed, spread)
+
+
+ex = _example(n_keys, eps, s.seed, spread)
+st.plotly_chart(arc_figure(ex), key="home_arc_fig")
+st.caption(
+    "Left: keys drawn in R^2. Middle: the same keys mapped into the disk by x = 0.9 tanh(|z|) z/|z|; arcs are "
+    "hyperbolic geodesics. Right: inverse stereographic projection onto S^2; arcs are great circles. "
+    "Marker size and line width show each key's weight for the query."
+)
+ui.download_json(
+    "Download the points and weights (JSON)",
+    {"eps": ex.eps, "points": ex.points, "weights": ex.weights},
+    "three_geometries.json",
+    "home_dl",
+)
+
+st.subheader("Map of the pages")
+for page, blurb in ui.page_map():
+    left, right = st.columns([1, 3])
+    with left:
+        st.page_link(page)
+    right.markdown(blurb)
+
+st.subheader("Where this runs")
+st.markdown(
+    f"Device: **{device_label(s.device)}**, precision **{str(s.dtype).replace('torch.', '')}**, seed **{s.seed}**. "
+    "Change them in the sidebar; the URL keeps them, so a view can be shared as a link."
+)
+
+
+@st.cache_data(show_spinner="Measuring the rim-separation claim ...")
+def _claim(key: str):
+    return run_claim(key, quick=True)
+
+
+result = _claim("sec5.2b-rim-separation")
+ui.theory_box([result])
+with st.expander("Show the measurement behind the verdict"):
+    st.plotly_chart(claim_figure(result), key="home_claim_fig")
