@@ -17,7 +17,7 @@ PAGES = [
     ("home.py", "Home", ":material/home:", "home", "the arc in one picture, and this map"),
 ]
 
-st.set_page_config(page_title="GeoResolver Explorer", page_icon=":material/blur_circular:", layout="wide")
+st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")
 ui.sidebar_settings()
 pages = [
     st.Page(str(HERE.parent / "pages" / file), title=title, icon=icon, url_path=url, default=(i == 0))

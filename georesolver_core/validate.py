@@ -6,15 +6,20 @@ import math
 
 import torch
 
+# eps stays well inside float32's normal range: below ~1e-38 it rounds to 0 (0/0 at q = k), above
+# ~1e38 d^2 + eps overflows. Weights are already exactly one-hot in float32 for eps < 1e-12.
+EPS_MIN, EPS_MAX = 1e-30, 1e30
+
 
 def check_eps(eps: float, name: str = "eps") -> float:
-    """eps must be a finite real > 0 (the regulariser of the inverse-distance kernel)."""
+    """eps must be a real number in [EPS_MIN, EPS_MAX] (the regulariser of the inverse-distance kernel)."""
+    allowed = f"a number > 0 in [{EPS_MIN:g}, {EPS_MAX:g}]"
     try:
         value = float(eps)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0 (got {eps!r})") from None
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be a finite number > 0 (got {eps!r})")
+        raise ValueError(f"{name} must be {allowed} (got {eps!r})") from None
+    if not math.isfinite(value) or not EPS_MIN <= value <= EPS_MAX:
+        raise ValueError(f"{name} must be {allowed} (got {eps!r})")
     return value
 
 

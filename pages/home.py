@@ -10,9 +10,11 @@ from georesolver_core.viz.home import arc_example, arc_figure
 
 ui.page_header(
     "GeoResolver Explorer",
-    "Attention that weighs keys by **inverse distance** instead of a softmax of dot products: "
-    "W_ij = (d(q_i, k_j)^2 + eps)^-1 / sum_m (d(q_i, k_m)^2 + eps)^-1. Change *d* and the same rule "
-    "works in flat, hyperbolic and spherical space.",
+    "Attention that weighs keys by **inverse distance** instead of a softmax of dot products. "
+    "Change the distance *d* and the same rule works in flat, hyperbolic and spherical space:",
+)
+st.latex(
+    r"W_{ij} = \frac{(d(q_i, k_j)^2 + \varepsilon)^{-1}}{\sum_m (d(q_i, k_m)^2 + \varepsilon)^{-1}}, \qquad o_i = \sum_j W_{ij} v_j"
 )
 
 st.markdown(
@@ -27,14 +29,15 @@ equally far from the centre, which suits routing queries to prototypes. Below: t
 s = ui.settings()
 c1, c2, c3 = st.columns(3)
 n_keys = c1.slider("Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
-eps = ui.log_slider(
-    "eps (regulariser)",
-    "home_eps",
-    1e-4,
-    10.0,
-    0.05,
-    help="Small eps: the nearest key takes all the weight. Large eps: uniform weights.",
-)
+with c2:
+    eps = ui.log_slider(
+        "eps (regulariser)",
+        "home_eps",
+        1e-4,
+        10.0,
+        0.05,
+        help="Small eps: the nearest key takes all the weight. Large eps: uniform weights.",
+    )
 spread = c3.slider("Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params")
 
 

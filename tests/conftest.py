@@ -1,0 +1,37 @@
+"""Shared fixtures: dtypes, geometries, random points of each geometry."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from georesolver_core.geometry import project, to_ball
+
+DTYPES = [torch.float32, torch.float64]
+GEOMETRY_NAMES = ["euclidean", "poincare", "sphere"]
+
+
+@pytest.fixture(params=DTYPES, ids=["float32", "float64"])
+def dtype(request):
+    return request.param
+
+
+@pytest.fixture(params=GEOMETRY_NAMES)
+def geometry(request):
+    return request.param
+
+
+def random_points(geometry: str, *shape: int, dtype=torch.float64, seed: int = 0, c: float = 1.0) -> torch.Tensor:
+    """Random valid points of a geometry: Gaussian in R^d, mapped into the ball, or normalised."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(*shape, generator=g, dtype=torch.float64)
+    if geometry == "poincare":
+        z = to_ball(z, c=c)
+    elif geometry == "sphere":
+        z = project(z, geometry="sphere")
+    return z.to(dtype)
+
+
+def tol(dtype) -> dict:
+    """Tolerances per dtype: float32 is looser, as in geoopt's own tests."""
+    return dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-12)

@@ -1,0 +1,72 @@
+"""AppTest: the entry script runs, every registered page renders with no exception, shared settings work."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.app_pages import ENTRY, ROOT, registered_pages
+
+PAGES = registered_pages()
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_every_page_file_exists_and_paths_are_unique():
+    assert PAGES[0][3] == "home"
+    for file, *_ in PAGES:
+        assert (ROOT / "pages" / file).is_file(), file
+    assert len({row[3] for row in PAGES}) == len(PAGES)
+
+
+@pytest.mark.parametrize("file", [row[0] for row in PAGES])
+def test_page_renders_without_exception(file):
+    at = _app()
+    at.switch_page(f"../pages/{file}")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title, f"{file} shows no title"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_shared_settings_extremes(dtype):
+    at = _app()
+    at.number_input(key="seed").set_value(2**31 - 1)
+    at.run()
+    at.session_state["dtype"] = dtype
+    at.run()
+    assert not at.exception
+    assert f"precision **{dtype}**" in " ".join(m.value for m in at.markdown)
+
+
+def test_home_widgets_at_extremes():
+    at = _app()
+    for n_keys, eps, spread in [(1, 1e-4, 0.2), (12, 10.0, 3.0)]:
+        at.slider(key="home_n_keys").set_value(n_keys)
+        at.select_slider(key="home_eps").set_value(eps)
+        at.slider(key="home_spread").set_value(spread)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+
+
+def test_reset_button_restores_defaults():
+    at = _app()
+    at.slider(key="home_n_keys").set_value(9)
+    at.run()
+    at.button(key="reset_settings").click()
+    at.run()
+    assert not at.exception
+    assert at.slider(key="home_n_keys").value == 5

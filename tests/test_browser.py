@@ -1,0 +1,119 @@
+"""A real browser: serve `streamlit run app` on 127.0.0.1 and open every page in headless Chromium.
+
+Uses Debian's `chromium` driven by Playwright (`playwright install` would download a browser and
+fails offline). Screenshots land in tests/artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from tests.app_pages import ROOT, registered_pages
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
+# Opened by deep link, the front end first probes <page>/_stcore/health and <page>/_stcore/host-config
+# and logs their 404s; harmless (DESIGN.md section 5).
+HARMLESS = ("/_stcore/health", "/_stcore/host-config", "favicon")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = open(ARTIFACTS / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not answer /_stcore/health within 90 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: apt-get install chromium (.ci/run does this)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        yield b
+        b.close()
+
+
+def _wait_until_idle(page, timeout_s: float = 120.0) -> None:
+    """Streamlit shows a status widget while the script runs; wait until it has been gone for 2 s."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
+    deadline, quiet_since = time.time() + timeout_s, None
+    while time.time() < deadline:
+        running = page.locator('[data-testid="stStatusWidget"]').count() > 0
+        skeleton = page.locator('[data-testid="stSkeleton"]').count() > 0
+        if running or skeleton:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.time()
+        elif time.time() - quiet_since > 2.0:
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"page still running after {timeout_s} s")
+
+
+@pytest.mark.parametrize("row", registered_pages(), ids=lambda r: r[3])
+def test_page_opens_in_chromium(server, browser, row):
+    file, title, _, url_path, _ = row
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url} ({r.failure})"))
+    try:
+        page.goto(f"{server}/{'' if url_path == 'home' else url_path}", wait_until="domcontentloaded")
+        _wait_until_idle(page)
+        page.screenshot(path=str(ARTIFACTS / f"{url_path}.png"), full_page=True)
+        exceptions = page.locator('[data-testid="stException"]')
+        assert exceptions.count() == 0, exceptions.first.inner_text()
+        assert page.locator("h1").count() >= 1, f"{title}: no page title rendered"
+        real = [e for e in errors if not any(h in e for h in HARMLESS)]
+        assert not real, f"console errors on {title}: {real}"
+    finally:
+        page.close()

@@ -1,0 +1,29 @@
+"""The README's two commands are the ones CI runs and the ones that work."""
+
+from __future__ import annotations
+
+import re
+
+from tests.app_pages import ROOT
+
+
+def _command_after(heading: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text.split(f"## {heading}", 1)[1]
+    return re.search(r"```bash\n(.+?)\n```", section, re.S).group(1).strip()
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    command = _command_after("Run the tests")
+    assert "pytest" in command
+    assert command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_app_command_launches_the_app_folder():
+    command = _command_after("Run the app")
+    assert command.endswith("streamlit run app")
+    assert (ROOT / "app" / "streamlit_app.py").is_file()
+
+
+def test_torch_is_pinned_to_the_version_that_resolves_to_the_cpu_wheel_here():
+    assert '"torch==2.13.0"' in (ROOT / "pyproject.toml").read_text()
