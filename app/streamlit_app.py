@@ -15,6 +15,41 @@ HERE = Path(__file__).parent
 # Order follows the paper's arc: Euclidean -> hyperbolic -> spherical, then the neighbours.
 PAGES = [
     ("home.py", "Home", ":material/home:", "home", "the arc in one picture, and this map"),
+    (
+        "attention.py",
+        "Attention",
+        ":material/grid_on:",
+        "attention",
+        "IDA vs softmax weights live in three geometries; the Euclidean theorems measured",
+    ),
+    (
+        "embeddings.py",
+        "Embeddings",
+        ":material/account_tree:",
+        "embeddings",
+        "hierarchies trained live in the Poincaré disk, on the sphere and in the plane",
+    ),
+    (
+        "landscapes.py",
+        "Landscapes",
+        ":material/landscape:",
+        "landscapes",
+        "loss landscapes: PL constants, Hessian spread, descent paths, IDA vs softmax per geometry",
+    ),
+    (
+        "kernels.py",
+        "Kernel speed",
+        ":material/speed:",
+        "kernels",
+        "fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, memory in O(T)",
+    ),
+    (
+        "claims.py",
+        "Claims",
+        ":material/fact_check:",
+        "claims",
+        "every claim of the paper: bound, measurement, verdict",
+    ),
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")

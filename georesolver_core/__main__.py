@@ -7,6 +7,14 @@ import json
 import sys
 
 
+def _num(value) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
+def _num(value) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
 def _claims(args: argparse.Namespace) -> int:
     from georesolver_core.claims import CLAIMS, run_all
 
@@ -24,8 +32,8 @@ def _claims(args: argparse.Namespace) -> int:
     width = max(len(r["key"]) for r in results)
     for r in results:
         print(
-            f"{r['key']:<{width}}  {r['verdict']:<28} measured={r['measured_value']!s:<12.10} "
-            f"bound={r['bound_value']!s:<12.10} ({r['seconds']:.2f}s)"
+            f"{r['key']:<{width}}  {r['verdict']:<28} measured={_num(r['measured_value']):<11} "
+            f"bound={_num(r['bound_value']):<11} ({r['seconds']:.2f}s)"
         )
         print(f"{'':<{width}}  {r['summary']}")
     return 0

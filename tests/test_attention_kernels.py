@@ -68,7 +68,9 @@ def test_eps_over_lambda_squared_scaling(lam, dtype):
 def test_large_eps_gives_uniform_weights(geometry):
     q = random_points(geometry, 3, 4, seed=9)
     k = random_points(geometry, 6, 4, seed=10)
-    torch.testing.assert_close(ida_weights(q, k, eps=1e12, geometry=geometry), torch.full((3, 6), 1 / 6, dtype=torch.float64))
+    torch.testing.assert_close(
+        ida_weights(q, k, eps=1e12, geometry=geometry), torch.full((3, 6), 1 / 6, dtype=torch.float64)
+    )
 
 
 def test_eps_at_its_bounds_stays_finite(geometry, dtype):

@@ -113,7 +113,10 @@ def test_small_curvature_limit_is_twice_euclidean():
     x = torch.tensor([[0.3, -0.2]], dtype=torch.float64)
     y = torch.tensor([[-0.1, 0.4]], dtype=torch.float64)
     euclid = float(pairwise_distance(x, y, geometry="euclidean"))
-    errors = [abs(float(pairwise_distance(x, y, geometry="poincare", c=c)) / (2 * euclid) - 1) for c in (1e-2, 1e-4, 1e-6)]
+    errors = [
+        abs(float(pairwise_distance(x, y, geometry="poincare", c=c)) / (2 * euclid) - 1)
+        for c in (1e-2, 1e-4, 1e-6)
+    ]
     assert errors[0] > errors[1] > errors[2]
     assert errors[2] < 1e-6
 
@@ -158,8 +161,12 @@ def test_expmap_logmap_round_trip(geometry):
     y = random_points(geometry, 5, 3, seed=19)
     u = logmap(x, y, geometry=geometry)
     torch.testing.assert_close(expmap(x, u, geometry=geometry), y, rtol=1e-7, atol=1e-9)
-    torch.testing.assert_close(u.norm(dim=-1) if geometry != "poincare" else ball().norm(x, u),
-                               distance(x, y, geometry=geometry), rtol=1e-7, atol=1e-9)
+    torch.testing.assert_close(
+        u.norm(dim=-1) if geometry != "poincare" else ball().norm(x, u),
+        distance(x, y, geometry=geometry),
+        rtol=1e-7,
+        atol=1e-9,
+    )
 
 
 def test_geodesic_is_a_geodesic(geometry):
@@ -170,7 +177,9 @@ def test_geodesic_is_a_geodesic(geometry):
     torch.testing.assert_close(path[-1], y)
     total = distance(x, y, geometry=geometry)
     # constant speed: d(x, gamma(t)) = t d(x, y)
-    torch.testing.assert_close(distance(x.expand_as(path), path, geometry=geometry), t * total, rtol=1e-7, atol=1e-9)
+    torch.testing.assert_close(
+        distance(x.expand_as(path), path, geometry=geometry), t * total, rtol=1e-7, atol=1e-9
+    )
 
 
 def test_to_ball_stays_inside_and_is_smooth_at_zero():

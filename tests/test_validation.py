@@ -23,7 +23,9 @@ def test_bad_eps(eps):
 
 def test_unknown_geometry():
     k = random_points("euclidean", 3, 2)
-    with pytest.raises(ValueError, match=r"geometry must be one of \['euclidean', 'poincare', 'sphere'\] \(got 'hyperbolic'\)"):
+    with pytest.raises(
+        ValueError, match=r"geometry must be one of \['euclidean', 'poincare', 'sphere'\] \(got 'hyperbolic'\)"
+    ):
         pairwise_distance(k, k, geometry="hyperbolic")
 
 

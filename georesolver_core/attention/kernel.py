@@ -16,6 +16,7 @@ import math
 
 import torch
 
+from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
 from georesolver_core.geometry import check_geometry, check_points, pairwise_sq_distance
 from georesolver_core.validate import check_eps, check_finite, check_same_dim
 
@@ -58,7 +59,22 @@ def _check_qkv(q, k, v, geometry, c):
             )
 
 
-def ida_weights(
+IMPLS = ("auto", "fused", "reference")  # auto: the fused tile kernel where it applies, else the reference
+
+
+def _use_fused(impl: str, q, k, v, eps: float) -> bool:
+    if impl not in IMPLS:
+        raise ValueError(f"impl must be one of {list(IMPLS)} (got {impl!r})")
+    if impl == "fused" and not fused_supported(q, k, v, eps):
+        raise ValueError(
+            "impl='fused' needs q, k (and v) of one dtype (float32 or float64) on one device, and eps large "
+            f"enough that m / eps stays finite (got dtypes {[t.dtype for t in (q, k, v) if t is not None]}, "
+            f"eps={eps!r}); use impl='auto'"
+        )
+    return impl == "fused" or (impl == "auto" and fused_preferred(q, k, v, eps))
+
+
+def reference_ida_weights(
     q: torch.Tensor,
     k: torch.Tensor,
     *,
@@ -67,15 +83,50 @@ def ida_weights(
     c: float = 1.0,
     causal: bool = False,
 ) -> torch.Tensor:
-    """Inverse-distance attention weights; each row sums to 1. (..., n, d), (..., m, d) -> (..., n, m).
+    """The naive kernel: exact pairwise distances by differencing, then normalisation. (..., n, m).
 
-    As eps -> 0 and q_i = k_j*, W_ij* -> 1 (exact retrieval, Lemma 5.1(a)).
+    O(n m) memory; the float64 reference the fused kernels are tested against.
     """
-    eps = check_eps(eps)
-    _check_qkv(q, k, None, geometry, c)
     sq = pairwise_sq_distance(q, k, geometry=geometry, c=c, validate=False)  # (..., n, m)
     mask = causal_mask(q.shape[-2], k.shape[-2], device=q.device) if causal else None
     return ida_weights_from_sq(sq, eps=eps, mask=mask)
+
+
+def reference_ida(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    eps: float,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    causal: bool = False,
+) -> torch.Tensor:
+    """The naive kernel's output W v. (..., n, dv)."""
+    return reference_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal) @ v
+
+
+def ida_weights(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    *,
+    eps: float,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    causal: bool = False,
+    impl: str = "auto",
+) -> torch.Tensor:
+    """Inverse-distance attention weights; each row sums to 1. (..., n, d), (..., m, d) -> (..., n, m).
+
+    As eps -> 0 and q_i = k_j*, W_ij* -> 1 (exact retrieval, Lemma 5.1(a)). ``impl="auto"`` uses the
+    tile kernel of ``attention.fused`` where it applies and pays off (``fused_preferred``);
+    ``"reference"`` forces the naive kernel, ``"fused"`` the tile kernel.
+    """
+    eps = check_eps(eps)
+    _check_qkv(q, k, None, geometry, c)
+    if _use_fused(impl, q, k, None, eps):
+        return fused_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal)
+    return reference_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal)
 
 
 def ida(
@@ -87,10 +138,19 @@ def ida(
     geometry: str = "euclidean",
     c: float = 1.0,
     causal: bool = False,
+    impl: str = "auto",
 ) -> torch.Tensor:
-    """Inverse-distance attention output o = W v. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv)."""
+    """Inverse-distance attention output o = W v. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv).
+
+    ``impl="auto"`` runs the streaming kernel of ``attention.fused`` (O(T d) memory, custom backward)
+    where it applies and pays off; ``"reference"`` forces the naive kernel (O(n m) memory), ``"fused"``
+    the streaming one.
+    """
+    eps = check_eps(eps)
     _check_qkv(q, k, v, geometry, c)
-    return ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal) @ v
+    if _use_fused(impl, q, k, v, eps):
+        return fused_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
+    return reference_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
 
 
 def softmax_weights(

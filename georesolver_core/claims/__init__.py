@@ -4,7 +4,11 @@ Topic modules register their claims on import; add one import line per module be
 """
 
 # Topic modules (each registers its claims on import):
-from georesolver_core.claims import geometry_claims  # noqa: E402,F401
+from georesolver_core.claims import (
+    attention_claims,  # noqa: E402,F401
+    geometry_claims,  # noqa: E402,F401
+    landscape_claims,  # noqa: E402,F401
+)
 from georesolver_core.claims.registry import (
     CLAIMS,
     CONDITIONAL,

@@ -1,0 +1,445 @@
+"""Measurements on attention weights: the instruments the Attention lab and its claims use.
+
+Point samplers and query placement for the three geometries, the kernel matrix and its effective
+rank (section 2.7), nearest-neighbour radii (section 2.3), the query Jacobian of the attention
+output by autograd (Lemma 1, section 2.4), the orthogonal-keys instance and softmax width/norm
+searches (Theorem 1), and the eps sweep the page animates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from georesolver_core.attention.kernel import (
+    ida_weights,
+    ida_weights_from_sq,
+    softmax_attention,
+    softmax_weights,
+)
+from georesolver_core.geometry import (
+    check_geometry,
+    check_points,
+    geodesic,
+    pairwise_distance,
+    pairwise_sq_distance,
+    project,
+    to_ball,
+)
+from georesolver_core.theory import attention as th
+from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
+
+KERNELS = {"ida": "Inverse-distance (IDA)", "softmax": "Softmax of q.k / (T sqrt d)"}
+QUERY_MODES = {
+    "random": "a random point",
+    "key": "equal to key j",
+    "between": "on the geodesic between keys j and j2",
+    "custom": "typed coordinates",
+}
+
+
+def random_points(
+    n: int,
+    d: int,
+    *,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    spread: float = 1.0,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """n points of the geometry from spread * N(0, I_d): as is, into the ball by x = 0.9 tanh(|z|) z/|z|, or z/|z|. (n, d)."""
+    check_geometry(geometry)
+    check_positive_int("n", n, 1)
+    check_positive_int("d", d, 1)
+    spread = check_range("spread", spread, 1e-6, 1e6)
+    z = spread * torch.randn(n, d, generator=generator, dtype=dtype)  # (n, d)
+    return _embed(z, geometry, c)
+
+
+def clustered_points(
+    n: int,
+    d: int,
+    *,
+    n_clusters: int = 4,
+    cluster_spread: float = 0.05,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """n points in n_clusters tight groups (Lemma 1's low-rank/clustering assumption): centres N(0, I), members +- spread."""
+    check_positive_int("n", n, 1)
+    check_positive_int("n_clusters", n_clusters, 1, n)
+    cluster_spread = check_range("cluster_spread", cluster_spread, 0.0, 1e6)
+    centres = torch.randn(n_clusters, d, generator=generator, dtype=dtype)  # (C, d)
+    labels = torch.arange(n) % n_clusters  # (n,)
+    z = centres[labels] + cluster_spread * torch.randn(n, d, generator=generator, dtype=dtype)  # (n, d)
+    return _embed(z, geometry, c)
+
+
+def _embed(z: torch.Tensor, geometry: str, c: float) -> torch.Tensor:
+    if geometry == "poincare":
+        return to_ball(z, c=c)
+    if geometry == "sphere":
+        # a zero draw has no direction; nudging it keeps the sampler total (probability zero anyway)
+        return project(torch.where(z.norm(dim=-1, keepdim=True) > 0, z, torch.ones_like(z)), geometry="sphere")
+    return z
+
+
+def place_query(
+    keys: torch.Tensor,
+    *,
+    mode: str,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    j: int = 0,
+    j2: int = 1,
+    t: float = 0.5,
+    coords=None,
+    spread: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """One query point (d,) placed as the Attention lab asks: see QUERY_MODES.
+
+    "between" walks the geodesic of the geometry (segment, Möbius arc, great circle) from k_j (t=0)
+    to k_j2 (t=1). "custom" coordinates are used as typed in R^d and inside the ball; on the sphere
+    they are normalised onto it.
+    """
+    if mode not in QUERY_MODES:
+        raise ValueError(f"mode must be one of {sorted(QUERY_MODES)} (got {mode!r})")
+    n, d = keys.shape
+    if mode == "random":
+        return random_points(1, d, geometry=geometry, c=c, spread=spread, generator=generator, dtype=keys.dtype)[0]
+    if mode == "key":
+        check_positive_int("j", j, 0, n - 1)
+        return keys[j].clone()
+    if mode == "between":
+        if n < 2:
+            raise ValueError(f"mode 'between' needs at least 2 keys (got n = {n})")
+        check_positive_int("j", j, 0, n - 1)
+        check_positive_int("j2", j2, 0, n - 1)
+        t = check_range("t", t, 0.0, 1.0)
+        return geodesic(keys[j], keys[j2], torch.tensor([t], dtype=keys.dtype), geometry=geometry, c=c)[0]
+    q = torch.as_tensor(np.asarray(coords, dtype=float), dtype=keys.dtype).reshape(-1)  # (d,)
+    if q.numel() != d:
+        raise ValueError(f"coords must have d = {d} numbers (got {q.numel()})")
+    check_finite("coords", q)
+    if geometry == "sphere":
+        if float(q.norm()) == 0.0:
+            raise ValueError("coords must not be the zero vector on the sphere: it has no direction")
+        return project(q, geometry="sphere")
+    check_points("coords", q[None], geometry=geometry, c=c)
+    return q
+
+
+def attention_weights(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    *,
+    kernel: str,
+    eps: float = 0.1,
+    temperature: float = 1.0,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+) -> torch.Tensor:
+    """Rows of attention weights for the lab. (..., n, d), (..., m, d) -> (..., n, m).
+
+    "ida": W_ij proportional to (d(q_i, k_j)^2 + eps)^-1 in the chosen geometry;
+    "softmax": softmax(q.k / (T sqrt d)) on the ambient coordinates (the geometry is not used).
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
+    if kernel == "ida":
+        return ida_weights(q, k, eps=eps, geometry=geometry, c=c)
+    temperature = check_range("temperature", temperature, 1e-6, 1e6)
+    return softmax_weights(q, k, scale=1.0 / (temperature * math.sqrt(q.shape[-1])))
+
+
+def kernel_matrix(x: torch.Tensor, y: torch.Tensor, *, eps: float, geometry: str = "euclidean", c: float = 1.0):
+    """K_ij = (d(x_i, y_j)^2 + eps)^-1 (section 2.7, Lemma 5.1). (..., n, d), (..., m, d) -> (..., n, m)."""
+    eps = check_eps(eps)
+    return 1.0 / (pairwise_sq_distance(x, y, geometry=geometry, c=c) + eps)
+
+
+def effective_rank(K: torch.Tensor) -> torch.Tensor:
+    """eff-rank(K) = (tr K)^2 / tr(K^2) (section 2.1). (..., n, n) -> (...); between 1 and n for PSD K."""
+    check_finite("K", K)
+    if K.dim() < 2 or K.shape[-1] != K.shape[-2]:
+        raise ValueError(f"K must be square (..., n, n) (got shape {tuple(K.shape)})")
+    tr = K.diagonal(dim1=-2, dim2=-1).sum(-1)  # (...)
+    tr_sq = (K * K.transpose(-1, -2)).sum((-2, -1))  # tr(K K) without forming the product, (...)
+    return tr**2 / tr_sq
+
+
+def nn_distance(x: torch.Tensor, *, geometry: str = "euclidean", c: float = 1.0) -> torch.Tensor:
+    """Distance from each point to its nearest other point, r_j = min_{m != j} d(x_j, x_m). (n, d) -> (n,).
+
+    This is the radius the dense-key bound of section 2.3 uses. Needs n >= 2.
+    """
+    if x.shape[-2] < 2:
+        raise ValueError(f"x must hold at least 2 points to have a nearest neighbour (got {x.shape[-2]})")
+    dist = pairwise_distance(x, x, geometry=geometry, c=c)  # (n, n)
+    return dist.fill_diagonal_(math.inf).amin(dim=-1)
+
+
+def min_pairwise_distance(x: torch.Tensor, *, geometry: str = "euclidean", c: float = 1.0) -> float:
+    """d_min = min_{i != j} d(x_i, x_j), the separation in Theorem 3 / Lemma 5.1."""
+    return float(nn_distance(x, geometry=geometry, c=c).min())
+
+
+def mean_sq_distance(x: torch.Tensor, y: torch.Tensor, *, geometry: str = "euclidean", c: float = 1.0) -> float:
+    """E ||x_i - y_j||^2 over all pairs with i != j when x is y (self-attention), all pairs otherwise."""
+    sq = pairwise_sq_distance(x, y, geometry=geometry, c=c)  # (n, m)
+    if x is y:
+        n = sq.shape[-1]
+        return float(sq.sum() / max(n * (n - 1), 1))
+    return float(sq.mean())
+
+
+# --- Lemma 1: the query Jacobian by autograd ------------------------------------------------
+
+
+def query_jacobian_norms(
+    queries: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    kernel: str,
+    eps: float = 0.1,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """Spectral norm of d o(q) / d q at each query, by autograd (Lemma 1, section 2.4). (Q, d) -> (Q,).
+
+    o(q) = sum_j W_j(q) v_j with Euclidean IDA or softmax(scale q.k) weights (scale 1/sqrt d by
+    default). The Lipschitz constant is the supremum over q; the maximum over sampled queries
+    is a lower estimate of it.
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
+    for name, t in (("queries", queries), ("k", k), ("v", v)):
+        check_finite(name, t)
+    if k.shape[0] != v.shape[0] or queries.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"shapes must be q (Q, d), k (n, d), v (n, dv) (got {queries.shape}, {k.shape}, {v.shape})"
+        )
+    q = queries.detach().clone().requires_grad_(True)  # (Q, d)
+    if kernel == "ida":
+        # Plain autograd through the defining formula, not through any hand-written backward.
+        sq = pairwise_sq_distance(q, k, geometry="euclidean")  # (Q, n)
+        out = ida_weights_from_sq(sq, eps=check_eps(eps)) @ v  # (Q, dv)
+    else:
+        out = softmax_attention(q, k, v, scale=1.0 / math.sqrt(k.shape[-1]) if scale is None else scale)
+    # o(q_i) depends on q_i alone, so the gradient of sum_i o_i[a] holds row a of every Jacobian:
+    # dv backward passes give all Q Jacobians at once.
+    rows = [
+        torch.autograd.grad(out[:, a].sum(), q, retain_graph=a < out.shape[-1] - 1)[0]
+        for a in range(out.shape[-1])
+    ]
+    jac = torch.stack(rows, dim=-2)  # (Q, dv, d)
+    return torch.linalg.matrix_norm(jac, ord=2)  # (Q,)
+
+
+def lipschitz_probe_queries(
+    k: torch.Tensor, *, eps: float, n_random: int = 32, n_near: int = 32, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Queries where the Jacobian is largest: random ones, midpoints of key pairs, and points at the
+    distance sqrt(eps/3) from a key where ||d(a^2+eps)^-1/dq|| peaks (section 2.4). (n_random + 2 n_near, d)."""
+    n, d = k.shape
+    kw = dict(generator=generator, dtype=k.dtype)
+    scale = k.std().clamp_min(1e-12) if n > 1 else torch.ones((), dtype=k.dtype)
+    rand = scale * torch.randn(n_random, d, **kw) + k.mean(0)  # (R, d)
+    idx = torch.randint(0, n, (n_near,), generator=generator)
+    idx2 = torch.randint(0, n, (n_near,), generator=generator)
+    mids = 0.5 * (k[idx] + k[idx2])  # (N, d)
+    u = torch.randn(n_near, d, **kw)
+    u = u / u.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    near = k[idx] + math.sqrt(eps / 3.0) * u  # (N, d)
+    return torch.cat([rand, mids, near])
+
+
+# --- Theorem 1: the orthogonal-keys instance and the softmax resource searches --------------
+
+
+def orthogonal_keys(n: int, *, R: float = 1.0, d: int | None = None, dtype=torch.float64):
+    """Theorem 1's instance: k_j = R e_j in R^d (d >= n), query q = k_1. Returns (q (1, d), k (n, d))."""
+    check_positive_int("n", n, 1)
+    d = n if d is None else check_positive_int("d", d, n)
+    R = check_range("R", R, 1e-6, 1e6)
+    k = R * torch.eye(n, d, dtype=dtype)  # (n, d)
+    return k[:1].clone(), k
+
+
+def sign_keys(n: int, d: int, *, generator: torch.Generator | None = None, dtype=torch.float64) -> torch.Tensor:
+    """n random keys with coordinates +-1 (bounded coordinates, ||k||^2 = d). (n, d)."""
+    return torch.randint(0, 2, (n, d), generator=generator).to(dtype) * 2 - 1
+
+
+def softmax_min_width(n: int, *, delta: float, d_max: int, generator: torch.Generator | None = None) -> int | None:
+    """Smallest width d at which softmax (scale 1/sqrt d) gives the matched key W_11 >= 1 - delta, for
+    keys with coordinates +-1 and q = k_1, staying there for every larger d up to d_max.
+
+    One draw of n x d_max signs; width d uses its first d coordinates, so widths are nested and
+    all d are evaluated at once from prefix sums. Returns None when d_max is not enough.
+    """
+    check_positive_int("n", n, 2)
+    check_positive_int("d_max", d_max, 1)
+    delta = check_range("delta", delta, 1e-12, 0.5)
+    k = sign_keys(n, d_max, generator=generator)  # (n, D)
+    dots = torch.cumsum(k * k[:1], dim=-1)  # (n, D): q.k_j using the first d coordinates
+    widths = torch.arange(1, d_max + 1, dtype=k.dtype)  # (D,)
+    w11 = torch.softmax(dots / widths.sqrt(), dim=0)[0]  # (D,)
+    ok = (w11 >= 1 - delta).flip(0).cumprod(0).flip(0).bool()  # ok from here to d_max
+    if not bool(ok[-1]):
+        return None
+    return int(torch.nonzero(ok)[0, 0]) + 1
+
+
+def softmax_min_norm_sq_circle(n: int, *, delta: float, d: int = 2) -> float:
+    """Smallest R^2 with softmax W_11 >= 1 - delta for n keys evenly spaced on a circle of radius R in R^d, q = k_1.
+
+    The counter-example to a width requirement without a norm bound: d = 2 serves every n.
+    Found by bisection on log R^2 with the actual softmax weights (float64).
+    """
+    check_positive_int("n", n, 2)
+    check_positive_int("d", d, 2)
+    delta = check_range("delta", delta, 1e-12, 0.5)
+    angle = 2 * math.pi * torch.arange(n, dtype=torch.float64) / n
+    unit = torch.zeros(n, d, dtype=torch.float64)
+    unit[:, 0], unit[:, 1] = torch.cos(angle), torch.sin(angle)  # (n, d)
+
+    def w11(r2: float) -> float:
+        k = math.sqrt(r2) * unit
+        return float(softmax_weights(k[:1], k)[0, 0])
+
+    lo, hi = 0.0, 1.0
+    while w11(math.exp(hi)) < 1 - delta:
+        lo, hi = hi, 2 * hi + 1
+    for _ in range(40):  # 2^-40 of the bracket: far below any difference the claims read
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if w11(math.exp(mid)) >= 1 - delta else (mid, hi)
+    return math.exp(hi)
+
+
+# --- The eps sweep the page animates ---------------------------------------------------------
+
+
+@dataclass
+class EpsSweep:
+    """IDA weights of one query at each eps, beside the softmax weights (which do not depend on eps)."""
+
+    eps: np.ndarray  # (E,)
+    ida: np.ndarray  # (E, n)
+    softmax: np.ndarray  # (n,)
+    temperature: float
+
+
+def eps_sweep(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    *,
+    eps_values,
+    temperature: float = 1.0,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+) -> EpsSweep:
+    """IDA weights of q (d,) over keys k (n, d) for every eps in eps_values, one batched call."""
+    eps_values = np.asarray(eps_values, dtype=float)
+    if eps_values.ndim != 1 or eps_values.size == 0:
+        raise ValueError(f"eps_values must be a non-empty 1-D list (got shape {eps_values.shape})")
+    for e in eps_values:
+        check_eps(e, "eps_values")
+    sq = pairwise_sq_distance(q[None], k, geometry=geometry, c=c)  # (1, n)
+    ida = torch.cat([ida_weights_from_sq(sq, eps=float(e)) for e in eps_values])  # (E, n)
+    soft = attention_weights(q[None], k, kernel="softmax", temperature=temperature)[0]
+    return EpsSweep(eps_values, ida.cpu().double().numpy(), soft.cpu().double().numpy(), float(temperature))
+
+
+# --- Everything the Attention lab shows for one configuration -------------------------------
+
+
+@dataclass
+class Lab:
+    """Keys, one query, both kernels' weights and the numbers that explain them (arrays on the CPU)."""
+
+    keys: np.ndarray  # (n, d)
+    query: np.ndarray  # (d,)
+    ida: np.ndarray  # (1 + n, n): row 0 the query, then each key attending to all keys
+    softmax: np.ndarray  # (1 + n, n)
+    sq_dist: np.ndarray  # (n,) d(q, k_j)^2
+    sweep: EpsSweep
+    stats: dict  # name -> float: separation, effective rank, degradation index, retrieval bound ...
+
+
+def attention_lab(
+    *,
+    geometry: str,
+    n: int,
+    d: int,
+    eps: float,
+    temperature: float = 1.0,
+    mode: str = "random",
+    j: int = 0,
+    j2: int = 1,
+    t: float = 0.5,
+    coords=None,
+    spread: float = 1.0,
+    c: float = 1.0,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str = "cpu",
+    sweep_eps=None,
+) -> Lab:
+    """Draw n keys of the geometry from ``seed``, place the query, and measure everything the page draws."""
+    check_positive_int("n", n, 1, 4096)
+    check_positive_int("d", d, 2 if geometry == "sphere" else 1, 1024)
+    eps = check_eps(eps)
+    g = torch.Generator().manual_seed(seed)
+    keys = random_points(n, d, geometry=geometry, c=c, spread=spread, generator=g, dtype=torch.float64)
+    q = place_query(
+        keys, mode=mode, geometry=geometry, c=c, j=j, j2=j2, t=t, coords=coords, spread=spread, generator=g
+    )
+    kd, qd = keys.to(device, dtype), q.to(device, dtype)
+    rows = torch.cat([qd[None], kd])  # (1 + n, d)
+    w_ida = ida_weights(rows, kd, eps=eps, geometry=geometry, c=c)  # (1 + n, n)
+    w_soft = attention_weights(rows, kd, kernel="softmax", temperature=temperature)  # (1 + n, n)
+    sq = pairwise_sq_distance(qd[None], kd, geometry=geometry, c=c)[0]  # (n,)
+    sweep = eps_sweep(qd, kd, eps_values=np.logspace(-8, 2, 41) if sweep_eps is None else sweep_eps,
+                      temperature=temperature, geometry=geometry, c=c)  # fmt: skip
+    w0 = w_ida[0]
+    stats = {
+        "largest IDA weight": float(w0.max()),
+        "effective number of keys (IDA)": float(1.0 / (w0**2).sum()),
+        "effective number of keys (softmax)": float(1.0 / (w_soft[0] ** 2).sum()),
+        "distance to the nearest key": float(sq.min().sqrt()),
+    }
+    if n >= 2:
+        sq_kk = pairwise_sq_distance(keys, keys, geometry=geometry, c=c)  # (n, n), float64, computed once
+        msd = float(sq_kk.sum() / (n * (n - 1)))
+        eff = float(effective_rank(1.0 / (sq_kk + eps)))
+        r = sq_kk.fill_diagonal_(math.inf).amin(dim=-1).sqrt()  # (n,) nearest other key
+        d_min = float(r.min())
+        stats |= {
+            "key separation d_min": d_min,
+            "mean squared key distance": msd,
+            "effective rank of K": eff,
+            "stated eff-rank bound": float(th.effective_rank_bound(n, eps, d_min)),
+            "degradation index eps(n-1)/d_min^2": float(th.degradation_index(eps, n, d_min)),
+            "advised eps (0.01 E d^2)": float(th.recommended_eps(msd)),
+            "largest eps outside the regime": float(th.max_safe_eps(n, d_min)),
+        }
+        if mode == "key":
+            stats["W_j for q = k_j"] = float(w0[j])
+            stats["bound 1/(1+eps(n-1)/(r^2+eps))"] = float(th.retrieval_weight_lower_bound(eps, n, float(r[j])))
+    return Lab(
+        keys=keys.numpy(),
+        query=q.numpy(),
+        ida=w_ida.detach().cpu().double().numpy(),
+        softmax=w_soft.detach().cpu().double().numpy(),
+        sq_dist=sq.detach().cpu().double().numpy(),
+        sweep=sweep,
+        stats=stats,
+    )

@@ -1,0 +1,616 @@
+"""Kernel benchmark: ``python -m georesolver_core bench [--json]``.
+
+Times the streaming inverse-distance kernels (IDA, Dense-HIDA, SIDA) against PyTorch's fused
+``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
+ratios are comparable even on a noisy machine: every repeat times all kernels back to back and the
+reported time is the median over repeats after a warm-up. Peak memory is measured in a separate,
+untimed call (see ``MEMORY_METHOD``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import functools
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from georesolver_core.attention.fused import fused_ida
+from georesolver_core.attention.kernel import reference_ida
+from georesolver_core.device import default_device, device_label
+from georesolver_core.geometry import to_ball
+from georesolver_core.validate import check_eps, check_positive_int
+
+SCHEMA = "georesolver-bench/1"
+FULL_SEQ_LENS = (256, 1024, 4096, 16384)
+QUICK_SEQ_LENS = (64, 128)
+TARGET_SEQ_LEN = 1024  # the issue's targets are ratios to SDPA at this length (forward + backward)
+TARGET_RATIO = {"ida": 1.3, "hida": 2.5, "sida": 2.0}
+LONG_CALL_S, LONG_ROW_REPEATS = 5.0, 3  # rows whose warm-up call takes longer are timed fewer times
+MEMORY_LIMIT_MB = 256.0  # peak extra memory allowed at the memory-check length
+MEMORY_METHOD = {
+    "rss": "process resident-set high-water mark (Linux /proc: VmHWM reset through clear_refs) above the "
+    "resident size at the start of one forward+backward call, with glibc's mmap threshold lowered to "
+    "64 KB during the call so that freed tensors go back to the OS. Counts every thread (the fused "
+    "kernels' workers too) and everything resident: outputs, gradients, temporaries, BLAS scratch.",
+    "profiler": "torch.profiler (profile_memory=True): running sum of the CPU allocator's allocation and "
+    "free events of the calling thread during one forward+backward call (worker threads not seen).",
+    "cuda": "torch.cuda.max_memory_allocated() minus memory_allocated() before one forward+backward call.",
+}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A registry entry: how to draw inputs for this kernel and how to run it."""
+
+    label: str
+    geometry: str | None  # None: softmax (SDPA)
+    run: Callable  # (q, k, v, eps, causal) -> o
+    reference: bool = False  # the naive O(T^2)-memory kernel, only timed at short lengths
+
+
+def _sdpa(q, k, v, eps, causal):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _fused(geometry):
+    return lambda q, k, v, eps, causal: fused_ida(q, k, v, eps=eps, geometry=geometry, causal=causal)
+
+
+def _naive(geometry):
+    return lambda q, k, v, eps, causal: reference_ida(q, k, v, eps=eps, geometry=geometry, causal=causal)
+
+
+KERNELS: dict[str, Kernel] = {
+    "sdpa": Kernel("softmax (torch SDPA)", None, _sdpa),
+    "ida": Kernel("IDA, Euclidean (fused)", "euclidean", _fused("euclidean")),
+    "hida": Kernel("Dense-HIDA, Poincaré (fused)", "poincare", _fused("poincare")),
+    "sida": Kernel("SIDA, sphere (fused)", "sphere", _fused("sphere")),
+    "ida-naive": Kernel("IDA, Euclidean (naive)", "euclidean", _naive("euclidean"), True),
+    "hida-naive": Kernel("Dense-HIDA, Poincaré (naive)", "poincare", _naive("poincare"), True),
+    "sida-naive": Kernel("SIDA, sphere (naive)", "sphere", _naive("sphere"), True),
+}
+FUSED = ("ida", "hida", "sida")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    seq_lens: tuple[int, ...] = FULL_SEQ_LENS
+    kernels: tuple[str, ...] = ("sdpa", *FUSED)
+    batch: int = 1
+    heads: int = 4
+    head_dim: int = 64
+    eps: float = 0.1
+    causal: bool = False
+    repeats: int = 5
+    warmup: int = 1
+    dtype: str = "float32"
+    device: str = field(default_factory=lambda: default_device().type)
+    threads: int | None = None  # None: torch's default
+    naive_max_len: int = 0  # also time the naive kernels up to this length (0: never)
+    memory: bool = True  # measure peak memory at every length
+    memory_check_len: int = 0  # one extra forward+backward per kernel at this length (0: skip)
+
+    def __post_init__(self):
+        if not self.seq_lens:
+            raise ValueError("seq_lens must name at least one sequence length (got none)")
+        for t in self.seq_lens:
+            check_positive_int("seq_lens entries", t, 1, 1 << 20)
+        unknown = [k for k in self.kernels if k not in KERNELS]
+        if unknown or not self.kernels:
+            raise ValueError(f"kernels must be a non-empty subset of {list(KERNELS)} (got {list(self.kernels)})")
+        check_positive_int("batch", self.batch, 1, 4096)
+        check_positive_int("heads", self.heads, 1, 1024)
+        check_positive_int("head_dim", self.head_dim, 1, 4096)
+        check_eps(self.eps)
+        check_positive_int("repeats", self.repeats, 1, 1000)
+        check_positive_int("warmup", self.warmup, 0, 100)
+        check_positive_int("naive_max_len", self.naive_max_len, 0, 1 << 20)
+        check_positive_int("memory_check_len", self.memory_check_len, 0, 1 << 20)
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64' (got {self.dtype!r})")
+        if self.device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda' (got {self.device!r})")
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ValueError("device must be 'cpu' here: torch.cuda.is_available() is False")
+        if self.threads is not None:
+            check_positive_int("threads", self.threads, 1, 1024)
+
+
+def make_inputs(cfg: BenchConfig, seq_len: int, geometry: str | None, seed: int = 0):
+    """q, k, v, dout of shape (B, H, T, D), q and k mapped into the kernel's geometry."""
+    gen = torch.Generator().manual_seed(seed + seq_len)
+    shape = (cfg.batch, cfg.heads, seq_len, cfg.head_dim)
+    dtype = getattr(torch, cfg.dtype)
+    q, k, v, g = (torch.randn(shape, generator=gen, dtype=dtype) for _ in range(4))
+    if geometry == "poincare":
+        q, k = to_ball(q), to_ball(k)
+    elif geometry == "sphere":
+        q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+    dev = torch.device(cfg.device)
+    return [t.to(dev) for t in (q, k, v)], g.to(dev)
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+class _Case:
+    """One kernel at one length: closures for forward and forward+backward on fixed inputs."""
+
+    def __init__(self, cfg: BenchConfig, name: str, seq_len: int):
+        self.cfg, self.name, self.kernel = cfg, name, KERNELS[name]
+        (q, k, v), self.g = make_inputs(cfg, seq_len, self.kernel.geometry)
+        self.inputs = [t.requires_grad_() for t in (q, k, v)]
+
+    def forward(self):
+        with torch.no_grad():
+            self.kernel.run(*self.inputs, self.cfg.eps, self.cfg.causal)
+
+    def forward_backward(self):
+        self.kernel.run(*self.inputs, self.cfg.eps, self.cfg.causal).backward(self.g)
+
+    def reset_grads(self):
+        for t in self.inputs:
+            t.grad = None
+
+    def peak_mb(self) -> float | None:
+        self.reset_grads()  # outside the measured call: only what the call itself allocates counts
+        return peak_memory_mb(self.forward_backward, self.cfg.device)
+
+    def timed(self, fn) -> float:
+        _sync(self.cfg.device)
+        start = time.perf_counter()
+        fn()
+        _sync(self.cfg.device)
+        return (time.perf_counter() - start) * 1e3
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence file descriptor 2 (C-level writes included) for the duration of the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def memory_method(device: str) -> str:
+    """Which of MEMORY_METHOD ``peak_memory_mb`` uses here."""
+    if device == "cuda":
+        return "cuda"
+    return "rss" if _libc() is not None and os.path.exists("/proc/self/clear_refs") else "profiler"
+
+
+def peak_memory_mb(fn: Callable[[], None], device: str) -> float | None:
+    """Peak memory (MB) while fn runs, above the level at its start; see ``MEMORY_METHOD``."""
+    method = memory_method(device)
+    if method == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        fn()
+        torch.cuda.synchronize()
+        return (torch.cuda.max_memory_allocated() - base) / 2**20
+    if method == "rss":
+        return _peak_rss_mb(fn)
+    return _peak_profiler_mb(fn)
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "mallopt") else None
+    except OSError:  # not glibc
+        return None
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def _proc_status_bytes(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {key}")
+
+
+def _peak_rss_mb(fn: Callable[[], None]) -> float:
+    libc = _libc()
+    gc.collect()
+    libc.mallopt(_M_MMAP_THRESHOLD, 1 << 16)  # every tensor >= 64 KB is its own mapping: free returns it
+    libc.mallopt(_M_TRIM_THRESHOLD, 1 << 16)
+    libc.malloc_trim(0)
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets the high-water mark VmHWM to the current resident size
+        base = _proc_status_bytes("VmRSS:")
+        fn()
+        return (_proc_status_bytes("VmHWM:") - base) / 2**20
+    finally:
+        # glibc's own thresholds once its dynamic mmap threshold has grown to the maximum (64-bit)
+        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+        libc.mallopt(_M_TRIM_THRESHOLD, 64 << 20)
+
+
+def _peak_profiler_mb(fn: Callable[[], None]) -> float | None:
+    from torch.profiler import ProfilerActivity, profile
+
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_stderr():  # the profiler backend logs a line to stderr on every start and stop
+        prof.__enter__()
+    try:
+        fn()
+    finally:
+        with _quiet_stderr():
+            prof.__exit__(None, None, None)
+    try:
+        events = prof.profiler.kineto_results.events()
+    except AttributeError:  # the profiler's result layout changed: report no number rather than a wrong one
+        return None
+    mem = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
+    level = peak = 0
+    for _, nbytes in mem:
+        level += nbytes
+        peak = max(peak, level)
+    return peak / 2**20
+
+
+def environment(cfg: BenchConfig) -> dict:
+    dev = torch.device(cfg.device)
+    return {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "device": cfg.device,
+        "device_name": device_label(dev),
+        "threads": torch.get_num_threads(),
+        "dtype": cfg.dtype,
+        "memory_method": MEMORY_METHOD[memory_method(cfg.device)],
+        "load_average_1min": _load_average(),  # other processes on the machine distort timings
+    }
+
+
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not available on every platform
+        return None
+
+
+def _kernels_at(cfg: BenchConfig, seq_len: int) -> list[str]:
+    return [k for k in cfg.kernels if not KERNELS[k].reference or seq_len <= cfg.naive_max_len]
+
+
+def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None = None) -> dict:
+    """Time every kernel at every length; returns the JSON-able report (see ``validate_report``)."""
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    report = {"schema": SCHEMA, "environment": environment(cfg), "config": asdict(cfg), "rows": []}
+    steps = [(t, k) for t in cfg.seq_lens for k in _kernels_at(cfg, t)]
+    done = 0
+    for seq_len in cfg.seq_lens:
+        names = _kernels_at(cfg, seq_len)
+        cases = {name: _Case(cfg, name, seq_len) for name in names}
+        times: dict[str, dict[str, list[float]]] = {n: {"fwd": [], "fwdbwd": []} for n in names}
+        slowest = 0.0
+        for name, case in cases.items():
+            if progress:
+                progress(done / max(len(steps), 1), f"T = {seq_len}: warming up {name}")
+            for _ in range(cfg.warmup):
+                case.reset_grads()
+                slowest = max(slowest, case.timed(case.forward_backward) / 1e3)
+        # Long rows (a call of many seconds) are timed LONG_ROW_REPEATS times: the median of three such
+        # calls is stable, and five would make the full benchmark take an hour on two cores.
+        repeats = cfg.repeats if slowest < LONG_CALL_S else min(cfg.repeats, LONG_ROW_REPEATS)
+        for r in range(repeats):
+            if progress:
+                progress(done / max(len(steps), 1), f"T = {seq_len}: repeat {r + 1} of {repeats}")
+            for name, case in cases.items():  # interleaved: drift in machine load hits every kernel alike
+                times[name]["fwd"].append(case.timed(case.forward))
+                case.reset_grads()
+                times[name]["fwdbwd"].append(case.timed(case.forward_backward))
+        for name, case in cases.items():
+            peak = case.peak_mb() if cfg.memory else None
+            report["rows"].append(_row(cfg, name, seq_len, times[name], peak))
+            done += 1
+        _add_ratios(report["rows"], seq_len)
+        if progress:
+            progress(done / max(len(steps), 1), f"T = {seq_len}: done")
+    report["environment"]["load_average_1min_end"] = _load_average()
+    if cfg.memory_check_len:
+        report["memory_check"] = memory_check(cfg, cfg.memory_check_len, progress)
+    report["targets"] = judge(report)
+    return report
+
+
+def _row(cfg, name, seq_len, times, peak):
+    return {
+        "kernel": name,
+        "label": KERNELS[name].label,
+        "seq_len": seq_len,
+        "fwd_ms": statistics.median(times["fwd"]),
+        "fwdbwd_ms": statistics.median(times["fwdbwd"]),
+        "repeats": len(times["fwd"]),
+        "fwd_times_ms": times["fwd"],
+        "fwdbwd_times_ms": times["fwdbwd"],
+        "peak_mb": peak,
+        "fwd_ratio": None,
+        "fwdbwd_ratio": None,
+    }
+
+
+def _add_ratios(rows: list[dict], seq_len: int) -> None:
+    base = next((r for r in rows if r["kernel"] == "sdpa" and r["seq_len"] == seq_len), None)
+    if base is None:
+        return
+    for r in rows:
+        if r["seq_len"] == seq_len:
+            r["fwd_ratio"] = r["fwd_ms"] / base["fwd_ms"]
+            r["fwdbwd_ratio"] = r["fwdbwd_ms"] / base["fwdbwd_ms"]
+
+
+def memory_check(cfg: BenchConfig, seq_len: int, progress=None) -> dict:
+    """One forward+backward per kernel at a long length, peak memory against ``MEMORY_LIMIT_MB``."""
+    rows = []
+    dense_mb = 4 * seq_len * seq_len / 2**20  # one float32 T x T matrix, for scale
+    for name in [k for k in cfg.kernels if not KERNELS[k].reference]:
+        if progress:
+            progress(1.0, f"memory check at T = {seq_len}: {name}")
+        case = _Case(cfg, name, seq_len)
+        start = time.perf_counter()
+        peak = case.peak_mb()
+        seconds = time.perf_counter() - start
+        io_mb = 4 * case.inputs[0].numel() * case.inputs[0].element_size() / 2**20  # o, dq, dk, dv
+        rows.append(
+            {
+                "kernel": name,
+                "seq_len": seq_len,
+                "peak_mb": peak,
+                "outputs_mb": io_mb,
+                "seconds": seconds,
+                "within_limit": None if peak is None else peak < MEMORY_LIMIT_MB,
+            }
+        )
+        del case
+    return {"seq_len": seq_len, "limit_mb": MEMORY_LIMIT_MB, "dense_matrix_mb_per_head": dense_mb, "rows": rows}
+
+
+def judge(report: dict) -> list[dict]:
+    """The issue's targets, judged from this report's measurements (verdict None when not measured)."""
+    out = []
+    rows = {(r["kernel"], r["seq_len"]): r for r in report["rows"]}
+    for name, limit in TARGET_RATIO.items():
+        r = rows.get((name, TARGET_SEQ_LEN))
+        ratio = None if r is None else r["fwdbwd_ratio"]
+        out.append(
+            {
+                "target": f"{name} forward+backward <= {limit}x SDPA at T = {TARGET_SEQ_LEN}",
+                "measured": ratio,
+                "met": None if ratio is None else ratio <= limit,
+            }
+        )
+    for r in report.get("memory_check", {}).get("rows", []):
+        out.append(
+            {
+                "target": f"{r['kernel']} peak memory < {MEMORY_LIMIT_MB:g} MB at T = {r['seq_len']}",
+                "measured": r["peak_mb"],
+                "met": r["within_limit"],
+            }
+        )
+    return out
+
+
+def report_table(report: dict) -> list[dict]:
+    """One flat record per kernel and length: what the page's table and CSV download show."""
+    return [
+        {
+            "kernel": r["kernel"],
+            "label": r.get("label", r["kernel"]),
+            "T": r["seq_len"],
+            "forward ms": r["fwd_ms"],
+            "forward x SDPA": r.get("fwd_ratio"),
+            "forward+backward ms": r["fwdbwd_ms"],
+            "forward+backward x SDPA": r.get("fwdbwd_ratio"),
+            "peak MB": r.get("peak_mb"),
+        }
+        for r in report["rows"]
+    ]
+
+
+COMPLEXITY_MIN_LEN = 1024  # below this, per-call overheads hide the T^2 growth
+
+
+def complexity_evidence(report: dict, min_len: int = COMPLEXITY_MIN_LEN) -> list[dict]:
+    """Proposition 1 (dense HIDA costs Theta(n^2 d_h) time) and the O(T d) memory of the fused
+    kernels, judged from log-log slopes fitted to this report's lengths >= min_len (at least two)."""
+    from georesolver_core.claims.registry import fit_loglog_slope, verdict_inequality, verdict_scaling
+
+    out = []
+    for name in FUSED:
+        fit = sorted(
+            (r for r in report["rows"] if r["kernel"] == name and r["seq_len"] >= min_len),
+            key=lambda r: r["seq_len"],
+        )
+        if len(fit) < 2:
+            continue
+        span = f"T = {fit[0]['seq_len']}..{fit[-1]['seq_len']}"
+        verdict, summary, _ = verdict_scaling(
+            [r["seq_len"] for r in fit], [r["fwdbwd_ms"] for r in fit], exponent=2.0, tol=0.3, what="time"
+        )
+        out.append(
+            {
+                "verdict": verdict,
+                "section": f"Proposition 1, {KERNELS[name].label}",
+                "statement": "dense inverse-distance attention costs Theta(n^2 d_h) time",
+                "bound_text": "time ~ T^2 (fitted exponent within 2 +- 0.3)",
+                "summary": f"{summary} ({span}, forward + backward)",
+            }
+        )
+        mem = [r for r in fit if r.get("peak_mb")]
+        if len(mem) >= 2:
+            slope = fit_loglog_slope([r["seq_len"] for r in mem], [r["peak_mb"] for r in mem])
+            verdict, summary = verdict_inequality([slope], [MEMORY_EXPONENT_MAX])
+            out.append(
+                {
+                    "verdict": verdict,
+                    "section": f"Streaming kernel, {KERNELS[name].label}",
+                    "statement": "the fused kernel keeps O(T d) memory: no T x T matrix is stored",
+                    "bound_text": f"peak memory ~ T^a with a <= {MEMORY_EXPONENT_MAX} (a dense matrix gives 2)",
+                    "summary": f"fitted exponent a = {slope:.2f} ({span}); {summary}",
+                }
+            )
+    return out
+
+
+MEMORY_EXPONENT_MAX = 1.25
+
+
+ROW_KEYS = {"kernel": str, "seq_len": int, "fwd_ms": (int, float), "fwdbwd_ms": (int, float)}
+
+
+def validate_report(doc) -> dict:
+    """Check that a loaded JSON document is a benchmark report; raises ValueError saying what is wrong."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"a benchmark report must be a JSON object (got {type(doc).__name__})")
+    if doc.get("schema") != SCHEMA:
+        raise ValueError(f"schema must be {SCHEMA!r} (got {doc.get('schema')!r})")
+    for key in ("environment", "rows"):
+        if key not in doc:
+            raise ValueError(f"a benchmark report needs the key {key!r}")
+    rows = doc["rows"]
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("rows must be a non-empty list")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ValueError(f"rows[{i}] must be an object (got {type(row).__name__})")
+        for key, typ in ROW_KEYS.items():
+            val = row.get(key)
+            if not isinstance(val, typ) or isinstance(val, bool):
+                raise ValueError(f"rows[{i}].{key} must be {getattr(typ, '__name__', 'a number')} (got {val!r})")
+        for key in ("fwd_ms", "fwdbwd_ms"):
+            if not math.isfinite(row[key]) or row[key] <= 0:
+                raise ValueError(f"rows[{i}].{key} must be a finite time > 0 ms (got {row[key]!r})")
+    return doc
+
+
+def format_table(report: dict) -> str:
+    """The human-readable table: one row per kernel and length, ratios to SDPA."""
+    env = report["environment"]
+    lines = [
+        f"torch {env['torch']} on {env['device_name']}, {env['threads']} threads, {env['dtype']}, "
+        f"load average {env.get('load_average_1min')} -> {env.get('load_average_1min_end')}; "
+        f"B={report['config']['batch']} H={report['config']['heads']} D={report['config']['head_dim']} "
+        f"eps={report['config']['eps']} causal={report['config']['causal']}; median of "
+        f"{report['config']['repeats']} repeats ({LONG_ROW_REPEATS} when a call takes over {LONG_CALL_S:g} s) "
+        f"after {report['config']['warmup']} warm-up",
+        f"{'kernel':<11} {'T':>6} {'fwd ms':>10} {'x SDPA':>7} {'fwd+bwd ms':>11} {'x SDPA':>7} {'peak MB':>8}",
+    ]
+
+    def fmt(x, spec):
+        return "-" if x is None else format(x, spec)
+
+    for r in report["rows"]:
+        lines.append(
+            f"{r['kernel']:<11} {r['seq_len']:>6} {r['fwd_ms']:>10.2f} {fmt(r['fwd_ratio'], '>7.2f')} "
+            f"{r['fwdbwd_ms']:>11.2f} {fmt(r['fwdbwd_ratio'], '>7.2f')} {fmt(r['peak_mb'], '>8.1f')}"
+        )
+    check = report.get("memory_check")
+    if check:
+        lines.append(
+            f"memory check at T = {check['seq_len']} (limit {check['limit_mb']:g} MB, "
+            f"one dense T x T float32 matrix = {check['dense_matrix_mb_per_head']:.0f} MB):"
+        )
+        for r in check["rows"]:
+            lines.append(
+                f"  {r['kernel']:<9} peak {fmt(r['peak_mb'], '.1f')} MB (outputs and gradients "
+                f"{r['outputs_mb']:.1f} MB), {r['seconds']:.1f} s"
+            )
+    for t in report.get("targets", []):
+        verdict = {True: "met", False: "NOT met", None: "not measured"}[t["met"]]
+        lines.append(f"target: {t['target']}: measured {fmt(t['measured'], '.2f')} -> {verdict}")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"short lengths {QUICK_SEQ_LENS}, 2 repeats, no memory check"
+    )
+    parser.add_argument(
+        "--seq-lens", type=int, nargs="+", metavar="T", help=f"sequence lengths (default {FULL_SEQ_LENS})"
+    )
+    parser.add_argument(
+        "--repeats", type=int, help="timed repeats per kernel and length (default 5; 2 with --quick)"
+    )
+    parser.add_argument("--device", choices=["cpu", "cuda"], help="default: CUDA when available, else CPU")
+    parser.add_argument("--kernels", nargs="+", choices=list(KERNELS), help="default: sdpa ida hida sida")
+    parser.add_argument("--causal", action="store_true", help="causal masking for every kernel")
+    parser.add_argument("--eps", type=float, default=0.1, help="inverse-distance eps (default 0.1)")
+    parser.add_argument("--threads", type=int, help="torch.set_num_threads before timing")
+    parser.add_argument(
+        "--naive-max-len", type=int, help="also time the naive kernels up to this T (default 1024; 0 off)"
+    )
+    parser.add_argument("--memory-check-len", type=int, help="peak-memory check length (default 32768; 0 off)")
+
+
+def config_from_args(args: argparse.Namespace) -> BenchConfig:
+    quick = bool(getattr(args, "quick", False))
+    kw = {
+        "seq_lens": tuple(args.seq_lens) if args.seq_lens else (QUICK_SEQ_LENS if quick else FULL_SEQ_LENS),
+        "repeats": args.repeats if args.repeats is not None else (2 if quick else 5),
+        "causal": bool(args.causal),
+        "eps": args.eps,
+        "threads": args.threads,
+        "naive_max_len": args.naive_max_len if args.naive_max_len is not None else (0 if quick else 1024),
+        "memory_check_len": args.memory_check_len
+        if args.memory_check_len is not None
+        else (0 if quick else 32768),
+    }
+    if args.kernels:
+        kw["kernels"] = tuple(args.kernels)
+    elif kw["naive_max_len"]:
+        kw["kernels"] = ("sdpa", *FUSED, *(f"{k}-naive" for k in FUSED))
+    if args.device:
+        kw["device"] = args.device
+    return BenchConfig(**kw)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        cfg = config_from_args(args)
+    except ValueError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+
+    def progress(frac, msg):
+        print(f"[{100 * frac:5.1f}%] {msg}", file=sys.stderr, flush=True)
+
+    report = run_benchmark(cfg, progress=progress)  # progress on stderr: stdout stays one document
+    if args.json:
+        json.dump(report, sys.stdout, indent=1)
+        print()
+    else:
+        print(format_table(report))
+    return 0

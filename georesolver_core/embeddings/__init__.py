@@ -1,0 +1,47 @@
+"""Hierarchy embeddings in the Poincaré ball, on the sphere and in flat space (paper sections 4, 5.2, 8.2)."""
+
+from georesolver_core.embeddings.metrics import (
+    center_on,
+    compare_hierarchy_capacity,
+    distance_to_origin,
+    distortion,
+    embedding_distances,
+    embedding_metrics,
+    node_table,
+    reconstruction,
+    relative_radius,
+    rim_saturation,
+)
+from georesolver_core.embeddings.trainer import (
+    EVENTS,
+    OPTIMIZERS,
+    EmbeddingConfig,
+    EmbeddingTrainer,
+    HierarchyEmbedding,
+    history_table,
+    make_manifold,
+    nickel_kiela_loss,
+    train_embedding,
+)
+
+__all__ = [
+    "EVENTS",
+    "OPTIMIZERS",
+    "EmbeddingConfig",
+    "EmbeddingTrainer",
+    "HierarchyEmbedding",
+    "center_on",
+    "compare_hierarchy_capacity",
+    "distance_to_origin",
+    "distortion",
+    "embedding_distances",
+    "embedding_metrics",
+    "history_table",
+    "make_manifold",
+    "nickel_kiela_loss",
+    "node_table",
+    "reconstruction",
+    "relative_radius",
+    "rim_saturation",
+    "train_embedding",
+]

@@ -1,0 +1,426 @@
+"""Embed a hierarchy in the Poincaré ball, on the sphere or in flat space, Nickel & Kiela style.
+
+The loss of Nickel & Kiela (2017) pulls each edge (u, v) together and pushes u away from
+K sampled non-neighbours w_1..w_K:
+
+    L(u, v) = -log( e^{-d(u, v)} / (e^{-d(u, v)} + sum_k e^{-d(u, w_k)}) ),
+
+the same loss in every geometry, only d changes (paper section 4: d_H in the ball, d_S on the
+sphere). Points are ``geoopt.ManifoldParameter``s trained by ``RiemannianAdam`` or
+``RiemannianSGD``; the first ``burn_in`` epochs run at lr/10, as Nickel & Kiela do, so that the
+nodes find their places before being pushed out. Paper section 5.2(A) is what the comparison
+measures: the ball's volume grows like e^{(d-1)R}, so trees fit in 2 dimensions.
+
+Training runs in chunks (``run(epochs=..., time_budget_s=...)``) on a trainer that keeps all
+state (points, optimiser moments, sampler), so a page can pause and resume it; progress is
+reported through callbacks (``on_epoch_end``, ``on_eval``, ``on_run_end``) in minGPT's manner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+import geoopt
+import numpy as np
+import torch
+from torch import nn
+
+from georesolver_core.embeddings.metrics import embedding_metrics, rim_saturation
+from georesolver_core.geometry import (
+    GEOMETRIES,
+    LearnableSphereMap,
+    ball,
+    expmap0,
+    norm_map,
+    pairwise_distance,
+    sphere,
+    stereographic_map,
+)
+from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.validate import check_curvature, check_positive_int, check_range
+
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "radam": geoopt.optim.RiemannianAdam,
+    "rsgd": geoopt.optim.RiemannianSGD,
+}
+EVENTS = ("on_epoch_end", "on_eval", "on_run_end")
+_RESAMPLE_ROUNDS = 10  # negatives that hit a neighbour are redrawn this often, then masked out
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    geometry: str = "poincare"  # "poincare", "sphere" or "euclidean"
+    dim: int = 2  # intrinsic dimension: the sphere S^dim lives in R^(dim + 1)
+    c: float = 1.0  # Poincaré ball curvature parameter (curvature k = -c); the start value if learnt
+    learn_curvature: bool = False  # train c too (Poincaré only)
+    optimizer: str = "radam"  # key of OPTIMIZERS
+    lr: float = 0.1  # RiemannianAdam's step; RiemannianSGD wants ~10x more
+    epochs: int = 150  # passes over all edges (both directions)
+    negatives: int = 10  # K non-neighbours per edge
+    batch_size: int = 16  # edges per step
+    burn_in: int = 10  # first epochs at lr / 10
+    init_scale: float = 1e-3  # initial tangent vectors ~ U(-init_scale, init_scale) at the origin
+    seed: int = 0
+    dtype: str = "float32"  # "float32" or "float64": float64 resolves points nearer the rim
+    eval_every: int = 10  # metrics every this many epochs (and at the end)
+
+    def __post_init__(self):
+        if self.geometry not in GEOMETRIES:
+            raise ValueError(f"geometry must be one of {sorted(GEOMETRIES)} (got {self.geometry!r})")
+        check_positive_int("dim", self.dim, 1, 256)
+        check_curvature(self.c)
+        check_range("c", self.c, 1e-4, 1e4)
+        if self.learn_curvature and self.geometry != "poincare":
+            raise ValueError(f"learn_curvature needs geometry 'poincare' (got {self.geometry!r})")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)} (got {self.optimizer!r})")
+        check_range("lr", self.lr, 1e-6, 100.0)
+        check_positive_int("epochs", self.epochs, 1, 100_000)
+        check_positive_int("negatives", self.negatives, 1, 1000)
+        check_positive_int("batch_size", self.batch_size, 1, 100_000)
+        check_positive_int("burn_in", self.burn_in, 0, 100_000)
+        check_range("init_scale", self.init_scale, 1e-8, 0.5)
+        check_positive_int("seed", self.seed, 0)
+        if self.dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype must be 'float32' or 'float64' (got {self.dtype!r})")
+        check_positive_int("eval_every", self.eval_every, 1)
+
+    @property
+    def ambient_dim(self) -> int:
+        return self.dim + 1 if self.geometry == "sphere" else self.dim
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return torch.float64 if self.dtype == "float64" else torch.float32
+
+
+def nickel_kiela_loss(dist: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Mean over rows of -log softmax(-dist)[0]. dist (B, 1 + K): column 0 the edge, then the negatives;
+    valid (B, 1 + K) bool masks negatives that could not be drawn (a node adjacent to almost everyone)."""
+    logits = (-dist).masked_fill(~valid, -math.inf)  # (B, 1 + K)
+    return -torch.log_softmax(logits, dim=-1)[:, 0].mean()
+
+
+def make_manifold(config: EmbeddingConfig) -> geoopt.Manifold:
+    """The geoopt manifold of the config: a shared fixed ball, a fresh learnable ball, the sphere, R^d."""
+    if config.geometry == "poincare":
+        if config.learn_curvature:
+            return geoopt.PoincareBall(c=config.c, learnable=True)
+        return ball(config.c)
+    if config.geometry == "sphere":
+        return sphere()
+    return geoopt.Euclidean(ndim=1)
+
+
+class HierarchyEmbedding(nn.Module):
+    """One point per node on the config's manifold; ``forward`` gives distances of node pairs."""
+
+    def __init__(self, n_nodes: int, config: EmbeddingConfig, *, device=None, generator=None):
+        super().__init__()
+        self.geometry = config.geometry
+        manifold = make_manifold(config)
+        dtype = config.torch_dtype
+        if config.learn_curvature:
+            manifold = manifold.to(device=device, dtype=dtype)
+            self.ball = manifold  # registered: its curvature is then a trained parameter
+        tangent = torch.rand(n_nodes, config.dim, generator=generator, dtype=dtype) * 2 - 1
+        tangent = (config.init_scale * tangent).to(device)  # (N, dim)
+        with torch.no_grad():
+            if config.geometry == "sphere":
+                # tangent vectors at the north pole e_(dim+1): a zero last coordinate
+                init = expmap0(torch.nn.functional.pad(tangent, (0, 1)), geometry="sphere")
+            elif config.learn_curvature:
+                init = manifold.expmap0(tangent)
+            else:
+                init = expmap0(tangent, geometry=config.geometry, c=config.c)
+        self.points = geoopt.ManifoldParameter(init, manifold=manifold)  # (N, ambient_dim)
+        self._c = config.c
+
+    @property
+    def c(self) -> float:
+        """The curvature parameter now (it moves when learnt)."""
+        return float(self.ball.c.detach()) if hasattr(self, "ball") else self._c
+
+    def forward(self, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """d(x_u, x_w) for u (B,) against w (B, M) -> (B, M)."""
+        x, y = self.points[u], self.points[w]  # (B, d), (B, M, d)
+        if hasattr(self, "ball"):
+            # geoopt's dist takes the curvature as a tensor, so the gradient reaches c; the house
+            # distance takes c as a number. Near the rim it saturates (see metrics.rim_saturation).
+            return self.ball.dist(x[:, None, :], y)
+        return pairwise_distance(x[:, None, :], y, geometry=self.geometry, c=self._c, validate=False)[:, 0]
+
+
+class EmbeddingTrainer:
+    """Trains a HierarchyEmbedding in resumable chunks; reports through callbacks.
+
+    ``status``: "ready" before the first epoch, "paused" between chunks, "done" after
+    ``config.epochs``, "diverged" when the loss or a point became non-finite (``message`` says why).
+    """
+
+    def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None):
+        self.hierarchy, self.config = hierarchy, config
+        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        self.generator = torch.Generator().manual_seed(config.seed)
+        self.model = HierarchyEmbedding(hierarchy.n_nodes, config, device=self.device, generator=self.generator)
+        self.optimizer = OPTIMIZERS[config.optimizer](self.model.parameters(), lr=config.lr)
+        self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
+        self.adjacency = torch.as_tensor(hierarchy.adjacency, device=self.device)  # (N, N)
+        self.epoch, self.history, self.status, self.message = 0, [], "ready", ""
+        self.train_seconds = 0.0
+        self.metrics: dict = {}
+        self._stop = False
+        self._order: torch.Tensor | None = None  # the running epoch's edge order (None between epochs)
+        self._pos, self._loss_sum, self._loss_count = 0, 0.0, 0
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("done", "diverged")
+
+    @property
+    def progress(self) -> float:
+        """Fraction of the budget done, counting the batches of a half-finished epoch."""
+        part = self._pos / self._order.numel() if self._order is not None else 0.0
+        return min(1.0, (self.epoch + part) / self.config.epochs)
+
+    def pause(self) -> None:
+        """Ask a running ``run`` to stop after the current epoch (e.g. from a callback or another thread)."""
+        self._stop = True
+
+    def points(self) -> torch.Tensor:
+        """The current embedding, detached, on the CPU. (N, ambient_dim)."""
+        return self.model.points.detach().cpu().clone()
+
+    def evaluate(self) -> dict:
+        """Mean rank, MAP and distortion of the current points."""
+        self.metrics = embedding_metrics(
+            self.model.points.detach(), self.hierarchy, geometry=self.config.geometry, c=self.model.c
+        )
+        return self.metrics
+
+    def rim_report(self) -> dict | None:
+        """Poincaré only: points at the rim cap of their dtype (see metrics.rim_saturation)."""
+        if self.config.geometry != "poincare":
+            return None
+        return rim_saturation(self.model.points.detach(), c=self.model.c)
+
+    def run(
+        self,
+        epochs: int | None = None,
+        *,
+        time_budget_s: float | None = None,
+        callbacks: Mapping[str, Callable] | None = None,
+    ) -> str:
+        """Train up to ``epochs`` more epochs (all remaining if None), or until ``time_budget_s`` runs out,
+        a callback returns True, or ``pause()`` is called. Returns the new status."""
+        callbacks = dict(callbacks or {})
+        unknown = set(callbacks) - set(EVENTS)
+        if unknown:
+            raise ValueError(f"callbacks must be keyed by {EVENTS} (got {sorted(unknown)})")
+        if self.done:
+            return self.status
+        cfg = self.config
+        target = (
+            cfg.epochs if epochs is None else min(cfg.epochs, self.epoch + check_positive_int("epochs", epochs))
+        )
+        start, self._stop = time.perf_counter(), False
+        try:
+            with _few_threads(self.device):
+                self._loop(target, start, time_budget_s, callbacks)
+        finally:
+            # also when a callback raises (a page interrupting the run): the state stays consistent
+            if self.status != "diverged":
+                self.status = "done" if self.epoch >= cfg.epochs else "paused"
+        _fire(callbacks, "on_run_end", self, {"status": self.status, "epoch": self.epoch})
+        return self.status
+
+    def _loop(self, target: int, start: float, time_budget_s: float | None, callbacks: Mapping) -> None:
+        """Batches until ``target`` epochs; the budget is checked after every batch, so a chunk may end
+        mid-epoch: the epoch's order and position are kept and the next ``run`` carries on from there."""
+        cfg = self.config
+        while self.epoch < target:
+            if self._order is None:
+                self._start_epoch()
+            while self._pos < self._order.numel():
+                self._step()
+                out_of_time = time_budget_s is not None and time.perf_counter() - start >= time_budget_s
+                if out_of_time and self._pos < self._order.numel():
+                    return
+            loss = self._loss_sum / max(self._loss_count, 1)
+            self._order = None
+            self.epoch += 1
+            record = {"epoch": self.epoch, "loss": loss, "c": self.model.c, "train_seconds": self.train_seconds}
+            if not math.isfinite(loss) or not bool(torch.isfinite(self.model.points).all()):
+                self.status = "diverged"
+                self.message = (
+                    f"the loss or a point became NaN/inf at epoch {self.epoch}: lower the learning rate "
+                    f"(now {cfg.lr:g}) or use float64"
+                )
+                self.history.append(record)
+                return
+            if self.epoch % cfg.eval_every == 0 or self.epoch == cfg.epochs:
+                record.update(self.evaluate())
+                _fire(callbacks, "on_eval", self, record)
+            self.history.append(record)
+            stop = _fire(callbacks, "on_epoch_end", self, record)
+            if stop is True or self._stop:
+                return
+            if time_budget_s is not None and time.perf_counter() - start >= time_budget_s:
+                return
+
+    def _start_epoch(self) -> None:
+        cfg = self.config
+        lr = cfg.lr / 10 if self.epoch < cfg.burn_in else cfg.lr
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self._order = torch.randperm(self.pairs.shape[0], generator=self.generator).to(self.device)  # (P,)
+        self._pos, self._loss_sum, self._loss_count = 0, 0.0, 0
+
+    def _step(self) -> None:
+        """One batch of edges: sample negatives, loss, Riemannian step."""
+        t0 = time.perf_counter()
+        idx = self._order[self._pos : self._pos + self.config.batch_size]
+        batch = self.pairs[idx]  # (B, 2)
+        u, v = batch[:, 0], batch[:, 1]
+        neg, valid = self._negatives(u)  # (B, K)
+        cand = torch.cat([v[:, None], neg], dim=1)  # (B, 1 + K)
+        valid = torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1)
+        loss = nickel_kiela_loss(self.model(u, cand), valid)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        if hasattr(self.model, "ball"):
+            # a larger learnt c shrinks the ball: pull points back inside the new radius
+            with torch.no_grad():
+                self.model.points.copy_(self.model.ball.projx(self.model.points))
+        self._loss_sum += float(loss.detach()) * u.numel()
+        self._loss_count += u.numel()
+        self._pos += idx.numel()
+        self.train_seconds += time.perf_counter() - t0
+
+    def _negatives(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """K uniform non-neighbours of each u: draws hitting u or a neighbour are redrawn, then masked."""
+        n, k = self.hierarchy.n_nodes, self.config.negatives
+        w = torch.randint(n, (u.numel(), k), generator=self.generator).to(self.device)  # (B, K)
+        bad = self.adjacency[u[:, None], w] | (w == u[:, None])
+        for _ in range(_RESAMPLE_ROUNDS):
+            if not bool(bad.any()):
+                break
+            redraw = torch.randint(n, w.shape, generator=self.generator).to(self.device)
+            w = torch.where(bad, redraw, w)
+            bad = self.adjacency[u[:, None], w] | (w == u[:, None])
+        return w, ~bad
+
+
+@contextlib.contextmanager
+def _few_threads(device: torch.device) -> Iterator[None]:
+    """One intra-op thread while training on the CPU: every tensor of a step is tiny (batch x K x d),
+    so extra threads only add synchronisation; on a busy 2-core machine a step ran 2-5x slower with 2."""
+    if device.type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _fire(callbacks: Mapping[str, Callable], event: str, trainer: EmbeddingTrainer, info: dict):
+    fn = callbacks.get(event)
+    return fn(trainer, info) if fn is not None else None
+
+
+def train_embedding(
+    hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, callbacks=None
+) -> EmbeddingTrainer:
+    """Train to the end in one call; returns the finished trainer (points, history, metrics)."""
+    trainer = EmbeddingTrainer(hierarchy, config, device=device)
+    trainer.run(callbacks=callbacks)
+    if not trainer.metrics:
+        trainer.evaluate()
+    return trainer
+
+
+SPHERE_MAPS = {
+    "norm": "phi_A(x) = x/||x||: keeps the direction, forgets the level (S^(d-1), drawn on the equator)",
+    "stereographic": "phi_B: inverse stereographic projection; the level becomes the latitude",
+    "learnable": "phi_C(x) = MLP(x)/||MLP(x)||, trained with the embedding loss on the sphere",
+}
+
+
+def map_ball_to_sphere(
+    points: torch.Tensor,
+    hierarchy: Hierarchy,
+    *,
+    c: float = 1.0,
+    steps: int = 200,
+    lr: float = 0.01,
+    negatives: int = 10,
+    hidden: int = 64,
+    seed: int = 0,
+) -> dict[str, dict]:
+    """Paper section 8.2: carry a trained Poincaré embedding (N, d) onto the sphere S^d by phi_A, phi_B, phi_C.
+
+    Points are first scaled by sqrt(c) so that the rim of any ball is the unit sphere (phi_B sends it
+    to the equator). phi_A lands on S^(d-1), returned as the equator of S^d (a great sphere, so
+    distances are unchanged). phi_C's MLP is trained for ``steps`` full-batch Adam steps on the
+    Nickel-Kiela loss of its outputs. Returns name -> {"points": (N, d + 1), "metrics", "losses"}.
+    """
+    check_positive_int("steps", steps, 1, 100_000)
+    check_positive_int("negatives", negatives, 1, 1000)
+    x = points.detach().double() * math.sqrt(check_curvature(c))  # (N, d), inside the unit ball
+    out: dict[str, dict] = {}
+    try:
+        on_equator = torch.nn.functional.pad(norm_map(x), (0, 1))  # (N, d + 1)
+        out["norm"] = {"points": on_equator, "losses": []}
+    except ValueError as err:  # a node exactly at the origin has no direction
+        out["norm"] = {"points": None, "losses": [], "error": str(err)}
+    out["stereographic"] = {"points": stereographic_map(x), "losses": []}
+    out["learnable"] = _fit_learnable_map(
+        x, hierarchy, steps=steps, lr=lr, negatives=negatives, hidden=hidden, seed=seed
+    )
+    for entry in out.values():
+        if entry["points"] is not None:
+            entry["metrics"] = embedding_metrics(entry["points"], hierarchy, geometry="sphere")
+    return out
+
+
+def _fit_learnable_map(x, hierarchy, *, steps, lr, negatives, hidden, seed) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    torch_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)  # nn.Linear draws its initial weights from the global generator
+    phi = LearnableSphereMap(x.shape[-1], hidden=hidden).double()
+    torch.random.set_rng_state(torch_state)
+    opt = torch.optim.Adam(phi.parameters(), lr=lr)
+    pairs = torch.as_tensor(hierarchy.pairs)  # (P, 2)
+    adj = torch.as_tensor(hierarchy.adjacency)
+    u, v = pairs[:, 0], pairs[:, 1]
+    losses = []
+    with _few_threads(torch.device("cpu")):
+        for _ in range(steps):
+            w = torch.randint(hierarchy.n_nodes, (u.numel(), negatives), generator=g)  # (P, K)
+            valid = ~(adj[u[:, None], w] | (w == u[:, None]))
+            y = phi(x)  # (N, d + 1) on the sphere
+            cand = torch.cat([v[:, None], w], dim=1)  # (P, 1 + K)
+            dist = pairwise_distance(y[u][:, None, :], y[cand], geometry="sphere", validate=False)[:, 0]
+            loss = nickel_kiela_loss(dist, torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+    with torch.no_grad():
+        return {"points": phi(x), "losses": losses}
+
+
+def history_table(trainer: EmbeddingTrainer) -> list[dict]:
+    """The run history as plain rows (for download): epoch, loss, c, seconds and metrics where evaluated."""
+    return [
+        {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
+        for r in trainer.history
+    ]

@@ -1,0 +1,202 @@
+"""The loss of one query over a 2-D patch of a geometry: plane, Poincaré disk, sphere cap.
+
+Every patch is drawn in 2-D chart coordinates (u, v):
+
+- plane: (u, v) are the point itself, over [-extent, extent]^2;
+- disk: (u, v) are Poincaré-ball coordinates; chart points with c(u^2 + v^2) >= r_max^2 lie
+  outside the ball and are left out (NaN);
+- sphere: normal coordinates at the north pole, q = exp_pole(u e_1 + v e_2), over
+  [-extent, extent]^2 with extent < pi (the chart covers the cap of geodesic radius extent sqrt 2).
+
+A local minimum of the grid is an interior point strictly below its 8 neighbours (all inside the
+patch). It is global when its loss is within 1e-3 of the loss range of the patch minimum, spurious
+otherwise. The global minimum can sit on the patch border (softmax keeps falling towards infinity).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from georesolver_core.geometry import check_geometry, expmap0, logmap0
+from georesolver_core.landscape.two_key import check_kernel, check_tau, retrieval_loss
+from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
+
+PATCHES: dict[str, str] = {
+    "euclidean": "square of the plane",
+    "poincare": "the Poincaré disk",
+    "sphere": "cap of the sphere S^2 in normal coordinates at the north pole",
+}
+DEFAULT_EXTENT: dict[str, float] = {"euclidean": 1.5, "poincare": 1.0, "sphere": 2.0}  # chart half-widths (c = 1)
+DISK_RMAX = 0.98  # chart points of the disk beyond this fraction of the radius 1/sqrt(c) are left out
+GLOBAL_TOL = 1e-3  # a grid minimum within this fraction of the loss range of the lowest one is global
+
+
+def check_extent(extent: float, geometry: str, c: float = 1.0) -> float:
+    """Half-width of the chart: (0, 100] plane, (0, 1/sqrt c] disk, (0, 2.2] sphere (inside the cut locus)."""
+    check_geometry(geometry)
+    hi = {"euclidean": 100.0, "poincare": 1.0 / math.sqrt(check_curvature(c)), "sphere": 2.2}[geometry]
+    value = check_range("extent", extent, 0.0, hi)
+    if value <= 0:
+        raise ValueError(f"extent must be a number in (0, {hi:g}] (got {extent!r})")
+    return value
+
+
+def chart_to_points(uv: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
+    """Chart coordinates to points of the geometry. (..., 2) -> (..., 2) plane/disk, (..., 3) sphere."""
+    check_geometry(geometry)
+    if geometry == "sphere":
+        v = torch.cat([uv, torch.zeros_like(uv[..., :1])], dim=-1)  # tangent at the pole e_3
+        return expmap0(v, geometry="sphere")
+    return uv
+
+
+def points_to_chart(x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
+    """Inverse of ``chart_to_points``. (..., 2 or 3) -> (..., 2)."""
+    check_geometry(geometry)
+    if geometry == "sphere":
+        return logmap0(x, geometry="sphere")[..., :2]
+    return x
+
+
+def random_keys(
+    n: int,
+    *,
+    geometry: str,
+    extent: float,
+    c: float = 1.0,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """n keys uniform in the chart disk of radius 0.7 * extent (the disk: 0.7 of the ball). (n, 2 or 3)."""
+    n = check_positive_int("n", n, 1, 64)
+    extent = check_extent(extent, geometry, c)
+    g = torch.Generator().manual_seed(int(seed))
+    r = 0.7 * extent * torch.sqrt(torch.rand(n, generator=g, dtype=torch.float64))
+    phi = 2 * math.pi * torch.rand(n, generator=g, dtype=torch.float64)
+    uv = torch.stack([r * torch.cos(phi), r * torch.sin(phi)], dim=-1)  # (n, 2)
+    return chart_to_points(uv, geometry=geometry, c=c).to(dtype)
+
+
+@dataclass
+class LandscapeGrid:
+    """Loss over a chart grid, with the keys and the grid's local minima."""
+
+    geometry: str
+    kernel: str
+    eps: float
+    tau: float
+    c: float
+    target: int
+    u: np.ndarray  # (R,) chart axis
+    v: np.ndarray  # (R,)
+    loss: np.ndarray  # (R, R) loss[i, j] at (u[j], v[i]); NaN outside the patch
+    keys: np.ndarray  # (n, 2 or 3)
+    keys_uv: np.ndarray  # (n, 2)
+    global_min_uv: tuple[float, float]
+    global_min_loss: float
+    global_on_border: bool  # the lowest grid value sits on the patch border
+    minima_uv: np.ndarray  # (k, 2) interior grid minima
+    minima_loss: np.ndarray  # (k,)
+    minima_global: np.ndarray  # (k,) bool
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_spurious(self) -> int:
+        """Interior grid minima that are not global."""
+        return int((~self.minima_global).sum())
+
+    @property
+    def spacing(self) -> float:
+        return float(self.u[1] - self.u[0])
+
+
+def grid_local_minima(loss: np.ndarray) -> np.ndarray:
+    """Boolean (R, R): interior points strictly below all 8 neighbours, every neighbour finite."""
+    z = np.where(np.isfinite(loss), loss, np.nan)
+    core = z[1:-1, 1:-1]
+    ok = np.isfinite(core)
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            if di == 0 and dj == 0:
+                continue
+            nb = z[1 + di : z.shape[0] - 1 + di, 1 + dj : z.shape[1] - 1 + dj]
+            with np.errstate(invalid="ignore"):
+                ok &= np.isfinite(nb) & (core < nb)
+    out = np.zeros_like(loss, dtype=bool)
+    out[1:-1, 1:-1] = ok
+    return out
+
+
+def _border(loss: np.ndarray) -> np.ndarray:
+    """Finite points with at least one non-finite or off-grid neighbour."""
+    fin = np.isfinite(loss)
+    pad = np.pad(fin, 1, constant_values=False)
+    inner = np.ones_like(fin)
+    for di in (-1, 0, 1):
+        for dj in (-1, 0, 1):
+            inner &= pad[1 + di : pad.shape[0] - 1 + di, 1 + dj : pad.shape[1] - 1 + dj]
+    return fin & ~inner
+
+
+def landscape_grid(
+    keys: torch.Tensor,
+    *,
+    geometry: str,
+    kernel: str,
+    eps: float,
+    extent: float,
+    resolution: int = 60,
+    c: float = 1.0,
+    tau: float = 1.0,
+    target: int = 0,
+) -> LandscapeGrid:
+    """L(q) = (1 - W_target(q))^2 over a resolution x resolution chart grid, and its local minima."""
+    check_geometry(geometry)
+    check_kernel(kernel)
+    eps = check_eps(eps)
+    tau = check_tau(tau)
+    extent = check_extent(extent, geometry, c)
+    resolution = check_positive_int("resolution", resolution, 8, 400)
+    axis = torch.linspace(-extent, extent, resolution, dtype=keys.dtype, device=keys.device)
+    vv, uu = torch.meshgrid(axis, axis, indexing="ij")
+    uv = torch.stack([uu, vv], dim=-1).reshape(-1, 2)  # (R*R, 2)
+    inside = torch.ones(uv.shape[0], dtype=torch.bool, device=keys.device)
+    if geometry == "poincare":
+        inside = c * (uv * uv).sum(-1) < DISK_RMAX**2
+    q = chart_to_points(uv[inside], geometry=geometry, c=c)  # (P, 2 or 3)
+    with torch.no_grad():
+        vals = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau, target=target)
+    flat = torch.full((uv.shape[0],), math.nan, dtype=torch.float64)
+    flat[inside.cpu()] = vals.double().cpu()
+    loss = flat.reshape(resolution, resolution).numpy()
+
+    a = axis.double().cpu().numpy()
+    gi = np.unravel_index(np.nanargmin(loss), loss.shape)
+    lo, hi = float(np.nanmin(loss)), float(np.nanmax(loss))
+    mins = grid_local_minima(loss)
+    mi, mj = np.nonzero(mins)
+    mloss = loss[mi, mj]
+    is_global = mloss <= lo + GLOBAL_TOL * max(hi - lo, 1e-300)
+    return LandscapeGrid(
+        geometry=geometry,
+        kernel=kernel,
+        eps=eps,
+        tau=tau,
+        c=c,
+        target=target,
+        u=a,
+        v=a.copy(),
+        loss=loss,
+        keys=keys.double().cpu().numpy(),
+        keys_uv=points_to_chart(keys, geometry=geometry, c=c).double().cpu().numpy(),
+        global_min_uv=(float(a[gi[1]]), float(a[gi[0]])),
+        global_min_loss=lo,
+        global_on_border=bool(_border(loss)[gi]),
+        minima_uv=np.stack([a[mj], a[mi]], axis=-1) if mi.size else np.zeros((0, 2)),
+        minima_loss=mloss,
+        minima_global=is_global,
+    )

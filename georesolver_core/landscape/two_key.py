@@ -1,0 +1,427 @@
+"""The two-key landscape of Theorem 2 (section 2.6) and its analogues, Theorems 5.3 and 8.1.
+
+Set-up (the paper's, made exact). Two keys k_1, k_2 a geodesic distance Delta apart (the angle
+theta on the sphere); the query q(s) runs along the geodesic through them with signed arc length s
+from k_1 (k_2 sits at s = Delta). The loss of retrieving key 1 is Lemma 2's
+
+    L(q) = (1 - W_1(q))^2,
+
+(Lemma 2 writes L'' = 2 (f - 1) f'' + 2 f'^2 with f = W_11). L* is its infimum over the whole
+geodesic. The PL ratio at q is |grad L|^2 / (2 (L - L*)) with the Riemannian gradient of the
+geometry, and the measured PL constant mu is its minimum over the basin |s| <= beta * Delta / 2
+(the points of key 1's side within a fraction beta of the way to the midpoint, where W_1 = 1/2 and
+the gradient vanishes, so no PL constant can cover it).
+
+Kernels (registry ``KERNELS``), both functions of the geodesic distance d(q, k):
+
+- ``ida``: W_j ~ (d(q, k_j)^2 + eps)^-1, as ``attention.ida_weights`` (IDA / HIDA / SIDA);
+- ``softmax``: W_j ~ exp(-rho(d(q, k_j)) / tau), rho(d) = d^2 / 2 in the plane and the ball and
+  rho(d) = 1 - cos d on the sphere. For keys of equal norm in R^d this is the dot-product softmax
+  q.k_j / tau (the |q|^2 and |k|^2 terms cancel in the normalisation); on the sphere it is exactly
+  q.k_j / tau. tau = sqrt(d_head) is the usual temperature.
+
+Along a geodesic both losses depend on s only through d(q, k_1) = |s| and d(q, k_2) = |Delta - s|
+(up to wrapping on the sphere), so the three geometries give the same one-dimensional problem;
+what the geometry changes is the coordinates and the metric that the gradient is measured in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.optimize import minimize_scalar
+
+from georesolver_core.attention import ida_weights_from_sq
+from georesolver_core.geometry import (
+    ball,
+    check_geometry,
+    check_points,
+    distance,
+    expmap,
+    geodesic,
+    pairwise_sq_distance,
+    sphere,
+)
+from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
+
+KERNELS: dict[str, str] = {
+    "ida": "inverse distance (d^2 + eps)^-1",
+    "softmax": "softmax exp(-rho(d) / tau)",
+}
+
+
+def check_kernel(kernel: str) -> str:
+    """The kernel name must be a key of KERNELS."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
+    return kernel
+
+
+def check_tau(tau: float) -> float:
+    """Softmax temperature tau = sqrt(d_head) > 0."""
+    return check_range("tau", tau, 1e-3, 1e3)
+
+
+def retrieval_weights(
+    q: torch.Tensor,
+    keys: torch.Tensor,
+    *,
+    kernel: str,
+    eps: float,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    tau: float = 1.0,
+) -> torch.Tensor:
+    """Attention weights of queries over keys for the landscape kernels. (..., n, d), (m, d) -> (..., n, m).
+
+    ``ida``: (d^2 + eps)^-1 normalised (sections 2.1, 5.3, 8.1), the same weights as ``ida_weights``. ``softmax``: exp(-rho(d)/tau)
+    normalised, rho(d) = d^2/2 (plane, ball) or 1 - cos d (sphere, i.e. the dot product q.k/tau).
+    """
+    check_kernel(kernel)
+    check_geometry(geometry)
+    if kernel == "ida":
+        # The plain formula over the public distance, not the tiled attention kernel: Lemma 2's
+        # Hessian differentiates it twice, which a hand-written backward need not support.
+        sq = pairwise_sq_distance(q, keys, geometry=geometry, c=c)  # (..., n, m)
+        return ida_weights_from_sq(sq, eps=check_eps(eps))
+    tau = check_tau(tau)
+    if geometry == "sphere":
+        check_points("q", q, geometry=geometry)
+        check_points("keys", keys, geometry=geometry)
+        logits = (q @ keys.transpose(-1, -2)) / tau  # (..., n, m): the dot product, = cos d / tau
+    else:
+        logits = -pairwise_sq_distance(q, keys, geometry=geometry, c=c) / (2.0 * tau)  # (..., n, m)
+    # Written out rather than torch.softmax: that kernel hands even a few rows to worker threads,
+    # and on a small busy CPU the hand-off (measured ~5 ms a call) dwarfs the arithmetic.
+    e = torch.exp(logits - logits.amax(dim=-1, keepdim=True).detach())
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def retrieval_loss(
+    q: torch.Tensor,
+    keys: torch.Tensor,
+    *,
+    kernel: str,
+    eps: float,
+    geometry: str = "euclidean",
+    c: float = 1.0,
+    tau: float = 1.0,
+    target: int = 0,
+) -> torch.Tensor:
+    """Lemma 2's loss L(q) = (1 - W_target(q))^2 for each query. (..., n, d), (m, d) -> (..., n).
+
+    1 - W_target is summed from the other weights rather than subtracted: near exact retrieval
+    W_target rounds to 1 and the subtraction would lose every digit of the loss.
+    """
+    if not 0 <= target < keys.shape[-2]:
+        raise ValueError(f"target must be an integer in [0, {keys.shape[-2] - 1}] (got {target!r})")
+    w = retrieval_weights(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)  # (..., n, m)
+    others = torch.ones(w.shape[-1], dtype=torch.bool, device=w.device)
+    others[target] = False
+    miss = w[..., others].sum(-1)  # (..., n)
+    return miss * miss
+
+
+def riemannian_grad_sq(x: torch.Tensor, egrad: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
+    """|grad L|^2 in the metric of the geometry from the Euclidean gradient. (..., d), (..., d) -> (...).
+
+    Ball: rgrad = egrad / lambda_x^2 (geoopt's egrad2rgrad) and |rgrad|_x = lambda_x |rgrad|, so
+    |grad|^2 = |egrad|^2 / lambda_x^2. Sphere: the tangential part of egrad.
+    """
+    check_geometry(geometry)
+    if geometry == "poincare":
+        manifold = ball(check_curvature(c))
+        # norm(), not inner(): geoopt 0.5.1's ball inner() with keepdim=False broadcasts (T,) against
+        # (T, 1) into a (T, T) matrix.
+        return manifold.norm(x, manifold.egrad2rgrad(x, egrad)) ** 2
+    if geometry == "sphere":
+        rg = sphere().proju(x, egrad)  # (..., d)
+        return (rg * rg).sum(-1)
+    return (egrad * egrad).sum(-1)
+
+
+def check_delta(delta: float, geometry: str) -> float:
+    """Key separation: (0, 50] in the plane and the ball; the angle theta in (0, pi) on the sphere,
+    where antipodal keys (theta = pi) have no unique geodesic between them."""
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        value = math.nan
+    if geometry == "sphere":
+        if not 0.0 < value < math.pi:
+            raise ValueError(f"delta (the angle theta on the sphere) must be a number in (0, pi) (got {delta!r})")
+        return value
+    if not 0.0 < value <= 50.0:
+        raise ValueError(f"delta must be a number in (0, 50] (got {delta!r})")
+    return value
+
+
+def two_key_keys(
+    delta: float,
+    *,
+    geometry: str,
+    c: float = 1.0,
+    dim: int = 2,
+    offset: float = 0.0,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """Two keys a geodesic distance delta apart, symmetric about a midpoint m. Returns (2, dim).
+
+    Plane: m = offset e_2, keys m -/+ (delta/2) e_1. Ball: m = offset e_2 (|offset| < 1/sqrt c),
+    keys exp_m(-/+ (delta/2) e_1 / lambda_m), i.e. delta/2 of arc length each way. Sphere: k_1 = e_1,
+    k_2 = cos(theta) e_1 + sin(theta) e_2 with theta = delta (offset unused).
+    """
+    check_geometry(geometry)
+    delta = check_delta(delta, geometry)
+    dim = check_positive_int("dim", dim, 2, 64)
+    e1 = torch.zeros(dim, dtype=dtype)
+    e1[0] = 1.0
+    e2 = torch.zeros(dim, dtype=dtype)
+    e2[1] = 1.0
+    if geometry == "sphere":
+        return torch.stack([e1, math.cos(delta) * e1 + math.sin(delta) * e2])  # (2, dim)
+    if geometry == "poincare":
+        c = check_curvature(c)
+        check_range("offset", offset, -0.95 / math.sqrt(c), 0.95 / math.sqrt(c))
+        m = offset * e2
+        lam = 2.0 / (1.0 - c * offset * offset)  # conformal factor at m
+        half = (delta / 2.0) / lam * e1  # tangent vector of Riemannian length delta/2
+        keys = torch.stack([expmap(m, -half, geometry=geometry, c=c), expmap(m, half, geometry=geometry, c=c)])
+        return check_points("keys (raise the precision or lower delta)", keys, geometry=geometry, c=c)
+    check_range("offset", offset, -1e3, 1e3)
+    m = offset * e2
+    return torch.stack([m - delta / 2.0 * e1, m + delta / 2.0 * e1])
+
+
+def geodesic_path(keys: torch.Tensor, s: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
+    """Points at signed arc length s from keys[0] along the geodesic towards keys[1]. s (T,) -> (T, d)."""
+    delta = float(distance(keys[0], keys[1], geometry=geometry, c=c))
+    return geodesic(keys[0], keys[1], s.to(keys) / delta, geometry=geometry, c=c)
+
+
+def loss_and_grad_sq(
+    q: torch.Tensor, keys: torch.Tensor, *, kernel: str, eps: float, geometry: str, c: float, tau: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """L and its Riemannian |grad L|^2 at each query point (autograd). q (T, d) -> (T,), (T,)."""
+    q = q.detach().clone().requires_grad_(True)
+    loss = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)  # (T,)
+    (egrad,) = torch.autograd.grad(loss.sum(), q)  # rows are independent queries
+    return loss.detach(), riemannian_grad_sq(q.detach(), egrad, geometry=geometry, c=c)
+
+
+def ida_line_minimiser(delta: float, eps: float) -> float:
+    """Arc length s* of the minimiser of the IDA two-key loss on a line (plane or ball).
+
+    1 - W_1 = a/(a+b) with a = s^2 + eps, b = (s - Delta)^2 + eps is increasing in a/b, whose
+    stationary points solve s^2 - Delta s - eps = 0; the root on key 1's side is
+    s* = (Delta - sqrt(Delta^2 + 4 eps)) / 2 ~ -eps/Delta, just *behind* the key, not on it.
+    """
+    return 0.5 * (delta - math.sqrt(delta * delta + 4.0 * eps))
+
+
+def loss_star(
+    keys: torch.Tensor, *, kernel: str, eps: float, geometry: str, c: float = 1.0, tau: float = 1.0
+) -> tuple[float, float | None]:
+    """(L*, s*): the infimum of the two-key loss along the whole geodesic and where it is attained.
+
+    Plane and ball: IDA from ``ida_line_minimiser``; softmax has L* = 0 reached only as s -> -inf
+    (the logit gap (Delta^2 - 2 s Delta) / (2 tau) grows without bound), s* = None. Sphere (a
+    closed great circle): grid of 4096 points, then Brent's method around the best one (float64).
+    """
+    keys = keys.to(torch.float64)
+    delta = float(
+        torch.sqrt(pairwise_sq_distance(keys[:1], keys[1:], geometry=geometry, c=c, validate=False))[0, 0]
+    )
+
+    def f(s: float) -> float:
+        q = geodesic_path(keys, torch.tensor([s], dtype=torch.float64), geometry=geometry, c=c)
+        return float(retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)[0])
+
+    if geometry != "sphere":
+        if kernel == "softmax":
+            return 0.0, None
+        s_star = ida_line_minimiser(delta, eps)
+        return f(s_star), s_star
+    s = torch.linspace(-math.pi, math.pi, 4097, dtype=torch.float64)[:-1]
+    q = geodesic_path(keys, s, geometry=geometry, c=c)
+    values = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)
+    i = int(torch.argmin(values))
+    h = float(s[1] - s[0])
+    best = minimize_scalar(
+        f, bounds=(float(s[i]) - 2 * h, float(s[i]) + 2 * h), method="bounded", options={"xatol": 1e-12}
+    )
+    s_star = float(best.x) if best.fun <= float(values[i]) else float(s[i])
+    s_star = (s_star + math.pi) % (2 * math.pi) - math.pi
+    return min(float(best.fun), float(values[i])), s_star
+
+
+@dataclass
+class PLProfile:
+    """The two-key landscape along the geodesic and its PL constant over the basin."""
+
+    kernel: str
+    geometry: str
+    eps: float
+    delta: float
+    tau: float
+    c: float
+    basin: float  # beta: the basin is |s| <= beta * delta / 2
+    s: np.ndarray  # (T,) arc length along the path, key 1 at 0 and key 2 at delta
+    loss: np.ndarray  # (T,) L(q(s))
+    grad_sq: np.ndarray  # (T,) Riemannian |grad L|^2
+    ratio: np.ndarray  # (T,) |grad L|^2 / (2 (L - L*)); NaN where L - L* is below the precision
+    s_basin: np.ndarray  # (B,) the basin grid
+    ratio_basin: np.ndarray  # (B,)
+    mu: float  # min of the ratio over the basin (grid, then Brent between grid points): the PL constant
+    s_mu: float  # where the minimum sits
+    loss_star: float
+    s_star: float | None  # None when L* is only approached at the end of the geodesic
+    points: np.ndarray  # (T, d) the path in the geometry's coordinates
+    keys: np.ndarray  # (2, d)
+
+    def to_dict(self) -> dict:
+        out = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+        for k in ("ratio", "ratio_basin"):
+            out[k] = [None if not math.isfinite(x) else x for x in out[k]]
+        return out
+
+
+def _pl_ratio(loss: torch.Tensor, grad_sq: torch.Tensor, l_star: float) -> torch.Tensor:
+    gap = loss.to(torch.float64) - l_star
+    # L - L* keeps only the digits of L that L* does not cancel: a gap below sqrt(machine eps) * L*
+    # has fewer than half the dtype's digits left (near the minimiser the ratio is 0/0), so those
+    # points are left out rather than trusted.
+    floor = math.sqrt(torch.finfo(loss.dtype).eps) * max(abs(l_star), float(torch.finfo(torch.float64).tiny))
+    ratio = grad_sq.to(torch.float64) / (2.0 * gap)
+    return torch.where(gap > floor, ratio, torch.full_like(ratio, math.nan))
+
+
+def pl_profile(
+    kernel: str,
+    geometry: str,
+    *,
+    eps: float,
+    delta: float,
+    tau: float = 1.0,
+    c: float = 1.0,
+    basin: float = 0.5,
+    n_points: int = 801,
+    n_basin: int = 2001,
+    dim: int = 2,
+    offset: float = 0.0,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> PLProfile:
+    """L, |grad L|^2 and the PL ratio along the two-key geodesic; mu = min ratio over the basin.
+
+    Theorem 2 (section 2.6) in the plane, Theorem 5.3 in the Poincaré ball (Delta = Delta_H),
+    Theorem 8.1 on the sphere (Delta = theta). The path shown runs over s in [-Delta/2, 3 Delta/2].
+    """
+    check_kernel(kernel)
+    check_geometry(geometry)
+    eps = check_eps(eps)
+    tau = check_tau(tau)
+    delta = check_delta(delta, geometry)
+    basin = check_range("basin", basin, 0.01, 0.99)
+    n_points = check_positive_int("n_points", n_points, 11, 100_001)
+    n_basin = check_positive_int("n_basin", n_basin, 11, 100_001)
+    if dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"dtype must be torch.float32 or torch.float64 (got {dtype})")
+    keys = two_key_keys(delta, geometry=geometry, c=c, dim=dim, offset=offset, dtype=dtype).to(device)
+    l_star, s_star = loss_star(keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)
+    kw = dict(kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)
+
+    s = torch.linspace(-0.5 * delta, 1.5 * delta, n_points, dtype=torch.float64)
+    path = geodesic_path(keys, s, geometry=geometry, c=c)  # (T, d)
+    loss, grad_sq = loss_and_grad_sq(path, keys, **kw)
+    ratio = _pl_ratio(loss, grad_sq, l_star)
+
+    sb = torch.linspace(-basin * delta / 2, basin * delta / 2, n_basin, dtype=torch.float64)
+    lb, gb = loss_and_grad_sq(geodesic_path(keys, sb, geometry=geometry, c=c), keys, **kw)
+    rb = _pl_ratio(lb, gb, l_star)
+    if not bool(torch.isfinite(rb).any()):
+        raise ValueError(
+            f"the PL ratio is unresolved everywhere in the basin at {str(dtype).replace('torch.', '')} "
+            f"(eps={eps:g}, delta={delta:g}): raise the precision to float64"
+        )
+    i = int(torch.argmin(torch.nan_to_num(rb, nan=math.inf)))
+    mu, s_mu = float(rb[i]), float(sb[i])
+
+    def ratio_at(x: float) -> float:
+        q = geodesic_path(keys, torch.tensor([x], dtype=torch.float64), geometry=geometry, c=c).to(dtype)
+        value = float(_pl_ratio(*loss_and_grad_sq(q, keys, **kw), l_star)[0])
+        return value if math.isfinite(value) else 1e300  # unresolved: Brent needs a finite value
+
+    # The infimum often sits between grid points, next to the minimiser; Brent's method between the
+    # neighbours of the best grid point finds it.
+    lo, hi = float(sb[max(i - 1, 0)]), float(sb[min(i + 1, n_basin - 1)])
+    best = minimize_scalar(ratio_at, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12 * delta})
+    if math.isfinite(best.fun) and best.fun < mu:
+        mu, s_mu = float(best.fun), float(best.x)
+    return PLProfile(
+        kernel=kernel,
+        geometry=geometry,
+        eps=eps,
+        delta=delta,
+        tau=tau,
+        c=c,
+        basin=basin,
+        s=s.numpy(),
+        loss=loss.cpu().double().numpy(),
+        grad_sq=grad_sq.cpu().double().numpy(),
+        ratio=ratio.cpu().numpy(),
+        s_basin=sb.numpy(),
+        ratio_basin=rb.cpu().numpy(),
+        mu=mu,
+        s_mu=s_mu,
+        loss_star=l_star,
+        s_star=s_star,
+        points=path.detach().cpu().double().numpy(),
+        keys=keys.cpu().double().numpy(),
+    )
+
+
+def mu_sweep(
+    kernel: str,
+    geometry: str,
+    *,
+    vary: str,
+    values,
+    eps: float = 1e-3,
+    delta: float = 1.0,
+    tau: float = 1.0,
+    c: float = 1.0,
+    basin: float = 0.5,
+    n_basin: int = 2001,
+    dtype: torch.dtype = torch.float64,
+) -> np.ndarray:
+    """mu over a sweep of ``vary`` ("eps", "delta" or "tau"), the others held fixed. Returns (len(values),)."""
+    if vary not in ("eps", "delta", "tau"):
+        raise ValueError(f"vary must be one of ['delta', 'eps', 'tau'] (got {vary!r})")
+    out = []
+    for v in values:
+        kw = dict(eps=eps, delta=delta, tau=tau)
+        kw[vary] = float(v)
+        prof = pl_profile(kernel, geometry, c=c, basin=basin, n_points=11, n_basin=n_basin, dtype=dtype, **kw)
+        out.append(prof.mu)
+    return np.asarray(out)
+
+
+__all__ = [
+    "KERNELS",
+    "PLProfile",
+    "check_kernel",
+    "geodesic_path",
+    "ida_line_minimiser",
+    "loss_and_grad_sq",
+    "loss_star",
+    "mu_sweep",
+    "pl_profile",
+    "retrieval_loss",
+    "retrieval_weights",
+    "riemannian_grad_sq",
+    "two_key_keys",
+]

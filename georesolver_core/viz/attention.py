@@ -1,0 +1,302 @@
+"""Figures of the Attention lab: the weight matrix, one query's weights, the query among its keys
+in the plane / disk / sphere, and the eps sweep as a plotly animation (sections 2.1-2.3, 5.3, 8.1)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from georesolver_core.geometry import geodesic
+from georesolver_core.viz.style import (
+    GEOMETRY_COLORS,
+    KERNEL_COLORS,
+    base_layout,
+    sphere_surface,
+    unit_disk_shapes,
+)
+
+
+def key_labels(n: int) -> list[str]:
+    return [f"k{j + 1}" for j in range(n)]
+
+
+def weights_heatmap(weights: np.ndarray, row_labels: list[str], col_labels: list[str], title: str) -> go.Figure:
+    """The attention matrix W (rows: queries, columns: keys) on a fixed [0, 1] colour scale."""
+    w = np.asarray(weights, dtype=float)
+    fig = go.Figure(
+        go.Heatmap(
+            z=w,
+            x=col_labels,
+            y=row_labels,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="Viridis",
+            colorbar=dict(title="weight"),
+            hovertemplate="query %{y} -> key %{x}<br>weight %{z:.4f}<extra></extra>",
+        )
+    )
+    base_layout(fig, title, "key j", "query i", height=max(320, min(640, 18 * len(row_labels) + 140)))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def weights_bars(
+    weights: dict[str, np.ndarray], sq_dist: np.ndarray, title: str, colors: dict[str, str] | None = None
+) -> go.Figure:
+    """One query's weights per kernel as grouped bars; hover shows d(q, k_j)^2, the reason for each weight.
+
+    The dotted line is the uniform weight 1/n, what a fully diluted attention gives.
+    """
+    sq = np.asarray(sq_dist, dtype=float)
+    labels = key_labels(sq.size)
+    fig = go.Figure()
+    for name, w in weights.items():
+        color = (colors or {}).get(name)
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=np.asarray(w, dtype=float),
+                name=name,
+                marker_color=color,
+                customdata=sq,
+                hovertemplate="%{x}: weight %{y:.4f}<br>d(q, k)^2 = %{customdata:.4g}<extra>" + name + "</extra>",
+            )
+        )
+    fig.add_hline(y=1.0 / max(sq.size, 1), line=dict(dash="dot", color="gray"), annotation_text="uniform 1/n")
+    base_layout(fig, title, "key j", "attention weight of the query")
+    fig.update_layout(barmode="group")
+    fig.update_yaxes(range=[0, 1.02])
+    return fig
+
+
+def _size(w: np.ndarray) -> np.ndarray:
+    return 6 + 34 * np.sqrt(np.clip(w, 0, 1))
+
+
+def geometry_scatter(
+    q: np.ndarray,
+    keys: np.ndarray,
+    weights: np.ndarray,
+    *,
+    geometry: str,
+    c: float = 1.0,
+    title: str = "",
+    max_arcs: int = 24,
+) -> go.Figure:
+    """The query (black) and keys in their space, marker area ~ weight, geodesics q -> k_j with width ~ weight.
+
+    2-D points: the plane, the Poincaré disk of radius 1/sqrt(c), or the unit circle (S^1).
+    3-D points on the sphere: S^2. Other dimensions have no faithful picture and are refused.
+    Geodesics are drawn to the ``max_arcs`` heaviest keys only: more are clutter, not information.
+    """
+    q, keys, w = np.asarray(q, float), np.asarray(keys, float), np.asarray(weights, float)
+    d = keys.shape[1]
+    if not (d == 2 or (d == 3 and geometry == "sphere")):
+        raise ValueError(f"keys must be 2-D (or 3-D on the sphere) to draw (got d = {d}, geometry {geometry!r})")
+    color = GEOMETRY_COLORS.get(geometry, "#444444")
+    labels = key_labels(len(keys))
+    hover = [f"{lab}<br>weight {wj:.4f}" for lab, wj in zip(labels, w, strict=True)]
+    t = torch.linspace(0, 1, 32, dtype=torch.float64)
+    qt = torch.as_tensor(q, dtype=torch.float64)
+    heavy = np.argsort(-w)[:max_arcs]
+    arcs = [
+        geodesic(qt, torch.as_tensor(keys[j], dtype=torch.float64), t, geometry=geometry, c=c).numpy()
+        for j in heavy
+    ]
+    fig = go.Figure()
+    if d == 3:
+        fig.add_trace(sphere_surface())
+        for arc, wj in zip(arcs, w[heavy], strict=True):
+            fig.add_trace(
+                go.Scatter3d(
+                    x=arc[:, 0],
+                    y=arc[:, 1],
+                    z=arc[:, 2],
+                    mode="lines",
+                    showlegend=False,
+                    hoverinfo="skip",
+                    line=dict(color=color, width=1 + 6 * float(wj)),
+                )
+            )
+        fig.add_trace(
+            go.Scatter3d(
+                x=keys[:, 0],
+                y=keys[:, 1],
+                z=keys[:, 2],
+                mode="markers",
+                name="keys (size = weight)",
+                marker=dict(size=_size(w) / 2, color=color),
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
+        fig.add_trace(
+            go.Scatter3d(
+                x=[q[0]],
+                y=[q[1]],
+                z=[q[2]],
+                mode="markers",
+                name="query",
+                marker=dict(size=6, color="black", symbol="diamond"),
+            )
+        )
+        base_layout(fig, title, height=460)
+        fig.update_layout(scene=dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3"))
+        return fig
+    for arc, wj in zip(arcs, w[heavy], strict=True):
+        fig.add_trace(
+            go.Scatter(
+                x=arc[:, 0],
+                y=arc[:, 1],
+                mode="lines",
+                showlegend=False,
+                hoverinfo="skip",
+                line=dict(color=color, width=0.5 + 6 * float(wj)),
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=keys[:, 0],
+            y=keys[:, 1],
+            mode="markers+text",
+            text=labels,
+            textposition="top center",
+            name="keys (size = weight)",
+            marker=dict(size=_size(w), color=color, opacity=0.8),
+            hovertext=hover,
+            hoverinfo="text",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[q[0]], y=[q[1]], mode="markers", name="query", marker=dict(size=13, color="black", symbol="x")
+        )
+    )
+    base_layout(fig, title, "x1", "x2", height=460)
+    if geometry == "poincare":
+        rim = 1.0 / math.sqrt(c)
+        for shape in unit_disk_shapes(rim):
+            fig.add_shape(**shape)
+        lim = 1.05 * rim
+    elif geometry == "sphere":
+        for shape in unit_disk_shapes(1.0):
+            fig.add_shape(**shape)
+        lim = 1.15
+    else:
+        lim = 1.15 * float(np.abs(np.vstack([keys, q[None]])).max() or 1.0)
+    fig.update_xaxes(range=[-lim, lim], constrain="domain", zeroline=False)
+    fig.update_yaxes(range=[-lim, lim], scaleanchor="x", scaleratio=1, zeroline=False)
+    return fig
+
+
+def _sweep_bars(ida_row: np.ndarray, soft: np.ndarray, labels: list[str]) -> list[go.Bar]:
+    return [
+        go.Bar(x=labels, y=ida_row, name="IDA", marker_color=KERNEL_COLORS["ida"]),
+        go.Bar(x=labels, y=soft, name="softmax", marker_color=KERNEL_COLORS["softmax"]),
+    ]
+
+
+def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *, title: str = "") -> go.Figure:
+    """One frame per eps (largest first): IDA weights sharpen towards one-hot; softmax does not depend on eps.
+
+    ``ida`` (E, n) holds the IDA weights at each eps, ``softmax`` (n,) the softmax weights. A play
+    button runs the frames; the slider under the plot scrubs through eps.
+    """
+    eps, ida, soft = np.asarray(eps, float), np.asarray(ida, float), np.asarray(softmax, float)
+    order = np.argsort(-eps)  # large eps (diluted) -> small eps (one-hot)
+    labels = key_labels(ida.shape[1])
+    names = [f"{e:.2g}" for e in eps[order]]
+    frames = [
+        go.Frame(
+            data=_sweep_bars(ida[i], soft, labels), name=name, layout=dict(title_text=f"{title} eps = {name}")
+        )
+        for i, name in zip(order, names, strict=True)
+    ]
+    fig = go.Figure(data=_sweep_bars(ida[order[0]], soft, labels), frames=frames)
+    play = dict(frame=dict(duration=350, redraw=True), fromcurrent=True, transition=dict(duration=150))
+    fig.update_layout(
+        updatemenus=[
+            dict(
+                type="buttons",
+                showactive=False,
+                x=0.0,
+                y=-0.28,
+                xanchor="left",
+                buttons=[
+                    dict(label="Play", method="animate", args=[None, play]),
+                    dict(
+                        label="Pause",
+                        method="animate",
+                        args=[[None], dict(mode="immediate", frame=dict(duration=0))],
+                    ),
+                ],
+            )
+        ],
+        sliders=[
+            dict(
+                active=0,
+                x=0.15,
+                y=-0.2,
+                len=0.85,
+                currentvalue=dict(prefix="eps = "),
+                steps=[
+                    dict(
+                        label=name, method="animate", args=[[name], dict(mode="immediate", frame=dict(duration=0))]
+                    )
+                    for name in names
+                ],
+            )
+        ],
+        barmode="group",
+    )
+    base_layout(fig, f"{title} eps = {names[0]}", "key j", "attention weight of the query", height=460)
+    fig.update_layout(margin=dict(b=130))
+    fig.update_yaxes(range=[0, 1.02])
+    return fig
+
+
+def sweep_summary_figure(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *, eps_now: float) -> go.Figure:
+    """Why the weights look as they do: the largest weight and the effective number of keys 1/sum w^2,
+    against eps for IDA (lines) and for softmax (flat, it has no eps), the current eps marked."""
+    eps, ida, soft = np.asarray(eps, float), np.asarray(ida, float), np.asarray(softmax, float)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("largest weight max_j W_j", "effective number of keys 1 / sum_j W_j^2")
+    )
+    for col, (f_ida, f_soft) in enumerate(
+        ((ida.max(axis=1), soft.max()), (1.0 / (ida**2).sum(axis=1), 1.0 / (soft**2).sum())), start=1
+    ):
+        fig.add_trace(
+            go.Scatter(
+                x=eps,
+                y=f_ida,
+                mode="lines",
+                name="IDA",
+                line=dict(color=KERNEL_COLORS["ida"]),
+                showlegend=col == 1,
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=eps,
+                y=np.full_like(eps, f_soft),
+                mode="lines",
+                name="softmax (no eps)",
+                line=dict(color=KERNEL_COLORS["softmax"], dash="dash"),
+                showlegend=col == 1,
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_vline(x=eps_now, line=dict(color="black", dash="dot"), row=1, col=col)
+    base_layout(fig, "", height=340)
+    fig.update_xaxes(type="log", title_text="eps (regulariser)")
+    fig.update_yaxes(title_text="weight", row=1, col=1)
+    fig.update_yaxes(title_text="number of keys", row=1, col=2)
+    return fig

@@ -1,0 +1,309 @@
+"""Figures of hierarchy embeddings: the Poincaré disk, the sphere, the plane, and projections.
+
+Edges are drawn as true geodesics of their geometry (``geometry.geodesic``): circular arcs
+orthogonal to the rim in the disk, great-circle arcs on the sphere, segments in the plane. An
+embedding in more dimensions than the picture has is shown through the log map at the origin
+followed by an uncentred PCA, and labelled as such: that view does not preserve distances.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from georesolver_core.embeddings.metrics import center_on, distance_to_origin
+from georesolver_core.geometry import GEOMETRIES, geodesic, logmap0
+from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, sphere_surface, unit_disk_shapes
+
+ARC_POINTS = 24  # points per drawn geodesic
+MAX_EDGES = 1500  # beyond this, a figure draws a deterministic subset of the edges (and says so)
+_DEPTH_SCALE = "Viridis"
+
+
+@dataclass
+class EmbeddingView:
+    """Everything a figure needs, in plot coordinates (numpy)."""
+
+    kind: str  # "disk", "plane", "circle", "sphere" or "projection"
+    geometry: str
+    coords: np.ndarray  # (N, 2) or (N, 3)
+    edge_lines: np.ndarray  # (M, 2|3) polylines separated by NaN rows
+    hover: list[str]
+    depth: np.ndarray  # (N,)
+    radius: float  # rim radius 1/sqrt(c) for the disk, 1 for circle/sphere
+    title: str
+    axis_note: str  # what the axes are (coordinates, or the projection used)
+    edges_drawn: int
+    edges_total: int
+
+
+def embedding_view(
+    points: torch.Tensor,
+    hierarchy: Hierarchy,
+    *,
+    geometry: str,
+    c: float = 1.0,
+    title: str | None = None,
+    root_at_centre: bool = False,
+) -> EmbeddingView:
+    """Lay an embedding (N, D) out for drawing: coordinates, geodesic edges, hover text.
+
+    ``root_at_centre`` first moves the first root to the centre by an isometry (``center_on``):
+    the classic picture, with every distance unchanged.
+    """
+    if geometry not in GEOMETRIES:
+        raise ValueError(f"geometry must be one of {sorted(GEOMETRIES)} (got {geometry!r})")
+    x = points.detach().cpu().double()  # (N, D)
+    if x.dim() != 2 or x.shape[0] != hierarchy.n_nodes:
+        raise ValueError(
+            f"points must have shape (N, D) with N = {hierarchy.n_nodes} nodes (got {tuple(points.shape)})"
+        )
+    if root_at_centre:
+        x = center_on(x, int(hierarchy.roots[0]), geometry=geometry, c=c)
+    d = x.shape[1]
+    edges = _edge_subset(hierarchy.edges)
+    t = torch.linspace(0.0, 1.0, ARC_POINTS, dtype=torch.float64)
+    arcs = [geodesic(x[p], x[q], t, geometry=geometry, c=c) for p, q in edges.tolist()]  # each (T, D)
+    dist0 = distance_to_origin(x, geometry=geometry, c=c).numpy()
+    norms = x.norm(dim=-1).numpy()
+    origin = "north pole" if geometry == "sphere" else "origin"
+    seen_from = "root (at the centre)" if root_at_centre else origin
+    hover = [
+        f"<b>{name}</b><br>depth {int(dep)}<br>norm ||x|| = {nv:.4f}<br>distance to the {seen_from} = {dv:.3f}"
+        for name, dep, nv, dv in zip(hierarchy.nodes, hierarchy.depth, norms, dist0, strict=True)
+    ]
+    label = GEOMETRIES[geometry].label
+    if geometry == "sphere" and d == 3:
+        kind, coords, lines, note = "sphere", x.numpy(), _join(arcs), "coordinates in R^3"
+    elif d <= 2:
+        kind = {"poincare": "disk", "euclidean": "plane", "sphere": "circle"}[geometry]
+        coords, lines = _pad2(x.numpy()), _join([_pad2(a.numpy()) for a in arcs])
+        note = {
+            "disk": f"curvature k = -{c:.3g}; the circle is the rim, infinitely far away",
+            "plane": "flat coordinates",
+            "circle": "the unit circle S^1",
+        }[kind] + (" (1-D: drawn on the horizontal axis)" if d == 1 and kind != "circle" else "")
+    else:
+        kind = "projection"
+        tangent = logmap0(x, geometry=geometry, c=c).numpy()  # (N, D)
+        basis = _principal_directions(tangent)  # (D, 2)
+        coords = tangent @ basis
+        lines = _join([logmap0(a, geometry=geometry, c=c).numpy() @ basis for a in arcs])
+        note = f"log map at the {origin}, then uncentred PCA: 2 of {tangent.shape[1]} tangent dims (not distance-preserving)"
+    if root_at_centre:
+        note += "; moved by an isometry to put the root at the centre"
+    radius = 1.0 / math.sqrt(c) if kind == "disk" else 1.0
+    return EmbeddingView(
+        kind=kind,
+        geometry=geometry,
+        coords=coords,
+        edge_lines=lines,
+        hover=hover,
+        depth=np.asarray(hierarchy.depth),
+        radius=radius,
+        title=title or f"{label}, {hierarchy.n_nodes} nodes",
+        axis_note=note,
+        edges_drawn=len(edges),
+        edges_total=hierarchy.n_edges,
+    )
+
+
+def _edge_subset(edges: np.ndarray) -> np.ndarray:
+    if len(edges) <= MAX_EDGES:
+        return edges
+    keep = np.linspace(0, len(edges) - 1, MAX_EDGES).round().astype(int)  # evenly spread, reproducible
+    return edges[keep]
+
+
+def _pad2(a: np.ndarray) -> np.ndarray:
+    return np.pad(a, ((0, 0), (0, 2 - a.shape[1]))) if a.shape[1] < 2 else a
+
+
+def _join(arcs: list) -> np.ndarray:
+    """Polylines into one array with NaN rows between them: one trace draws every edge."""
+    if not arcs:
+        return np.zeros((0, 2))
+    arcs = [np.asarray(a) for a in arcs]
+    gap = np.full((1, arcs[0].shape[1]), np.nan)
+    return np.concatenate([np.concatenate([a, gap]) for a in arcs])
+
+
+def _principal_directions(v: np.ndarray) -> np.ndarray:
+    """Top-2 right singular vectors of v (N, D), uncentred so that the origin stays at 0. (D, 2)."""
+    _, _, vt = np.linalg.svd(v, full_matrices=False)
+    basis = vt[:2].T
+    if basis.shape[1] < 2:
+        basis = np.pad(basis, ((0, 0), (0, 2 - basis.shape[1])))
+    return basis
+
+
+def _traces(view: EmbeddingView, *, showscale: bool = True) -> list:
+    color = GEOMETRY_COLORS[view.geometry]
+    marker = dict(
+        color=view.depth,
+        colorscale=_DEPTH_SCALE,
+        cmin=0,
+        cmax=max(1, int(view.depth.max())),
+        line=dict(width=0.5, color="white"),
+        colorbar=dict(title="depth", len=0.6) if showscale else None,
+        showscale=showscale,
+    )
+    if view.kind == "sphere":
+        e, p = view.edge_lines, view.coords
+        return [
+            sphere_surface(),
+            go.Scatter3d(
+                x=e[:, 0], y=e[:, 1], z=e[:, 2], mode="lines", line=dict(color=color, width=2),
+                name="edges (great-circle arcs)", hoverinfo="skip",
+            ),
+            go.Scatter3d(
+                x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="markers", marker=dict(size=4, **marker),
+                hovertext=view.hover, hoverinfo="text", name="nodes (colour = depth)",
+            ),
+        ]  # fmt: skip
+    edge_name = {
+        "disk": "edges (hyperbolic geodesics)",
+        "circle": "edges (arcs of the circle)",
+        "plane": "edges (segments)",
+        "projection": "edges (projected geodesics)",
+    }[view.kind]
+    e, p = view.edge_lines, view.coords
+    return [
+        go.Scatter(
+            x=e[:, 0], y=e[:, 1], mode="lines", line=dict(color=color, width=1.2), opacity=0.7,
+            name=edge_name, hoverinfo="skip",
+        ),
+        go.Scatter(
+            x=p[:, 0], y=p[:, 1], mode="markers", marker=dict(size=8, **marker),
+            hovertext=view.hover, hoverinfo="text", name="nodes (colour = depth)",
+        ),
+    ]  # fmt: skip
+
+
+def _frame(fig: go.Figure, view: EmbeddingView, row: int | None = None, col: int | None = None) -> None:
+    """Rim circle, equal aspect and axis titles for a 2-D panel; scene axes for a sphere."""
+    where = {} if row is None else {"row": row, "col": col}
+    if view.kind == "sphere":
+        scene = dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3")
+        fig.update_scenes(**scene, **where)
+        return
+    if view.kind in ("disk", "circle"):
+        for shape in unit_disk_shapes(view.radius):
+            fig.add_shape(**shape, **where)
+        lim = 1.08 * view.radius
+    else:
+        finite = np.abs(view.coords[np.isfinite(view.coords)])
+        lim = 1.1 * float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    titles = ("x1", "x2") if view.kind != "projection" else ("principal direction 1", "principal direction 2")
+    fig.update_xaxes(range=[-lim, lim], zeroline=False, constrain="domain", title_text=titles[0], **where)
+    anchor = "x" if row is None else _xaxis_name(fig, row, col)
+    fig.update_yaxes(
+        range=[-lim, lim],
+        zeroline=False,
+        scaleanchor=anchor,
+        scaleratio=1,
+        constrain="domain",
+        title_text=titles[1],
+        **where,
+    )
+
+
+def _xaxis_name(fig: go.Figure, row: int, col: int) -> str:
+    ref = fig.get_subplot(row, col)
+    return ref.xaxis.plotly_name.replace("axis", "")
+
+
+def embedding_figure(view: EmbeddingView, *, height: int = 520) -> go.Figure:
+    """One embedding: the disk with geodesic arcs, the sphere, the plane, or a labelled projection."""
+    fig = go.Figure(_traces(view))
+    subtitle = view.axis_note
+    if view.edges_drawn < view.edges_total:
+        subtitle += f"; {view.edges_drawn} of {view.edges_total} edges drawn"
+    base_layout(fig, f"{view.title}<br><sup>{subtitle}</sup>", height=height)
+    fig.update_layout(
+        margin=dict(l=40, r=20, t=70, b=40),
+        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
+    )
+    _frame(fig, view)
+    return fig
+
+
+def geometries_figure(views: list[EmbeddingView], *, height: int = 480) -> go.Figure:
+    """Several embeddings of the same hierarchy side by side (one panel each, depth colour shared)."""
+    if not views:
+        raise ValueError("views must hold at least one EmbeddingView (got none)")
+    specs = [[{"type": "scene" if v.kind == "sphere" else "xy"} for v in views]]
+    fig = make_subplots(
+        rows=1,
+        cols=len(views),
+        specs=specs,
+        subplot_titles=[f"{v.title}<br><sup>{v.axis_note}</sup>" for v in views],
+        horizontal_spacing=0.05,
+    )
+    for col, v in enumerate(views, start=1):
+        for tr in _traces(v, showscale=col == len(views)):
+            tr.showlegend = col == 1 and v.kind != "sphere"
+            fig.add_trace(tr, row=1, col=col)
+        _frame(fig, v, row=1, col=col)
+    base_layout(fig, height=height)
+    fig.update_layout(
+        margin=dict(l=30, r=20, t=90, b=30),
+        legend=dict(orientation="h", yanchor="top", y=-0.1, xanchor="left", x=0),
+    )
+    return fig
+
+
+def norm_depth_figure(series: dict[str, tuple[np.ndarray, np.ndarray]], *, y_title: str) -> go.Figure:
+    """Box plot of a per-node radius (y) against tree depth (x), one colour per geometry key of ``series``."""
+    fig = go.Figure()
+    for geo, (depth, value) in series.items():
+        label = GEOMETRIES[geo].label if geo in GEOMETRIES else geo
+        fig.add_trace(
+            go.Box(
+                x=np.asarray(depth),
+                y=np.asarray(value),
+                name=label,
+                marker_color=GEOMETRY_COLORS.get(geo, "#7f7f7f"),
+                boxpoints="all",
+                jitter=0.3,
+                pointpos=0,
+                hovertemplate="depth %{x}<br>" + y_title + " %{y:.4f}<extra>" + label + "</extra>",
+            )
+        )
+    base_layout(
+        fig, "Radius against depth: leaves go to the rim in the ball", "tree depth (hops from the root)", y_title
+    )
+    fig.update_layout(boxmode="group")
+    return fig
+
+
+def training_history_figure(history: list[dict]) -> go.Figure:
+    """Loss per epoch (left axis) and edge-reconstruction MAP where evaluated (right axis)."""
+    epochs = [r["epoch"] for r in history]
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(
+        go.Scatter(x=epochs, y=[r["loss"] for r in history], mode="lines", name="loss (nats per edge)"),
+        secondary_y=False,
+    )
+    evals = [r for r in history if "map" in r]
+    fig.add_trace(
+        go.Scatter(
+            x=[r["epoch"] for r in evals],
+            y=[r["map"] for r in evals],
+            mode="lines+markers",
+            name="MAP (edge reconstruction)",
+            hovertemplate="epoch %{x}<br>MAP %{y:.4f}<extra></extra>",
+        ),
+        secondary_y=True,
+    )
+    base_layout(fig, "Training", "epoch (one pass over all edges)", "")
+    fig.update_yaxes(title_text="loss (nats per edge)", secondary_y=False)
+    fig.update_yaxes(title_text="MAP (1 = perfect)", range=[0, 1.02], dtick=0.2, secondary_y=True)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
+    return fig

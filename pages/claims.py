@@ -1,0 +1,123 @@
+"""Claims: every registered claim of the seeds, its bound, our measurement and the computed verdict."""
+
+import pandas as pd
+import streamlit as st
+import ui
+
+from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
+from georesolver_core.viz.claims import claim_figure
+from georesolver_core.viz.style import VERDICT_COLORS
+
+ui.page_header(
+    "Claims",
+    "The paper reports no experiments; this page runs one for each of its claims, draws the bound against the "
+    "measurement and computes the verdict: **holds**, **holds only under conditions**, or **fails**.",
+)
+
+
+@st.cache_data(show_spinner=False)
+def _claim(key: str) -> dict:
+    return run_claim(key, quick=True)
+
+
+# url path -> st.Page. The default page answers at the root ("" url path), so it is also found by its title.
+pages = {page.url_path: page for page, _ in ui.page_map() if page.url_path}
+pages |= {page.title.lower(): page for page, _ in ui.page_map() if not page.url_path}
+keys = list(CLAIMS)
+results = []
+with st.status(f"Measuring {len(keys)} claims ...", expanded=False) as status:
+    bar = st.progress(0.0)
+    for i, key in enumerate(keys):
+        try:
+            results.append(_claim(key))
+        except Exception as err:  # one broken measurement must not hide the other claims
+            st.error(
+                f"Claim {key!r} could not be measured: {err}. Run `python -m georesolver_core claims --only {key}`."
+            )
+        bar.progress((i + 1) / len(keys), text=key)
+    status.update(label=f"{len(results)} of {len(keys)} claims measured (small sweeps)", state="complete")
+
+counts = {v: sum(r["verdict"] == v for r in results) for v in VERDICTS}
+cols = st.columns(len(VERDICTS))
+for col, v in zip(cols, VERDICTS, strict=True):
+    col.metric(v, counts[v])
+
+chosen = st.pills(
+    "Show verdicts",
+    list(VERDICTS),
+    selection_mode="multi",
+    default=list(VERDICTS),
+    key="claims_verdicts",
+    bind="query-params",
+)
+query = st.text_input(
+    "Filter by text (key, section or statement)", "", key="claims_search", bind="query-params"
+).strip()
+shown = [
+    r
+    for r in results
+    if r["verdict"] in (chosen or [])
+    and (not query or query.lower() in f"{r['key']} {r['section']} {r['statement']}".lower())
+]
+
+table = pd.DataFrame(
+    {
+        "section": [r["section"] for r in shown],
+        "verdict": [r["verdict"] for r in shown],
+        "statement": [r["statement"] for r in shown],
+        "measured": [r["measured_value"] for r in shown],
+        "bound": [r["bound_value"] for r in shown],
+        "shown on": [
+            pages[r["page"]].title if r["page"] in pages else f"{r['page']} (not yet in the app)" for r in shown
+        ],
+        "link": [f"./{pages[r['page']].url_path}" if r["page"] in pages else None for r in shown],
+        "key": [r["key"] for r in shown],
+        "seconds": [r["seconds"] for r in shown],
+    }
+)
+st.dataframe(
+    table.style.map(lambda v: f"color: {VERDICT_COLORS.get(v, 'inherit')}; font-weight: 600", subset=["verdict"]),
+    hide_index=True,
+    key="claims_table",
+    height=min(38 * (len(table) + 1), 800),
+    column_config={
+        "verdict": st.column_config.TextColumn(width="medium"),
+        "statement": st.column_config.TextColumn(width="large"),
+        "measured": st.column_config.NumberColumn(format="%.4g", help="headline measurement (see the figure)"),
+        "bound": st.column_config.NumberColumn(format="%.4g", help="the paper's bound at the same point"),
+        "link": st.column_config.LinkColumn(
+            "link", display_text="open", help="open the page that shows the claim"
+        ),
+    },
+)
+if not shown:
+    st.info("No claim matches the filter: select more verdicts or clear the text.")
+
+left, right = st.columns(2)
+left.download_button(
+    "Download the table (CSV)",
+    table.to_csv(index=False).encode(),
+    "claims.csv",
+    "text/csv",
+    key="claims_csv",
+    icon=":material/download:",
+)
+with right:
+    ui.download_json("Download every measurement (JSON)", shown, "claims.json", "claims_json")
+
+st.subheader("The measurement behind each verdict")
+for r in shown:
+    with st.expander(f"{r['section']} - {r['verdict']} ({r['key']})"):
+        st.markdown(f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} {r['statement']}")
+        st.markdown(f"Bound: `{r['bound_text']}`; compared as *{r['relation']}*.")
+        st.plotly_chart(claim_figure(r), key=f"claims_fig_{r['key']}")
+        if r["verdict"] == FAILS:
+            st.error(f"Contradicted by the measurement. {r['summary']}")
+        else:
+            st.caption(r["summary"])
+        if r["page"] in pages:
+            st.page_link(
+                pages[r["page"]], label=f"Open the {pages[r['page']].title} page", icon=":material/open_in_new:"
+            )
+        else:
+            st.caption(f"Its page ({r['page']!r}) is not in the app yet.")

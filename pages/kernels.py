@@ -1,0 +1,182 @@
+"""Kernel speed: the fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, live or from a CLI report."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+import ui
+
+from georesolver_core import bench
+from georesolver_core.viz.kernels import PHASES, memory_figure, ratio_figure, time_figure
+
+LIVE_LENS = [32, 64, 128, 256, 512, 1024, 2048]  # a live run stays short; the CLI goes to 16384
+NAIVE_MAX_LEN = 1024  # naive kernels hold T x T matrices: only timed up to here
+
+ui.page_header(
+    "Kernel speed",
+    "How fast is inverse-distance attention? The **fused** kernels stream over key blocks (no T x T matrix, "
+    "custom backward) and are timed here against PyTorch's fused softmax attention (**SDPA**) on the same shapes, "
+    "in one run, so the **ratio to SDPA** is the number to read.",
+)
+s = ui.settings()
+dtype_name = str(s.dtype).replace("torch.", "")
+
+with st.container(border=True):
+    st.markdown("**Live benchmark** (small lengths; every repeat times all kernels back to back, median reported)")
+    c1, c2, c3 = st.columns(3)
+    seq_lens = c1.multiselect(
+        "Sequence lengths T", LIVE_LENS, default=[128, 256, 512], key="kern_seq_lens", bind="query-params"
+    )
+    kernels = c2.multiselect(
+        "Kernels",
+        list(bench.KERNELS),
+        default=["sdpa", *bench.FUSED],
+        format_func=lambda k: bench.KERNELS[k].label,
+        key="kern_kernels",
+        bind="query-params",
+        help=f"Naive kernels materialise T x T matrices and are only timed up to T = {NAIVE_MAX_LEN}.",
+    )
+    repeats = c3.slider("Timed repeats", 1, 9, 3, key="kern_repeats", bind="query-params")
+    c4, c5, c6 = st.columns(3)
+    heads = c4.select_slider("Heads H", [1, 2, 4, 8], value=4, key="kern_heads", bind="query-params")
+    head_dim = c5.select_slider(
+        "Head size D", [8, 16, 32, 64, 128], value=64, key="kern_head_dim", bind="query-params"
+    )
+    with c6:
+        eps = ui.log_slider(
+            "eps", "kern_eps", 1e-4, 10.0, 0.1, help="The kernels' regulariser; speed barely depends on it."
+        )
+    c7, c8 = st.columns(2)
+    causal = c7.toggle("Causal mask", key="kern_causal", bind="query-params")
+    memory = c8.toggle(
+        "Measure peak memory (one extra profiled call per kernel and length)",
+        key="kern_memory",
+        bind="query-params",
+    )
+    st.caption(
+        f"Device **{s.device}**, precision **{dtype_name}** (sidebar). The full benchmark of the issue runs headless: "
+        "`python -m georesolver_core bench --json > bench.json` (T up to 16384 and a memory check at T = 32768); "
+        "load its output below."
+    )
+    run = st.button("Run benchmark", key="kern_run", icon=":material/play_arrow:", type="primary")
+
+if run:
+    try:
+        cfg = bench.BenchConfig(
+            seq_lens=tuple(sorted(seq_lens)),
+            kernels=tuple(kernels),
+            heads=heads,
+            head_dim=head_dim,
+            eps=eps,
+            causal=causal,
+            repeats=repeats,
+            dtype=dtype_name,
+            device=s.device.type,
+            naive_max_len=NAIVE_MAX_LEN,
+            memory=memory,
+        )
+    except ValueError as err:
+        st.error(f"Cannot run this benchmark: {err}. Pick at least one length and one kernel.")
+    else:
+        with st.status("Timing kernels ...", expanded=True) as status:
+            bar = st.progress(0.0, text="starting")
+            report = bench.run_benchmark(
+                cfg, progress=lambda frac, msg: bar.progress(min(max(frac, 0.0), 1.0), text=msg)
+            )
+            status.update(label="Benchmark finished", state="complete", expanded=False)
+        st.session_state["kern_report_live"] = report
+
+uploaded = st.file_uploader(
+    "Or load a report written by `python -m georesolver_core bench --json`",
+    type=["json"],
+    key="kern_upload",
+)
+if uploaded is not None:
+    try:
+        st.session_state["kern_report_file"] = bench.validate_report(json.loads(uploaded.getvalue()))
+    except (ValueError, UnicodeDecodeError) as err:
+        st.session_state.pop("kern_report_file", None)
+        st.error(
+            f"This file is not a benchmark report: {err}. Produce one with "
+            "`python -m georesolver_core bench --json > bench.json` and upload that file."
+        )
+
+sources = {
+    name: st.session_state[key]
+    for name, key in (("live run", "kern_report_live"), ("uploaded file", "kern_report_file"))
+    if key in st.session_state
+}
+
+
+@st.fragment
+def show_report(sources: dict) -> None:
+    if not sources:
+        st.info("Run the benchmark or load a report to see the table and curves.")
+        return
+    source = st.segmented_control("Show", list(sources), default=list(sources)[-1], key="kern_source")
+    report = sources.get(source) or next(iter(sources.values()))
+    env, cfg = report["environment"], report.get("config", {})
+    st.caption(
+        f"torch {env.get('torch')} on {env.get('device_name')}, {env.get('threads')} threads, {env.get('dtype')}, "
+        f"machine load average {env.get('load_average_1min')} at the start; "
+        f"B = {cfg.get('batch')}, H = {cfg.get('heads')}, D = {cfg.get('head_dim')}, eps = {cfg.get('eps')}, "
+        f"causal = {cfg.get('causal')}; median of {cfg.get('repeats')} repeats after {cfg.get('warmup')} warm-up. "
+        f"Memory: {env.get('memory_method', 'not recorded')}"
+    )
+    table = pd.DataFrame(bench.report_table(report))
+    st.dataframe(
+        table,
+        hide_index=True,
+        column_config={
+            c: st.column_config.NumberColumn(format="%.2f")
+            for c in table.columns
+            if c not in ("kernel", "label", "T")
+        },
+        key="kern_table",
+    )
+    targets = report.get("targets") or bench.judge(report)
+    with st.container(border=True):
+        st.markdown("**Targets of the fused kernels, judged from this report**")
+        for t in targets:
+            badge = {True: ":green-badge[met]", False: ":red-badge[not met]", None: ":gray-badge[not measured]"}[
+                t["met"]
+            ]
+            measured = "n/a" if t["measured"] is None else f"{t['measured']:.2f}"
+            st.markdown(f"{badge} {t['target']}: measured **{measured}**")
+    evidence = bench.complexity_evidence(report)
+    if evidence:
+        ui.theory_box(evidence)
+    else:
+        st.caption(
+            f"The scaling checks (time ~ T^2 by Proposition 1, memory ~ T) need two lengths of at least "
+            f"{bench.COMPLEXITY_MIN_LEN}: below that, fixed per-call costs hide the growth."
+        )
+    phase = st.segmented_control(
+        "Phase", list(PHASES), default="fwdbwd", format_func=PHASES.get, key="kern_phase", bind="query-params"
+    )
+    phase = phase or "fwdbwd"
+    tab_time, tab_ratio, tab_mem = st.tabs(["Time vs T", "Ratio to SDPA", "Memory vs T"])
+    with tab_time:
+        st.plotly_chart(time_figure(report, phase), key="kern_time_fig")
+    with tab_ratio:
+        st.plotly_chart(ratio_figure(report, phase), key="kern_ratio_fig")
+    with tab_mem:
+        if any(r.get("peak_mb") is not None for r in report["rows"]) or report.get("memory_check"):
+            st.plotly_chart(memory_figure(report), key="kern_mem_fig")
+        else:
+            st.info("No memory was measured in this report: switch on 'Measure peak memory' and run again.")
+    d1, d2 = st.columns(2)
+    with d1:
+        ui.download_json("Download the report (JSON)", report, "kernel_bench.json", "kern_dl_json")
+    with d2:
+        st.download_button(
+            "Download the table (CSV)",
+            table.to_csv(index=False).encode(),
+            file_name="kernel_bench.csv",
+            mime="text/csv",
+            key="kern_dl_csv",
+            icon=":material/download:",
+        )
+
+
+show_report(sources)

@@ -1,0 +1,536 @@
+"""Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
+Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import ui
+
+from georesolver_core.claims import FAILS, run_claim
+from georesolver_core.device import DTYPES
+from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.landscape import (
+    DEFAULT_EXTENT,
+    KERNELS,
+    OUTCOMES,
+    SliceModelConfig,
+    classify_paths,
+    confirmed_spurious,
+    descent_paths,
+    hessian_sweep,
+    landscape_grid,
+    model_slice,
+    mu_sweep,
+    pl_profile,
+    random_keys,
+    ring_starts,
+    train_model,
+)
+from georesolver_core.theory import landscape as th
+from georesolver_core.viz.claims import claim_figure
+from georesolver_core.viz.landscape import (
+    KERNEL_LABELS,
+    hessian_figure,
+    history_figure,
+    landscape_figure,
+    model_slice_figure,
+    pl_profile_figure,
+    sweep_figure,
+)
+
+ui.page_header(
+    "Landscapes",
+    "The loss L = (1 - W_target)^2 of one query retrieving one key, seen four ways: along the line between two keys "
+    "(the PL inequality of Theorem 2), over a 2-D patch with gradient-descent paths, through the Hessian at the "
+    "equidistant start (Lemma 2), and as a slice through a small trained model. IDA vs softmax, in every geometry.",
+)
+s = ui.settings()
+dtype_name = str(s.dtype).replace("torch.", "")
+device = str(s.device)
+GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
+
+
+def _geometry(label: str, key: str):
+    return st.selectbox(label, list(GEOMETRIES), format_func=GEO_LABEL.get, key=key, bind="query-params")
+
+
+def _curvature(key: str, geometry: str) -> float:
+    if geometry != "poincare":
+        return 1.0
+    return ui.log_slider("Curvature parameter c (curvature k = -c)", key, 0.1, 10.0, 1.0)
+
+
+@st.cache_data(show_spinner=False)
+def _claim(key: str) -> dict:
+    return run_claim(key, quick=True)
+
+
+def claims_box(keys: list[str], prefix: str) -> None:
+    """The verdict box for these claims, and each claim's measurement behind a toggle."""
+    if not show_claims:
+        st.caption("The paper's claims for this tab are switched off at the top of the page.")
+        return
+    results = []
+    with st.status("Measuring the paper's claims (small sweeps) ...", expanded=False) as status:
+        bar = st.progress(0.0)
+        for i, key in enumerate(keys):
+            try:
+                results.append(_claim(key))
+            except ValueError as err:  # a broken measurement must not take the page down
+                st.error(
+                    f"Claim {key} could not be measured: {err}. Run `python -m georesolver_core claims --only {key}`."
+                )
+            bar.progress((i + 1) / len(keys), text=key)
+        status.update(label=f"{len(results)} claims measured", state="complete")
+    ui.theory_box(results)
+    if st.toggle("Show the measurements behind the verdicts", key=f"{prefix}_claims_show"):
+        cols = st.columns(2)
+        for i, r in enumerate(results):
+            with cols[i % 2].container(border=True):
+                st.plotly_chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
+                (st.error if r["verdict"] == FAILS else st.caption)(r["summary"])
+    ui.download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
+
+
+show_claims = st.toggle(
+    "Measure the paper's claims on each tab (verdict boxes)",
+    value=True,
+    key="land_claims",
+    bind="query-params",
+    help="Each claim reruns a small sweep the first time it is shown (a few seconds), then comes from the cache.",
+)
+tabs = st.tabs(
+    ["Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice"],
+    key="land_tab",
+    bind="query-params",
+)
+
+# ---- 1. The two-key line -------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _profiles(geometry, eps, delta, tau, c, basin, dtype_name, device):
+    return [
+        pl_profile(
+            k, geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin, dtype=DTYPES[dtype_name], device=device
+        )
+        for k in KERNELS
+    ]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _sweep(geometry, vary, values, eps, delta, tau, c, basin):
+    return {
+        k: mu_sweep(
+            k, geometry, vary=vary, values=values, eps=eps, delta=delta, tau=tau, c=c, basin=basin, n_basin=401
+        )
+        for k in KERNELS
+    }
+
+
+if tabs[0].open:
+    with tabs[0]:
+        st.markdown(
+            "Keys 1 and 2 sit a geodesic distance **Delta** apart (the angle theta on the sphere); the query moves "
+            "along the geodesic through them. The PL ratio |grad L|^2 / (2 (L - L*)) is measured with the Riemannian "
+            "gradient; its minimum over the grey basin (|s| <= beta Delta/2 around key 1) is the PL constant mu."
+        )
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            geometry = _geometry("Geometry", "land_pl_geometry")
+            eps = ui.log_slider("eps (IDA regulariser)", "land_pl_eps", 1e-6, 1.0, 1e-3)
+            c = _curvature("land_pl_c", geometry)
+        with c2:
+            delta = st.slider(
+                "Key separation Delta (theta on the sphere)",
+                0.1,
+                6.0,
+                1.0,
+                0.1,
+                key="land_pl_delta",
+                bind="query-params",
+            )
+            tau = ui.log_slider("Softmax temperature tau = sqrt(d)", "land_pl_tau", 0.1, 10.0, 1.0)
+        with c3:
+            basin = st.slider(
+                "Basin size beta (fraction of the way to the midpoint)",
+                0.05,
+                0.95,
+                0.5,
+                0.05,
+                key="land_pl_basin",
+                bind="query-params",
+            )
+        if geometry == "sphere" and delta > math.pi:
+            st.error(
+                f"On the sphere Delta is the angle theta between the keys and must be at most pi "
+                f"(got {delta:g}). Fix: lower Delta; showing theta = 3.1 meanwhile."
+            )
+            delta = 3.1
+        try:
+            profs = _profiles(geometry, eps, delta, tau, c, basin, dtype_name, device)
+        except ValueError as err:
+            st.error(f"{err}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
+            profs = _profiles(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
+        st.plotly_chart(pl_profile_figure(profs), key="land_pl_fig")
+        ida, soft = profs
+        m = st.columns(4)
+        m[0].metric("mu (IDA)", f"{ida.mu:.4g}")
+        m[1].metric("mu (softmax)", f"{soft.mu:.4g}")
+        m[2].metric("mu_IDA / mu_soft", f"{ida.mu / soft.mu:.4g}")
+        m[3].metric(
+            "IDA minimiser s*",
+            f"{ida.s_star:.3g}" if ida.s_star is not None else "at infinity",
+            help="The IDA minimum sits just behind key 1, at s* ~ -eps/Delta, not on it.",
+        )
+        with st.container(border=True):
+            st.markdown("**What the theory says vs what we measured, at this setting**")
+            curv = float(th.ida_curvature_at_minimiser(eps, delta))
+            st.markdown(
+                f"- Theorem 2 predicts mu_IDA = Theta(eps^2/Delta^4) = Theta({th.pl_ida_theta(eps, delta):.3g}); "
+                f"measured {ida.mu:.4g}. The exact curvature at the minimiser, L''(s*) = {curv:.4g} (derived "
+                f"here), bounds mu from above; for eps << Delta^2 it is 4 eps/Delta^4 = {4 * eps / delta**4:.4g}, "
+                f"linear in eps.\n"
+                f"- Softmax: predicted Theta(exp(-Delta^2/tau) eps^2/Delta^2) = "
+                f"Theta({th.pl_softmax_theta(eps, delta, tau):.3g}); measured {soft.mu:.4g}, and it does not change "
+                f"with eps (softmax has none).\n"
+                f"- Predicted ratio Omega(exp(Delta^2/tau)/Delta^2) = Omega({th.pl_ratio_omega(delta, tau):.3g}); "
+                f"measured {ida.mu / soft.mu:.4g}."
+            )
+        ui.download_json(
+            "Download the profiles (JSON)", [p.to_dict() for p in profs], "pl_profiles.json", "land_pl_dl"
+        )
+        if st.toggle(
+            "Sweep eps and Delta (mu against the paper's rates)", key="land_pl_sweep", bind="query-params"
+        ):
+            eps_vals = tuple(np.logspace(-5, -1, 7).tolist())
+            hi = 3.0 if geometry == "sphere" else 4.0
+            d_vals = tuple(np.geomspace(0.5, hi, 7).tolist())
+            with st.status("Sweeping ...", expanded=False) as status:
+                by_eps = _sweep(geometry, "eps", eps_vals, eps, delta, tau, c, basin)
+                by_delta = _sweep(geometry, "delta", d_vals, eps, delta, tau, c, basin)
+                status.update(label="Sweeps done", state="complete")
+            soft_shape = (
+                th.pl_softmax_sphere_theta if geometry == "sphere" else lambda e, d: th.pl_softmax_theta(e, d, tau)
+            )
+            a, b = st.columns(2)
+            a.plotly_chart(
+                sweep_figure(
+                    eps_vals,
+                    {"IDA": by_eps["ida"], "softmax": by_eps["softmax"]},
+                    {"IDA: eps^2/Delta^4": (th.pl_ida_theta(np.array(eps_vals), delta), "IDA")},
+                    x_label=f"eps (Delta = {delta:g})",
+                    y_label="PL constant mu",
+                    title="mu against eps",
+                ),
+                key="land_pl_sweep_eps",
+            )
+            b.plotly_chart(
+                sweep_figure(
+                    d_vals,
+                    {"IDA": by_delta["ida"], "softmax": by_delta["softmax"]},
+                    {
+                        "IDA: eps^2/Delta^4": (th.pl_ida_theta(eps, np.array(d_vals)), "IDA"),
+                        "softmax: paper's rate": (soft_shape(eps, np.array(d_vals)), "softmax"),
+                    },
+                    x_label=f"Delta (eps = {eps:g})",
+                    y_label="PL constant mu",
+                    title="mu against Delta",
+                ),
+                key="land_pl_sweep_delta",
+            )
+            ui.download_json(
+                "Download the sweeps (JSON)",
+                {"eps": eps_vals, "mu_by_eps": by_eps, "delta": d_vals, "mu_by_delta": by_delta},
+                "pl_sweeps.json",
+                "land_pl_sweep_dl",
+            )
+        claims_box(
+            [
+                "thm2-pl-ida-eps",
+                "thm2-pl-ida-delta",
+                "thm2-pl-softmax",
+                "thm2-pl-ratio",
+                "thm5.3-pl-hyperbolic",
+                "thm8.1-pl-sphere",
+            ],
+            "land_pl",
+        )
+
+# ---- 2. A 2-D patch with descent paths -----------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _landscape(geometry, kernel, n, eps, tau, c, resolution, n_starts, steps, lr, seed, dtype_name, device):
+    extent = DEFAULT_EXTENT[geometry] / (math.sqrt(c) if geometry == "poincare" else 1.0)
+    dtype = DTYPES[dtype_name]
+    keys = random_keys(n, geometry=geometry, extent=extent, c=c, seed=seed, dtype=dtype).to(device)
+    grid = landscape_grid(
+        keys, geometry=geometry, kernel=kernel, eps=eps, extent=extent, resolution=resolution, c=c, tau=tau
+    )
+    starts = ring_starts(n_starts, geometry=geometry, extent=extent, c=c, dtype=dtype).to(device)
+    paths = descent_paths(
+        starts,
+        keys,
+        geometry=geometry,
+        kernel=kernel,
+        eps=eps,
+        c=c,
+        tau=tau,
+        lr=lr,
+        steps=steps,
+        max_step=0.04 * extent,
+    )
+    confirmed = confirmed_spurious(grid, keys)
+    return grid, paths, classify_paths(paths, grid), int(confirmed.sum())
+
+
+@st.fragment
+def landscape_lab() -> None:
+    st.markdown(
+        "n keys in a patch of the plane, the Poincaré disk or the sphere (normal coordinates at the north pole); the "
+        "surface is the loss of retrieving the **star** key. Starts on a ring run Riemannian gradient descent "
+        "(geoopt's RiemannianSGD, steps capped at 4% of the patch): press **Play descent**."
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        geometry = _geometry("Geometry", "land_geo")
+        kernel = (
+            st.segmented_control(
+                "Kernel",
+                list(KERNELS),
+                default="ida",
+                format_func=KERNEL_LABELS.get,
+                key="land_kernel",
+                bind="query-params",
+            )
+            or "ida"
+        )
+    with c2:
+        n = st.slider("Number of keys n", 2, 12, 5, key="land_n", bind="query-params")
+        eps = ui.log_slider("eps (IDA regulariser)", "land_eps", 1e-5, 1.0, 1e-2)
+    with c3:
+        tau = ui.log_slider("Softmax temperature tau", "land_tau", 0.1, 10.0, 1.0)
+        resolution = st.slider("Grid resolution", 20, 80, 60, 10, key="land_res", bind="query-params")
+    with c4:
+        n_starts = st.slider("Descent starts", 1, 12, 8, key="land_starts", bind="query-params")
+        steps = st.slider("Descent steps", 10, 300, 200, 10, key="land_steps", bind="query-params")
+        lr = ui.log_slider("Learning rate", "land_lr", 0.01, 20.0, 2.0)
+    c = _curvature("land_c", geometry)
+    args = (n, eps, tau, c, resolution, n_starts, steps, lr, s.seed, dtype_name, device)
+    with st.spinner("Computing the landscape and the descent paths ..."):
+        grid, paths, outcomes, confirmed = _landscape(geometry, kernel, *args)
+    st.plotly_chart(
+        landscape_figure(grid, paths, outcomes, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
+        key="land_fig",
+    )
+    reached = sum(o in ("global", "below") for o in outcomes)
+    m = st.columns(4)
+    m[0].metric("Starts reaching the global minimum", f"{reached} / {len(outcomes)}")
+    m[1].metric("Grid local minima", len(grid.minima_loss))
+    m[2].metric("Spurious (confirmed by descent)", f"{grid.n_spurious} ({confirmed})")
+    m[3].metric(
+        "Global grid minimum",
+        f"{grid.global_min_loss:.3g}",
+        "on the border" if grid.global_on_border else "inside",
+        delta_color="off",
+    )
+    other = "softmax" if kernel == "ida" else "ida"
+    g2, p2, o2, c2_ = _landscape(geometry, other, *args)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "kernel": [KERNEL_LABELS[kernel], KERNEL_LABELS[other]],
+                "starts reaching the global minimum": [reached, sum(o in ("global", "below") for o in o2)],
+                "spurious grid minima": [grid.n_spurious, g2.n_spurious],
+                "confirmed by descent": [confirmed, c2_],
+                "global minimum on the patch border": [grid.global_on_border, g2.global_on_border],
+            }
+        ),
+        hide_index=True,
+        key="land_compare",
+    )
+    with st.expander("Where each descent ended"):
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "start": range(1, len(outcomes) + 1),
+                    "outcome": outcomes,
+                    "meaning": [OUTCOMES[o] for o in outcomes],
+                    "final loss": paths.final_loss,
+                }
+            ),
+            hide_index=True,
+            key="land_outcomes",
+        )
+    ui.download_json(
+        "Download the grid and the paths (JSON)",
+        {
+            "geometry": geometry,
+            "kernel": kernel,
+            "u": grid.u,
+            "v": grid.v,
+            "loss": np.nan_to_num(grid.loss, nan=-1.0),
+            "keys_uv": grid.keys_uv,
+            "paths_uv": paths.uv,
+            "paths_loss": paths.loss,
+            "outcomes": outcomes,
+        },
+        "landscape.json",
+        "land_dl",
+    )
+
+
+if tabs[1].open:
+    with tabs[1]:
+        landscape_lab()
+        claims_box(["thm2-no-spurious-minima"], "land_grid")
+
+# ---- 3. Lemma 2's Hessian --------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _hessians(geometry, eps, rho, c, n_max):
+    ns = [n for n in (2, 4, 8, 16, 32, 64, 128) if n <= n_max]
+    return {k: hessian_sweep(ns, kernel=k, geometry=geometry, eps=eps, rho=rho, c=c) for k in KERNELS}
+
+
+if tabs[2].open:
+    with tabs[2]:
+        st.markdown(
+            "n keys a distance rho from the query in orthogonal directions, so every key starts with weight 1/n. The "
+            "Riemannian Hessian of L at that start comes from autograd (plus the connection terms of the ball or the "
+            "sphere); its spread is largest / smallest non-zero |eigenvalue|."
+        )
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            geometry = _geometry("Geometry", "land_h_geometry")
+            c = _curvature("land_h_c", geometry)
+        with c2:
+            eps = ui.log_slider("eps (IDA regulariser)", "land_h_eps", 1e-4, 1.0, 1e-2)
+            rho = st.slider("Distance rho of the keys", 0.1, 1.5, 1.0, 0.1, key="land_h_rho", bind="query-params")
+        with c3:
+            n_max = st.select_slider("Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params")
+        with st.status("Computing Hessians ...", expanded=False) as status:
+            spec = _hessians(geometry, eps, rho, c, n_max)
+            status.update(label="Hessians computed", state="complete")
+        st.plotly_chart(hessian_figure(spec), key="land_h_fig")
+        rows = [
+            {
+                "kernel": KERNEL_LABELS[k],
+                "n": h.n,
+                "curvature max|lambda|": h.curvature,
+                "spread": h.spread,
+                "negative eigenvalues": h.n_negative,
+                "flat directions": h.n_flat,
+            }
+            for k, hs in spec.items()
+            for h in hs
+        ]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="land_h_table")
+        ui.download_json(
+            "Download the spectra (JSON)",
+            {k: [{"n": h.n, "eigenvalues": h.eigenvalues} for h in hs] for k, hs in spec.items()},
+            "hessian_spectra.json",
+            "land_h_dl",
+        )
+        claims_box(["lemma2-hessian-spread", "lemma2-softmax-curvature"], "land_h")
+
+# ---- 4. A trained model ----------------------------------------------------------------------
+
+
+@st.cache_resource
+def _models() -> dict:
+    """Trained models shared by every session, keyed by (config, device); trained outside any cached
+    function so that the progress bar can follow the steps."""
+    return {}
+
+
+def _train(config: SliceModelConfig, device: str, bar):
+    store = _models()
+    key = (config, device)
+    if key not in store:
+        steps = config.steps
+        store[key] = train_model(
+            config,
+            callback=lambda i, loss: bar.progress((i + 1) / steps, text=f"step {i + 1}: loss {loss:.3f}"),
+            device=device,
+        )
+        while len(store) > 8:  # keep the newest few
+            store.pop(next(iter(store)))
+    return store[key]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _slice(config: SliceModelConfig, device: str, span: float, resolution: int, seed: int, _trained):
+    return model_slice(_trained, span=span, resolution=resolution, seed=seed)
+
+
+if tabs[3].open:
+    with tabs[3]:
+        st.markdown(
+            "A small classifier trained here: an encoder puts each 2-D input into the geometry, attention over 8 "
+            "learnable prototype keys (which live on the manifold) mixes class logits. The slice follows two random "
+            "filter-normalised directions (Li et al.); prototype keys move by the **exponential map** of tangent "
+            "directions, so every point of the slice is a valid model."
+        )
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            geometry = _geometry("Geometry of the prototypes", "land_m_geometry")
+            kernel = (
+                st.segmented_control(
+                    "Kernel",
+                    list(KERNELS),
+                    default="ida",
+                    format_func=KERNEL_LABELS.get,
+                    key="land_m_kernel",
+                    bind="query-params",
+                )
+                or "ida"
+            )
+        with c2:
+            eps = ui.log_slider("eps (IDA regulariser)", "land_m_eps", 1e-3, 1.0, 0.05)
+            steps = st.slider("Training steps", 20, 300, 200, 20, key="land_m_steps", bind="query-params")
+        with c3:
+            span = st.slider("Slice half-width", 0.1, 3.0, 1.0, 0.1, key="land_m_span", bind="query-params")
+            res = st.slider("Slice resolution", 5, 25, 21, 2, key="land_m_res", bind="query-params")
+        config = SliceModelConfig(
+            geometry=geometry,
+            kernel=kernel,
+            eps=eps,
+            steps=steps,
+            seed=s.seed,
+            dim=3 if geometry == "sphere" else 2,
+        )
+        with st.status("Training the model and slicing its landscape ...", expanded=False) as status:
+            bar = st.progress(0.0)
+            trained = _train(config, device, bar)
+            sl = _slice(config, device, span, res, s.seed, trained)
+            status.update(label="Model trained and sliced", state="complete")
+        st.plotly_chart(
+            model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
+            key="land_m_fig",
+        )
+        m = st.columns(4)
+        m[0].metric("Training accuracy", f"{trained.accuracy:.1%}")
+        m[1].metric("Loss at the trained point", f"{sl.centre_loss:.4g}")
+        m[2].metric(
+            "Largest distance off the manifold",
+            f"{sl.max_violation:.2g}",
+            help="ball: how far sqrt(c)|key| exceeds 1 (0 = inside); sphere: max ||key| - 1|",
+        )
+        m[3].metric(
+            "Additive slice off the manifold",
+            f"{sl.additive_off_manifold:.0%}",
+            help="Share of slice points where theta + a d1 + b d2 (Li et al.'s additive slice) would move a "
+            "key off the ball / sphere.",
+        )
+        st.plotly_chart(history_figure(trained.history), key="land_m_hist")
+        ui.download_json(
+            "Download the slice (JSON)",
+            {"a": sl.a, "b": sl.b, "loss": sl.loss, "accuracy": sl.accuracy, "history": trained.history},
+            "model_slice.json",
+            "land_m_dl",
+        )

@@ -1,0 +1,123 @@
+"""AppTest of the Kernel speed page: widgets at their extremes, a live run, good and bad uploaded reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from georesolver_core import bench
+from tests.app_pages import ENTRY
+
+
+@pytest.fixture(scope="module")
+def at():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=120)
+    app.run()
+    app.switch_page("../pages/kernels.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    yield app
+    st.cache_data.clear()
+
+
+def _run(app: AppTest, **widgets) -> None:
+    for key, value in widgets.items():
+        app.get_by_key(key).set_value(value)
+    app.run()
+    assert not app.exception, (widgets, [e.value for e in app.exception])
+
+
+def _markdown(app: AppTest) -> str:
+    return " ".join(m.value for m in app.markdown)
+
+
+def test_page_opens_with_title_and_no_report(at):
+    assert at.title[0].value == "Kernel speed"
+    assert any("Run the benchmark or load a report" in i.value for i in at.info)
+
+
+def test_live_run_at_the_small_extreme_shows_table_targets_and_curves(at):
+    _run(
+        at,
+        kern_seq_lens=[32],
+        kern_kernels=list(bench.KERNELS),
+        kern_repeats=1,
+        kern_heads=1,
+        kern_head_dim=8,
+        kern_eps=1e-4,
+        kern_causal=True,
+        kern_memory=True,
+    )
+    at.button(key="kern_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert set(table["kernel"]) == set(bench.KERNELS)
+    assert (table["forward ms"] > 0).all()
+    assert "Targets of the fused kernels" in _markdown(at)
+    assert len(at.get("plotly_chart")) == 3
+    for phase in ("fwd", "fwdbwd"):
+        _run(at, kern_phase=phase)
+
+
+def test_live_run_at_the_large_extreme(at):
+    _run(
+        at,
+        kern_seq_lens=[64, 128],
+        kern_kernels=["sdpa", "sida"],
+        kern_repeats=1,
+        kern_heads=8,
+        kern_head_dim=128,
+        kern_eps=10.0,
+        kern_causal=False,
+        kern_memory=False,
+    )
+    at.button(key="kern_run").click()
+    at.run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["T"]) == [64, 64, 128, 128]
+    assert any("No memory was measured" in i.value for i in at.info)
+
+
+def test_empty_selection_shows_an_error_and_the_page_keeps_working(at):
+    _run(at, kern_seq_lens=[], kern_kernels=["sdpa"])
+    at.button(key="kern_run").click()
+    at.run()
+    assert not at.exception
+    assert any("Cannot run this benchmark" in e.value for e in at.error)
+    assert at.title[0].value == "Kernel speed"
+
+
+def _report() -> dict:
+    cfg = bench.BenchConfig(
+        seq_lens=(32, 64),
+        kernels=("sdpa", "ida"),
+        heads=1,
+        head_dim=8,
+        repeats=1,
+        warmup=0,
+        memory=False,
+        device="cpu",
+    )
+    return bench.run_benchmark(cfg)
+
+
+def test_uploaded_report_is_shown_and_a_bad_file_is_rejected(at):
+    at.file_uploader(key="kern_upload").set_value(
+        ("bench.json", json.dumps(_report()).encode(), "application/json")
+    )
+    at.run()
+    assert not at.exception
+    _run(at, kern_source="uploaded file")
+    assert list(at.dataframe[0].value["T"]) == [32, 32, 64, 64]
+    for bad in (b"not json", json.dumps({"schema": "other"}).encode(), json.dumps([1, 2]).encode()):
+        at.file_uploader(key="kern_upload").set_value(("bad.json", bad, "application/json"))
+        at.run()
+        assert not at.exception
+        assert any("This file is not a benchmark report" in e.value for e in at.error)
+        assert at.title[0].value == "Kernel speed"

@@ -1,0 +1,149 @@
+"""The kernel benchmark: report structure, ratios, validation, CLI, figures (small sizes only)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from georesolver_core import bench
+from georesolver_core.__main__ import main
+from georesolver_core.viz.kernels import memory_figure, ratio_figure, time_figure
+
+
+@pytest.fixture(scope="module")
+def report():
+    cfg = bench.BenchConfig(
+        seq_lens=(32, 64),
+        kernels=("sdpa", "ida", "hida", "sida", "ida-naive"),
+        heads=2,
+        head_dim=8,
+        repeats=2,
+        warmup=1,
+        device="cpu",
+        naive_max_len=32,
+        memory=True,
+        memory_check_len=128,
+    )
+    return bench.run_benchmark(cfg)
+
+
+def test_report_has_environment_rows_ratios_and_memory(report):
+    env = report["environment"]
+    assert env["torch"] == torch.__version__ and env["device"] == "cpu" and env["threads"] >= 1
+    assert env["memory_method"] == bench.MEMORY_METHOD[bench.memory_method("cpu")]
+    rows = {(r["kernel"], r["seq_len"]): r for r in report["rows"]}
+    assert ("ida-naive", 32) in rows and ("ida-naive", 64) not in rows  # naive only up to naive_max_len
+    for T in (32, 64):
+        sdpa = rows[("sdpa", T)]
+        assert sdpa["fwd_ratio"] == 1.0 and sdpa["fwdbwd_ratio"] == 1.0
+        for k in ("ida", "hida", "sida"):
+            r = rows[(k, T)]
+            assert len(r["fwd_times_ms"]) == 2 and r["fwd_ms"] > 0
+            assert math.isclose(r["fwdbwd_ratio"], r["fwdbwd_ms"] / sdpa["fwdbwd_ms"])
+            assert r["peak_mb"] is not None and r["peak_mb"] >= 0  # tiny shapes may reuse resident pages
+    check = report["memory_check"]
+    assert check["seq_len"] == 128 and {r["kernel"] for r in check["rows"]} == {"sdpa", "ida", "hida", "sida"}
+    assert all(r["within_limit"] for r in check["rows"])
+    assert bench.validate_report(json.loads(json.dumps(report))) is not None
+
+
+def test_targets_are_judged_only_where_measured(report):
+    targets = report["targets"]
+    ratio_targets = [t for t in targets if "SDPA" in t["target"]]
+    assert len(ratio_targets) == 3 and all(t["met"] is None for t in ratio_targets)  # T = 1024 not run here
+    fake = json.loads(json.dumps(report))
+    for r in fake["rows"]:
+        r["seq_len"] = bench.TARGET_SEQ_LEN if r["seq_len"] == 64 else r["seq_len"]
+    judged = {t["target"].split()[0]: t for t in bench.judge(fake) if "SDPA" in t["target"]}
+    for name, limit in bench.TARGET_RATIO.items():
+        assert judged[name]["met"] == (judged[name]["measured"] <= limit)
+
+
+def test_peak_memory_counts_allocations():
+    peak = bench.peak_memory_mb(lambda: torch.empty(2**20, dtype=torch.float32).fill_(1.0), "cpu")
+    assert peak is not None and 3.9 < peak < 6.0
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(seq_lens=()), "seq_lens"),
+        (dict(seq_lens=(0,)), "seq_lens entries"),
+        (dict(kernels=("flash",)), "kernels must be"),
+        (dict(eps=-1.0), "eps"),
+        (dict(repeats=0), "repeats"),
+        (dict(dtype="float16"), "dtype"),
+        (dict(device="tpu"), "device"),
+    ],
+)
+def test_config_rejects_bad_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bench.BenchConfig(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "doc,match",
+    [
+        ([], "JSON object"),
+        ({"schema": "x"}, "schema"),
+        ({"schema": bench.SCHEMA, "environment": {}, "rows": []}, "non-empty"),
+        (
+            {
+                "schema": bench.SCHEMA,
+                "environment": {},
+                "rows": [{"kernel": "ida", "seq_len": 8, "fwd_ms": -1.0, "fwdbwd_ms": 1.0}],
+            },
+            "finite time",
+        ),
+        ({"schema": bench.SCHEMA, "environment": {}, "rows": [{"kernel": "ida", "seq_len": "8"}]}, "seq_len"),
+    ],
+)
+def test_validate_report_names_the_problem(doc, match):
+    with pytest.raises(ValueError, match=match):
+        bench.validate_report(doc)
+
+
+def test_table_figures_and_complexity(report):
+    table = bench.report_table(report)
+    assert len(table) == len(report["rows"]) and {"forward x SDPA", "peak MB"} <= set(table[0])
+    for fig in (time_figure(report, "fwd"), time_figure(report), ratio_figure(report), memory_figure(report)):
+        assert isinstance(fig, go.Figure) and fig.layout.xaxis.title.text.startswith("sequence length")
+    names = {t.name for t in time_figure(report).data}
+    assert bench.KERNELS["ida-naive"].label in names
+    assert {t.name for t in ratio_figure(report).data} >= {bench.KERNELS["hida"].label}
+    with pytest.raises(ValueError, match="phase"):
+        time_figure(report, "backward")
+    assert bench.complexity_evidence(report) == []  # T = 32, 64: too short to judge scaling
+    evidence = bench.complexity_evidence(report, min_len=32)
+    assert len(evidence) >= 3 and all(e["verdict"] in ("holds", "fails") for e in evidence)
+
+
+def test_cli_quick_json(capsys):
+    code = main(
+        ["bench", "--quick", "--json", "--seq-lens", "16", "32", "--repeats", "1", "--kernels", "sdpa", "ida"]
+    )
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == bench.SCHEMA and [r["seq_len"] for r in doc["rows"]] == [16, 16, 32, 32]
+
+
+def test_cli_table_and_bad_arguments(capsys):
+    assert main(["bench", "--quick", "--seq-lens", "16", "--repeats", "1", "--kernels", "sdpa", "sida"]) == 0
+    out = capsys.readouterr().out
+    assert "x SDPA" in out and "sida" in out
+    assert main(["bench", "--quick", "--seq-lens", "0"]) == 2
+    assert "seq_lens entries" in capsys.readouterr().err
+
+
+def test_peak_memory_sees_other_threads():
+    if bench.memory_method("cpu") != "rss":
+        pytest.skip("the resident-set method is Linux/glibc only; the profiler fallback sees one thread")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        peak = bench.peak_memory_mb(lambda: pool.submit(lambda: torch.ones(2**21)).result(), "cpu")
+    assert 7.5 < peak < 10.0
