@@ -64,8 +64,9 @@ def test_targets_are_judged_only_where_measured(report):
 
 
 def test_peak_memory_counts_allocations():
-    peak = bench.peak_memory_mb(lambda: torch.empty(2**20, dtype=torch.float32).fill_(1.0), "cpu")
-    assert peak is not None and 3.9 < peak < 6.0
+    # 64 MiB of fresh pages: large enough that pages the allocator already held barely move the figure
+    peak = bench.peak_memory_mb(lambda: torch.empty(2**24, dtype=torch.float32).fill_(1.0), "cpu")
+    assert peak is not None and 56.0 < peak < 80.0
 
 
 @pytest.mark.parametrize(
