@@ -53,13 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="smaller sweeps (what the app and tests use)")
     p.add_argument("--only", nargs="*", metavar="KEY", help="run only these claim keys")
     p.set_defaults(func=_claims)
-    try:
-        from georesolver_core import bench
+    from georesolver_core import bench
 
-        bench.add_arguments(sub.add_parser("bench", help="time the attention kernels against torch SDPA"))
-        sub.choices["bench"].set_defaults(func=_bench)
-    except ImportError:
-        pass
+    b = sub.add_parser("bench", help="time the attention kernels against torch SDPA")
+    bench.add_arguments(b)
+    b.set_defaults(func=_bench)
     args = parser.parse_args(argv)
     return args.func(args)
 
