@@ -16,3 +16,26 @@ def registered_pages() -> list[tuple[str, str, str, str, str]]:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "PAGES" for t in node.targets):
             return [tuple(row) for row in ast.literal_eval(node.value)]
     raise AssertionError("app/streamlit_app.py has no PAGES table")
+
+
+def open_page(file: str):
+    """A fresh AppTest of the whole app, switched to ../pages/<file>, with clean caches."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=120)
+    app.run()
+    app.switch_page(f"../pages/{file}")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def set_and_run(app, **widgets) -> None:
+    """Set widgets by key (looked up by type), rerun once, and fail on any exception."""
+    for key, value in widgets.items():
+        app.get_by_key(key).set_value(value)
+    app.run()
+    assert not app.exception, (widgets, [e.value for e in app.exception])

@@ -6,30 +6,18 @@ import time
 
 import pytest
 import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from tests.app_pages import ENTRY
+from tests.app_pages import open_page, set_and_run
 
 
 @pytest.fixture(scope="module")
 def at():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.run()
-    app.switch_page("../pages/attention.py")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    app = open_page("attention.py")
     yield app
     st.cache_data.clear()
 
 
-def _run(app: AppTest, **widgets) -> None:
-    """Set widgets by key (looked up by type), rerun once, and fail on any exception."""
-    for key, value in widgets.items():
-        app.get_by_key(key).set_value(value)
-    app.run()
-    assert not app.exception, (widgets, [e.value for e in app.exception])
+_run = set_and_run
 
 
 def test_page_shows_title_matrix_bars_picture_and_claims(at):

@@ -9,27 +9,17 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from georesolver_core import bench
-from tests.app_pages import ENTRY
+from tests.app_pages import open_page, set_and_run
 
 
 @pytest.fixture(scope="module")
 def at():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.run()
-    app.switch_page("../pages/kernels.py")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    app = open_page("kernels.py")
     yield app
     st.cache_data.clear()
 
 
-def _run(app: AppTest, **widgets) -> None:
-    for key, value in widgets.items():
-        app.get_by_key(key).set_value(value)
-    app.run()
-    assert not app.exception, (widgets, [e.value for e in app.exception])
+_run = set_and_run
 
 
 def _markdown(app: AppTest) -> str:
