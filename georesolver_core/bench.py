@@ -44,7 +44,8 @@ MEMORY_METHOD = {
     "rss": "process resident-set high-water mark (Linux /proc: VmHWM reset through clear_refs) above the "
     "resident size at the start of one forward+backward call, with glibc's mmap threshold lowered to "
     "64 KB during the call so that freed tensors go back to the OS. Counts every thread (the fused "
-    "kernels' workers too) and everything resident: outputs, gradients, temporaries, BLAS scratch.",
+    "kernels' workers too) and everything resident: outputs, gradients, temporaries, BLAS scratch; "
+    "precise to a few hundred KB (the kernel batches per-thread resident-size counters).",
     "profiler": "torch.profiler (profile_memory=True): running sum of the CPU allocator's allocation and "
     "free events of the calling thread during one forward+backward call (worker threads not seen).",
     "cuda": "torch.cuda.max_memory_allocated() minus memory_allocated() before one forward+backward call.",
@@ -246,7 +247,8 @@ def _peak_rss_mb(fn: Callable[[], None]) -> float:
             f.write("5")  # resets the high-water mark VmHWM to the current resident size
         base = _proc_status_bytes("VmRSS:")
         fn()
-        return (_proc_status_bytes("VmHWM:") - base) / 2**20
+        # Linux batches per-thread RSS counters (tens of pages), so tiny peaks can read slightly below 0.
+        return max(0.0, (_proc_status_bytes("VmHWM:") - base) / 2**20)
     finally:
         # glibc's own thresholds once its dynamic mmap threshold has grown to the maximum (64-bit)
         libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)

@@ -52,12 +52,13 @@ def _inverse(S: torch.Tensor) -> torch.Tensor:
 
 
 def _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk):
-    """(h, n, d), (h, m, d), (h, m, dv) -> o (h, n, dv), S (h, n, 1)."""
+    """(h, n, d), (h, m, d), (h, m, dv) -> o (h, n, dv), S (h, n, 1), and the tiles holding suspects."""
     H, n, _ = q.shape
     m, dv = k.shape[1], v.shape[-1]
     o, S = q.new_empty(H, n, dv), q.new_empty(H, n, 1)
     sched = Schedule(q, n, m, bq, bk, causal)
     tiling = sched.tiling
+    dirty: set = set()  # (first head of chunk, ib, jb) of tiles with suspects; set.add is atomic
 
     def chunk(hs, groups):
         geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
@@ -70,7 +71,9 @@ def _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk):
             ws = Workspace(q)
             for ib in ibs:
                 for jb, diag in tiling.row_tiles[ib]:
-                    s, _, _ = geo.scores(ib, jb, ws, keep=False)
+                    s, _, sus = geo.scores(ib, jb, ws, keep=False)
+                    if sus is not None:
+                        dirty.add((hs.start, ib, jb))
                     if diag is not None:
                         s.tril_(diag)
                     accT[ib].baddbmm_(vaT[jb], s.transpose(1, 2))
@@ -80,13 +83,14 @@ def _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk):
         _transpose_into(o[hs], outT[:, :dv]).mul_(_inverse(S[hs]))
 
     sched.run(chunk)
-    return o, S
+    return o, S, dirty
 
 
-def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dv=None):
+def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=None):
     """Shared backward pass. ``chunk_fns(hs)`` gives, for a chunk of heads, ``dl_ds(ib, jb, out)``
     writing dL/ds~ of tile (ib, jb) into out and, when ``dv`` is given, the row blocks of g/S whose
-    products with the score tiles accumulate dL/dv.
+    products with the score tiles accumulate dL/dv. Only tiles in ``dirty`` (where the forward pass
+    found suspects) are searched for suspects again.
 
     Per tile: G = s~^2 dL/ds~ = -dL/dphi; suspects take their share from the exact formula; the
     geometry turns G into H and two matmuls accumulate H @ ka (per query block) and H^T @ qa (per
@@ -118,7 +122,7 @@ def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dv=None):
             dvT_b = None if dvT is None else _columns(dvT, tiling.cols)
             for ib in ibs:
                 for jb, diag in tiling.row_tiles[ib]:
-                    s, aux, sus = geo.scores(ib, jb, ws, keep=True)
+                    s, aux, sus = geo.scores(ib, jb, ws, keep=True, check=(hs.start, ib, jb) in dirty)
                     if diag is not None:
                         s.tril_(diag)
                     if dvT_b is not None:
@@ -145,20 +149,24 @@ def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dv=None):
                 sparse[key] = sparse[key].add_(val) if key in sparse else val
         if dvT is not None:
             _transpose_into(dv[hs], dvT)
-        return _transposed(MqT), _transposed(NkT), sparse
+        return MqT, NkT, sparse
 
     def chunk(hs, groups):
         geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
         geo.tile(tiling.rows, tiling.cols)
-        Mq, Nk, sparse = accumulate(hs, groups, geo)
+        MqT, NkT, sparse = accumulate(hs, groups, geo)
         geo.release()  # the chunk's matmul operands go before finalize allocates
+        Mq = _transposed(MqT)
+        del MqT
+        Nk = _transposed(NkT)
+        del NkT
         dq[hs], dk[hs] = geo.finalize(Mq, Nk, sparse.get("dq"), sparse.get("dk"))
 
     sched.run(chunk)
     return dq, dk
 
 
-def _ida_backward(q, k, v, o, S, g, eps, c, geometry, causal, bq, bk):
+def _ida_backward(q, k, v, o, S, g, eps, c, geometry, causal, bq, bk, dirty):
     inv_S = _inverse(S)  # (H, n, 1)
     dv = torch.zeros_like(v)
     rows, cols = _ranges(q.shape[1], bq), _ranges(k.shape[1], bk)
@@ -174,7 +182,7 @@ def _ida_backward(q, k, v, o, S, g, eps, c, geometry, causal, bq, bk):
 
         return dl_ds, gsT
 
-    dq, dk = _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dv=dv)
+    dq, dk = _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=dv)
     return dq, dk, dv
 
 
@@ -222,7 +230,7 @@ class FusedIDA(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, eps, c, geometry, causal, bq, bk):
-        o, S = _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk)
+        o, S, ctx.dirty = _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk)
         ctx.save_for_backward(q, k, v, o, S)
         ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk = eps, c, geometry, causal, bq, bk
         return o
@@ -233,7 +241,7 @@ class FusedIDA(torch.autograd.Function):
         if torch.is_grad_enabled():
             return (*_double_backward(ctx, (q, k, v), g, True), None, None, None, None, None, None)
         grads = _ida_backward(
-            q, k, v, o, S, g.contiguous(), ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk
+            q, k, v, o, S, g.contiguous(), ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk, ctx.dirty
         )
         return (*grads, None, None, None, None, None, None)
 
@@ -248,6 +256,7 @@ class FusedIDAWeights(torch.autograd.Function):
         W = q.new_zeros(H, n, m)
         sched = Schedule(q, n, m, bq, bk, causal)
         tiling = sched.tiling
+        dirty: set = set()
 
         def chunk(hs, groups):
             geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
@@ -257,7 +266,9 @@ class FusedIDAWeights(torch.autograd.Function):
                 ws = Workspace(q)
                 for ib in ibs:
                     for jb, diag in tiling.row_tiles[ib]:
-                        s, _, _ = geo.scores(ib, jb, ws, keep=False)
+                        s, _, sus = geo.scores(ib, jb, ws, keep=False)
+                        if sus is not None:
+                            dirty.add((hs.start, ib, jb))
                         (i0, i1), (j0, j1) = tiling.rows[ib], tiling.cols[jb]
                         W[hs, i0:i1, j0:j1] = s.tril_(diag) if diag is not None else s
 
@@ -267,6 +278,7 @@ class FusedIDAWeights(torch.autograd.Function):
         S = W.sum(-1, keepdim=True)  # (H, n, 1)
         W = W.mul_(_inverse(S))
         ctx.save_for_backward(q, k, W, S)
+        ctx.dirty = dirty
         ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk = eps, c, geometry, causal, bq, bk
         return W
 
@@ -287,7 +299,7 @@ class FusedIDAWeights(torch.autograd.Function):
 
             return dl_ds, None
 
-        dq, dk = _pullback(q, k, ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk, chunk_fns)
+        dq, dk = _pullback(q, k, ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk, chunk_fns, ctx.dirty)
         return dq, dk, None, None, None, None, None, None
 
 

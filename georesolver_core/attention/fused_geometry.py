@@ -109,14 +109,14 @@ class TileGeometry:
         for name in ("qa", "ka", "qa_b", "kaT_b"):
             self.__dict__.pop(name, None)
 
-    def scores(self, ib: int, jb: int, ws: Workspace, *, keep: bool):
+    def scores(self, ib: int, jb: int, ws: Workspace, *, keep: bool, check: bool = True):
         """s~ for tile (ib, jb) with suspects exact; with ``keep`` also what the pullback needs.
-
-        The result and aux live in ``ws`` and are overwritten by the next call.
+        ``check=False`` skips the search for suspects (the backward pass, on tiles where the forward
+        pass found none). The result and aux live in ``ws`` and are overwritten by the next call.
         """
         (i0, i1), (j0, j1) = self.rows[ib], self.cols[jb]
         x = torch.bmm(self.qa_b[ib], self.kaT_b[jb], out=ws.get("x", (self.q.shape[0], i1 - i0, j1 - j0)))
-        sus = self.suspects(x, i0, i1, j0, j1)
+        sus = self.suspects(x, i0, i1, j0, j1) if check else None
         s, aux = self.transform_(x, keep, ws)
         if sus is not None:
             s[sus.b, sus.li, sus.lj] = self.exact_scores(sus)

@@ -99,7 +99,8 @@ class Schedule:
         """chunk_fn(heads, row_groups) for every head chunk; row_groups split the query blocks."""
         n_rows = len(self.tiling.rows)
         if self.row_parallel:
-            groups = [list(range(g, n_rows, self.workers)) for g in range(self.workers)]  # round-robin: causal balance
+            # Round-robin, so that under a causal mask every worker gets short and long rows alike.
+            groups = [list(range(g, n_rows, self.workers)) for g in range(self.workers)]
             for hs in self.chunks:
                 chunk_fn(hs, groups)
         else:
