@@ -6,11 +6,14 @@ exact retrieval as eps -> 0 in float32; eps -> infinity averages the values; per
 values changes nothing; gradcheck / gradgradcheck in float64; memory stays far below a T x T matrix.
 """
 
+import threading
+
 import pytest
 import torch
 
 from georesolver_core.attention import ida, ida_weights
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_supported
+from georesolver_core.attention.fused_schedule import Schedule
 from georesolver_core.attention.kernel import reference_ida, reference_ida_weights
 from georesolver_core.bench import peak_memory_mb
 from georesolver_core.geometry import to_ball
@@ -272,7 +275,7 @@ def test_peak_memory_far_below_a_dense_matrix():
 
 @pytest.mark.parametrize(
     "heads,n,block_q",
-    [(1, 100, 16), (40, 64, 256)],  # one long head: query blocks split over workers; many short heads: heads split
+    [(1, 100, 16), (40, 64, 256)],  # one long head in many query blocks; many short heads in one block each
 )
 def test_worker_threads_agree_with_one_thread(heads, n, block_q):
     q, k, v = qkv("poincare", n=n, m=n, d=4, heads=heads)
@@ -288,3 +291,58 @@ def test_worker_threads_agree_with_one_thread(heads, n, block_q):
         torch.set_num_threads(threads)
     for a, b in zip(many, one, strict=True):
         assert rel(a, b) < 1e-12
+
+
+def _traced_schedule(heads, n, workers, in_flight):
+    sched = Schedule(torch.zeros(heads, n, 4), n, n, 16, 16, causal=False)
+    sched.workers, sched.in_flight = workers, in_flight
+    sched.chunks = [slice(h, min(heads, h + 5)) for h in range(0, heads, 5)]  # several chunks of 5 heads
+    log, lock = [], threading.Lock()
+
+    def setup(hs):
+        with lock:
+            log.append(("setup", hs.start, None))
+        return hs.start
+
+    def task(hs, state, ib, ws, private):
+        assert state == hs.start
+        private[ib] = True
+        with lock:
+            log.append(("task", hs.start, ib))
+
+    def finish(hs, state, privates):
+        blocks = sorted(ib for p in privates for ib in p)
+        with lock:
+            log.append(("finish", hs.start, tuple(blocks)))
+
+    return sched, setup, task, finish, log
+
+
+@pytest.mark.parametrize("workers,in_flight", [(1, 1), (3, 1), (3, 100)])
+def test_schedule_runs_every_task_once_and_finishes_each_chunk_after_its_tasks(workers, in_flight):
+    sched, setup, task, finish, log = _traced_schedule(heads=40, n=64, workers=workers, in_flight=in_flight)
+    sched.run(setup, task, finish)
+    chunks = [hs.start for hs in sched.chunks]
+    rows = list(range(len(sched.tiling.rows)))
+    assert sorted(e[1:] for e in log if e[0] == "task") == sorted((c, ib) for c in chunks for ib in rows)
+    for c in chunks:
+        events = [i for i, e in enumerate(log) if e[1] == c]
+        kinds = [log[i][0] for i in events]
+        assert kinds[0] == "setup" and kinds[-1] == "finish" and kinds.count("finish") == 1
+        assert log[events[-1]][2] == tuple(rows)  # finish saw every worker's private sums
+    if in_flight == 1:  # a chunk is set up only once the one before it is finished
+        order = [(e[0], e[1]) for e in log if e[0] in ("setup", "finish")]
+        assert order == [(kind, c) for c in chunks for kind in ("setup", "finish")]
+
+
+def test_schedule_error_in_a_worker_reaches_the_caller_and_the_pool_survives():
+    sched, setup, task, finish, _ = _traced_schedule(heads=8, n=64, workers=2, in_flight=1)
+
+    def failing(hs, state, ib, ws, private):
+        if hs.start == 5 and ib == 2:
+            raise ValueError("tile failed")
+        task(hs, state, ib, ws, private)
+
+    with pytest.raises(ValueError, match="tile failed"):
+        sched.run(setup, failing, finish)
+    sched.run(setup, task, finish)  # the worker threads are free again

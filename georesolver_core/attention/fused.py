@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import torch
 
-from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, Workspace, blocks
+from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, blocks, transpose_into
 from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, Schedule
 
+KEEP_ELEMENTS = 1 << 22  # forward operands up to this many numbers are kept for the backward pass
 FUSED_MIN_PAIRS = 2048  # crossover measured on a 2-core CPU: 64 x 64 pairs and up run faster fused
 
 
@@ -52,49 +53,59 @@ def _inverse(S: torch.Tensor) -> torch.Tensor:
 
 
 def _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk):
-    """(h, n, d), (h, m, d), (h, m, dv) -> o (h, n, dv), S (h, n, 1), and the tiles holding suspects."""
-    H, n, _ = q.shape
+    """(h, n, d), (h, m, d), (h, m, dv) -> o (h, n, dv), S (h, n, 1), the tiles holding suspects, and
+    the per-chunk operands (geometry, [v, 1]^T blocks) when they are small enough to keep for backward."""
+    H, n, d = q.shape
     m, dv = k.shape[1], v.shape[-1]
     o, S = q.new_empty(H, n, dv), q.new_empty(H, n, 1)
     sched = Schedule(q, n, m, bq, bk, causal)
     tiling = sched.tiling
     dirty: set = set()  # (first head of chunk, ib, jb) of tiles with suspects; set.add is atomic
+    # Building a chunk's operands costs about 1/8 of its tiles at T = 1024; beyond KEEP_ELEMENTS they are rebuilt.
+    kept: dict | None = {} if H * ((n + m) * (d + 2) + m * (dv + 1)) <= KEEP_ELEMENTS else None
 
-    def chunk(hs, groups):
+    def setup(hs):
         geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
         geo.tile(tiling.rows, tiling.cols)
         vaT = _columns(_with_ones(v[hs]).transpose(1, 2), tiling.cols)  # (h, dv + 1, bk): ones row sums s
-        outT = q.new_zeros(geo.q.shape[0], dv + 1, n)  # [sum_j s_ij v_j, S_i]^T
-        accT = _columns(outT, tiling.rows)
+        if kept is not None:
+            kept[hs.start] = geo, vaT
+        return geo, vaT
 
-        def rows_task(ibs):
-            ws = Workspace(q)
-            for ib in ibs:
-                for jb, diag in tiling.row_tiles[ib]:
-                    s, _, sus = geo.scores(ib, jb, ws, keep=False)
-                    if sus is not None:
-                        dirty.add((hs.start, ib, jb))
-                    if diag is not None:
-                        s.tril_(diag)
-                    accT[ib].baddbmm_(vaT[jb], s.transpose(1, 2))
+    def task(hs, state, ib, ws, _private):
+        geo, vaT = state
+        i0, i1 = tiling.rows[ib]
+        accT = ws.get("acc", (geo.q.shape[0], dv + 1, i1 - i0))  # [sum_j s_ij v_j, S_i]^T
+        if not tiling.row_tiles[ib]:
+            accT.zero_()  # causal, more queries than keys: rows that see no key
+        for t, (jb, diag) in enumerate(tiling.row_tiles[ib]):
+            s, _, sus = geo.scores(ib, jb, ws, keep=False)
+            if sus is not None:
+                dirty.add((hs.start, ib, jb))
+            if diag is not None:
+                s.tril_(diag)
+            # beta=0 on the first tile: the buffer's previous contents are ignored, no zero fill needed.
+            accT.baddbmm_(vaT[jb], s.transpose(1, 2), beta=1 if t else 0)
+        S_rows = S[hs, i0:i1]
+        transpose_into(S_rows, accT[:, dv:])
+        transpose_into(o[hs, i0:i1], accT[:, :dv]).mul_(_inverse(S_rows))
 
-        sched.map(rows_task, groups)
-        S[hs] = outT[:, dv:].transpose(1, 2)
-        _transpose_into(o[hs], outT[:, :dv]).mul_(_inverse(S[hs]))
-
-    sched.run(chunk)
-    return o, S, dirty
+    sched.run(setup, task)
+    return o, S, dirty, kept
 
 
-def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=None):
+def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=None, kept=None):
     """Shared backward pass. ``chunk_fns(hs)`` gives, for a chunk of heads, ``dl_ds(ib, jb, out)``
     writing dL/ds~ of tile (ib, jb) into out and, when ``dv`` is given, the row blocks of g/S whose
     products with the score tiles accumulate dL/dv. Only tiles in ``dirty`` (where the forward pass
-    found suspects) are searched for suspects again.
+    found suspects) are searched for suspects again. ``kept`` holds the forward pass's chunk operands, if kept.
 
     Per tile: G = s~^2 dL/ds~ = -dL/dphi; suspects take their share from the exact formula; the
     geometry turns G into H and two matmuls accumulate H @ ka (per query block) and H^T @ qa (per
-    key block). Worker groups keep private key-side sums, added at the end.
+    key block). Each worker keeps its own key-side sums for a chunk, added up when the chunk is done.
+
+    The sums are kept transposed, (h, D, n): BLAS accumulates a wide D x block output faster than a
+    tall block x D one (measured 15-30% per matmul on CPU).
     """
     H, n, _ = q.shape
     m = k.shape[1]
@@ -102,100 +113,81 @@ def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=None)
     sched = Schedule(q, n, m, bq, bk, causal)
     tiling = sched.tiling
 
-    def accumulate(hs, groups, geo):
-        """Mq = H @ ka, Nk = H^T @ qa summed over tiles, and the suspects' exact share, for one chunk.
-
-        The sums are kept transposed, (h, D, n): BLAS accumulates a wide D x block output faster than
-        a tall block x D one (measured 15-30% per matmul on CPU).
-        """
+    def setup(hs):
+        if kept is not None:
+            geo = kept[hs.start][0]
+        else:
+            geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
+            geo.tile(tiling.rows, tiling.cols)
         kaT, qaT = _columns(geo.ka.transpose(1, 2), tiling.cols), _columns(geo.qa.transpose(1, 2), tiling.rows)
-        MqT = q.new_zeros(geo.q.shape[0], kaT[0].shape[1], n)
-        MqT_b = _columns(MqT, tiling.rows)
-        dl_ds, gsT = chunk_fns(hs)
+        MqT = q.new_empty(geo.q.shape[0], kaT[0].shape[1], n)  # (h, Dk, n); each task writes its columns
+        return geo, kaT, qaT, MqT, *chunk_fns(hs)
 
-        def rows_task(item):
-            g_idx, ibs = item
-            ws, sparse = Workspace(q), {}
-            NkT = k.new_zeros(geo.k.shape[0], qaT[0].shape[1], m)  # (h, Dq, m)
-            dvT = None if dv is None else k.new_zeros(geo.k.shape[0], dv.shape[-1], m)  # (h, dv, m)
-            NkT_b = _columns(NkT, tiling.cols)
-            dvT_b = None if dvT is None else _columns(dvT, tiling.cols)
-            for ib in ibs:
-                for jb, diag in tiling.row_tiles[ib]:
-                    s, aux, sus = geo.scores(ib, jb, ws, keep=True, check=(hs.start, ib, jb) in dirty)
-                    if diag is not None:
-                        s.tril_(diag)
-                    if dvT_b is not None:
-                        dvT_b[jb].baddbmm_(gsT[ib], s)
-                    G = dl_ds(ib, jb, ws.get("T", s.shape)).mul_(s).mul_(s)  # -dL/dphi
-                    if sus is not None:
-                        if not sparse:
-                            sparse["dq"], sparse["dk"] = torch.zeros_like(geo.q), torch.zeros_like(geo.k)
-                        geo.add_exact_grads(sus, -G[sus.b, sus.li, sus.lj], sparse["dq"], sparse["dk"])
-                    Hm = geo.pullback_(G, aux)
-                    if sus is not None:
-                        Hm[sus.b, sus.li, sus.lj] = 0.0
-                    MqT_b[ib].baddbmm_(kaT[jb], Hm.transpose(1, 2))
-                    NkT_b[jb].baddbmm_(qaT[ib], Hm)
-            return NkT, dvT, sparse
+    def task(hs, state, ib, ws, private):
+        geo, kaT, qaT, MqT, dl_ds, gsT = state
+        if not private:  # this worker's key-side sums for the chunk: (h, Dq, m) and (h, dv, m)
+            private["NkT"] = k.new_zeros(geo.k.shape[0], qaT[0].shape[1], m)
+            private["dvT"] = None if dv is None else k.new_zeros(geo.k.shape[0], dv.shape[-1], m)
+            sums = (private["NkT"], private["dvT"])
+            private["blocks"] = [None if t is None else _columns(t, tiling.cols) for t in sums]
+            private["sparse"] = {}
+        (NkT_b, dvT_b), sparse = private["blocks"], private["sparse"]
+        MqT_i = MqT[..., slice(*tiling.rows[ib])]
+        if not tiling.row_tiles[ib]:
+            MqT_i.zero_()
+        for t, (jb, diag) in enumerate(tiling.row_tiles[ib]):
+            s, aux, sus = geo.scores(ib, jb, ws, keep=True, check=(hs.start, ib, jb) in dirty)
+            if diag is not None:
+                s.tril_(diag)
+            if dvT_b is not None:
+                dvT_b[jb].baddbmm_(gsT[ib], s)
+            G = dl_ds(ib, jb, ws.get("T", s.shape)).mul_(s).mul_(s)  # -dL/dphi
+            if sus is not None:
+                if not sparse:
+                    sparse["dq"], sparse["dk"] = torch.zeros_like(geo.q), torch.zeros_like(geo.k)
+                geo.add_exact_grads(sus, -G[sus.b, sus.li, sus.lj], sparse["dq"], sparse["dk"])
+            Hm = geo.pullback_(G, aux)
+            if sus is not None:
+                Hm[sus.b, sus.li, sus.lj] = 0.0
+            MqT_i.baddbmm_(kaT[jb], Hm.transpose(1, 2), beta=1 if t else 0)
+            NkT_b[jb].baddbmm_(qaT[ib], Hm)
 
-        parts = sched.map(rows_task, list(enumerate(groups)))
-        NkT, dvT, sparse = parts[0]
-        for Nk_p, dv_p, sparse_p in parts[1:]:  # worker groups' private key-side sums
-            NkT.add_(Nk_p)
-            if dv_p is not None:
-                dvT.add_(dv_p)
-            for key, val in sparse_p.items():
+    def finish(hs, state, privates):
+        geo, MqT = state[0], state[3]
+        NkT, dvT, sparse = privates[0]["NkT"], privates[0]["dvT"], privates[0]["sparse"]
+        for p in privates[1:]:  # the other workers' key-side sums
+            NkT.add_(p["NkT"])
+            if dvT is not None:
+                dvT.add_(p["dvT"])
+            for key, val in p["sparse"].items():
                 sparse[key] = sparse[key].add_(val) if key in sparse else val
         if dvT is not None:
-            _transpose_into(dv[hs], dvT)
-        return MqT, NkT, sparse
+            transpose_into(dv[hs], dvT)
+        if kept is None:
+            geo.release()  # the chunk's matmul operands go before finalize allocates
+        geo.finalize(MqT, NkT, sparse.get("dq"), sparse.get("dk"), dq[hs], dk[hs])
 
-    def chunk(hs, groups):
-        geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
-        geo.tile(tiling.rows, tiling.cols)
-        MqT, NkT, sparse = accumulate(hs, groups, geo)
-        geo.release()  # the chunk's matmul operands go before finalize allocates
-        Mq = _transposed(MqT)
-        del MqT
-        Nk = _transposed(NkT)
-        del NkT
-        dq[hs], dk[hs] = geo.finalize(Mq, Nk, sparse.get("dq"), sparse.get("dk"))
-
-    sched.run(chunk)
+    sched.run(setup, task, finish)
     return dq, dk
 
 
-def _ida_backward(q, k, v, o, S, g, eps, c, geometry, causal, bq, bk, dirty):
-    inv_S = _inverse(S)  # (H, n, 1)
-    dv = torch.zeros_like(v)
+def _ida_backward(q, k, v, o, S, g, eps, c, geometry, causal, bq, bk, dirty, kept):
+    dv = torch.empty_like(v)  # every head chunk writes its rows (a zero fill here would run in the caller)
     rows, cols = _ranges(q.shape[1], bq), _ranges(k.shape[1], bk)
 
     def chunk_fns(hs):
-        ga = torch.cat([g[hs], -(g[hs] * o[hs]).sum(-1, keepdim=True)], dim=-1).mul_(inv_S[hs])
+        ga = torch.cat([g[hs], -(g[hs] * o[hs]).sum(-1, keepdim=True)], dim=-1).mul_(_inverse(S[hs]))
         # ga = [g/S, -g.o/S] (h, n, dv + 1): one matmul with [v, 1] gives dL/ds~; its first dv columns are g/S.
         ga_b, gsT = blocks(ga, rows), _columns(ga[..., :-1].transpose(1, 2), rows)
-        vaT = _columns(_with_ones(v[hs]).transpose(1, 2), cols)
+        vaT = kept[hs.start][1] if kept is not None else _columns(_with_ones(v[hs]).transpose(1, 2), cols)
 
         def dl_ds(ib, jb, out):
             return torch.bmm(ga_b[ib], vaT[jb], out=out)
 
         return dl_ds, gsT
 
-    dq, dk = _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=dv)
+    dq, dk = _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=dv, kept=kept)
     return dq, dk, dv
-
-
-def _transpose_into(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
-    """dst (h, n, D) = src (h, D, n) transposed, head by head: torch's 2-D transposing copy is about
-    four times faster than the batched one."""
-    for i in range(src.shape[0]):
-        dst[i].copy_(src[i].t())
-    return dst
-
-
-def _transposed(src: torch.Tensor) -> torch.Tensor:
-    return _transpose_into(src.new_empty(src.shape[0], src.shape[2], src.shape[1]), src)
 
 
 def _columns(t: torch.Tensor, ranges: list[tuple[int, int]]) -> list[torch.Tensor]:
@@ -230,7 +222,7 @@ class FusedIDA(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, eps, c, geometry, causal, bq, bk):
-        o, S, ctx.dirty = _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk)
+        o, S, ctx.dirty, ctx.kept = _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk)
         ctx.save_for_backward(q, k, v, o, S)
         ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk = eps, c, geometry, causal, bq, bk
         return o
@@ -241,7 +233,8 @@ class FusedIDA(torch.autograd.Function):
         if torch.is_grad_enabled():
             return (*_double_backward(ctx, (q, k, v), g, True), None, None, None, None, None, None)
         grads = _ida_backward(
-            q, k, v, o, S, g.contiguous(), ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk, ctx.dirty
+            q, k, v, o, S, g.contiguous(), ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk,
+            ctx.dirty, ctx.kept,
         )
         return (*grads, None, None, None, None, None, None)
 
@@ -258,23 +251,20 @@ class FusedIDAWeights(torch.autograd.Function):
         tiling = sched.tiling
         dirty: set = set()
 
-        def chunk(hs, groups):
+        def setup(hs):
             geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
             geo.tile(tiling.rows, tiling.cols)
+            return geo
 
-            def rows_task(ibs):
-                ws = Workspace(q)
-                for ib in ibs:
-                    for jb, diag in tiling.row_tiles[ib]:
-                        s, _, sus = geo.scores(ib, jb, ws, keep=False)
-                        if sus is not None:
-                            dirty.add((hs.start, ib, jb))
-                        (i0, i1), (j0, j1) = tiling.rows[ib], tiling.cols[jb]
-                        W[hs, i0:i1, j0:j1] = s.tril_(diag) if diag is not None else s
+        def task(hs, geo, ib, ws, _private):
+            for jb, diag in tiling.row_tiles[ib]:
+                s, _, sus = geo.scores(ib, jb, ws, keep=False)
+                if sus is not None:
+                    dirty.add((hs.start, ib, jb))
+                (i0, i1), (j0, j1) = tiling.rows[ib], tiling.cols[jb]
+                W[hs, i0:i1, j0:j1] = s.tril_(diag) if diag is not None else s
 
-            sched.map(rows_task, groups)
-
-        sched.run(chunk)
+        sched.run(setup, task)
         S = W.sum(-1, keepdim=True)  # (H, n, 1)
         W = W.mul_(_inverse(S))
         ctx.save_for_backward(q, k, W, S)

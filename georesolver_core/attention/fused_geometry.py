@@ -72,6 +72,19 @@ def blocks(t: torch.Tensor, ranges: list[tuple[int, int]]) -> list[torch.Tensor]
     return [t[:, a:b] for a, b in ranges]
 
 
+def transpose_into(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """dst (h, n, D) = src (h, D, n) transposed, head by head: torch's 2-D transposing copy is about
+    four times faster than the batched one."""
+    for i in range(src.shape[0]):
+        dst[i].copy_(src[i].t())
+    return dst
+
+
+def transposed(src: torch.Tensor) -> torch.Tensor:
+    """(h, D, n) -> a new (h, n, D) tensor, by ``transpose_into``."""
+    return transpose_into(src.new_empty(src.shape[0], src.shape[2], src.shape[1]), src)
+
+
 def _chunks(n: int, d: int):
     step = max(1, GATHER_ELEMENTS // max(d, 1))
     for start in range(0, n, step):
@@ -198,15 +211,18 @@ class Euclidean(TileGeometry):
         g = dphi[:, None] * diff
         return g, -g
 
-    def finalize(self, Mq, Nk, sparse_q, sparse_k):
+    def finalize(self, MqT, NkT, sparse_q, sparse_k, out_q, out_k):
         """dL/dq_i = 2 (sum_j H_ij k_j - (sum_j H_ij) q_i), and symmetrically for k; plus the suspects.
 
-        M = H @ ka = [-2 sum_j H_ij k_j, sum_j H_ij, .] and N = H^T @ qa = [sum_i H_ij q_i, ., sum_i H_ij].
+        M = H @ ka = [-2 sum_j H_ij k_j, sum_j H_ij, .] and N = H^T @ qa = [sum_i H_ij q_i, ., sum_i H_ij],
+        given transposed, (h, D, n) and (h, D, m); the results go into out_q (h, n, d) and out_k (h, m, d).
         """
         d = self.q.shape[-1]
-        dq = torch.addcmul(Mq[..., :d], Mq[..., d : d + 1], self.q, value=2.0).neg_()
-        dk = torch.addcmul(Nk[..., :d], Nk[..., d + 1 :], self.k, value=-1.0).mul_(2.0)
-        return _plus(dq, sparse_q), _plus(dk, sparse_k)
+        # Elementwise ops on the transposed views themselves run several times slower than a copy first.
+        transpose_into(out_q, MqT[:, :d]).addcmul_(MqT[:, d : d + 1].transpose(1, 2), self.q, value=2.0).neg_()
+        transpose_into(out_k, NkT[:, :d]).addcmul_(NkT[:, d + 1 :].transpose(1, 2), self.k, value=-1.0).mul_(2.0)
+        _plus(out_q, sparse_q)
+        _plus(out_k, sparse_k)
 
 
 class Poincare(TileGeometry):
@@ -281,23 +297,26 @@ class Poincare(TileGeometry):
         gk = gw * (-2.0 * A * B * diff + (2.0 * self.c * w[:, None] * B * self.mask_b[b, j]) * k)
         return gq, gk
 
-    def finalize(self, Mq, Nk, sparse_q, sparse_k):
-        """From M = H @ ka = [-2 M_k, M_B, M_B|k|^2] and N = H^T @ qa = [N_q, N_A|q|^2, N_A], where
-        M_k = sum_j H_ij B_j k_j etc. (module doc, H = -dL/dw / sqrt 2):
+    def finalize(self, MqT, NkT, sparse_q, sparse_k, out_q, out_k):
+        """From M = H @ ka = [-2 M_k, M_B, M_B|k|^2] and N = H^T @ qa = [N_q, N_A|q|^2, N_A] (given
+        transposed), where M_k = sum_j H_ij B_j k_j etc. (module doc, H = -dL/dw / sqrt 2):
 
         dL/dq_i = -2A_i (M_B q_i - M_k) - A_i^2 q_i (|q_i|^2 M_B + M_B|k|^2 - 2 q_i.M_k)
         dL/dk_j = -2B_j (N_A k_j - N_q) - 2c B_j^2 k_j (|k_j|^2 N_A + N_A|q|^2 - 2 k_j.N_q)
         """
         d, s = self.q.shape[-1], self.grad_scale
         q, k, A, B = self.q, self.k, self.A, self.B
+        Mq, Nk = transposed(MqT), transposed(NkT)
         Mk, MB, MBn = Mq[..., :d].mul_(-0.5), Mq[..., d : d + 1], Mq[..., d + 1 :]
         Nq, NAn, NA = Nk[..., :d], Nk[..., d : d + 1], Nk[..., d + 1 :]
         sum_w_q = A * (self.nq * MB + MBn - 2.0 * (q * Mk).sum(-1, keepdim=True))  # sum_j H_ij w_ij, (h, n, 1)
         sum_w_k = B * (self.nk * NA + NAn - 2.0 * (k * Nq).sum(-1, keepdim=True))  # sum_i H_ij w_ij, (h, m, 1)
-        # Written as (row coefficient) * q + (row coefficient) * M: one full-size temporary each.
-        dq = torch.mul(q, -s * (2.0 * A * MB + A * self.mask_a * sum_w_q)).addcmul_(Mk, 2.0 * s * A)
-        dk = torch.mul(k, -s * (2.0 * B * NA + 2.0 * self.c * B * self.mask_b * sum_w_k)).addcmul_(Nq, 2.0 * s * B)
-        return _plus(dq, sparse_q), _plus(dk, sparse_k)
+        # Written as (row coefficient) * q + (row coefficient) * M: no full-size temporary.
+        torch.mul(q, -s * (2.0 * A * MB + A * self.mask_a * sum_w_q), out=out_q).addcmul_(Mk, 2.0 * s * A)
+        coef_k = -s * (2.0 * B * NA + 2.0 * self.c * B * self.mask_b * sum_w_k)
+        torch.mul(k, coef_k, out=out_k).addcmul_(Nq, 2.0 * s * B)
+        _plus(out_q, sparse_q)
+        _plus(out_k, sparse_k)
 
 
 class Sphere(TileGeometry):
@@ -367,13 +386,12 @@ class Sphere(TileGeometry):
         g = (-2.0 * dphi * theta)[:, None]  # grad_q theta^2 = -2 theta P_q(k) / |P_q(k)|
         return g * self._tangent_unit(q, k), g * self._tangent_unit(k, q)
 
-    def finalize(self, Mq, Nk, sparse_q, sparse_k):
+    def finalize(self, MqT, NkT, sparse_q, sparse_k, out_q, out_k):
         """dL/dq^_i = sum_j dL/dS_ij k_j with dL/dS = -(grad_scale) H, then through q^ = q / |q|."""
-        dq = _plus(Mq.mul_(-self.grad_scale), sparse_q)
-        dk = _plus(Nk.mul_(-self.grad_scale), sparse_k)
-        dq = dq.sub_((self.q * dq).sum(-1, keepdim=True) * self.q).div_(self.rq)
-        dk = dk.sub_((self.k * dk).sum(-1, keepdim=True) * self.k).div_(self.rk)
-        return dq, dk
+        sides = ((MqT, sparse_q, self.q, self.rq, out_q), (NkT, sparse_k, self.k, self.rk, out_k))
+        for MT, sparse, x, r, out in sides:
+            g = _plus(transpose_into(out, MT).mul_(-self.grad_scale), sparse)  # dL/dx^, (h, n, d)
+            g.sub_((x * g).sum(-1, keepdim=True) * x).div_(r)
 
 
 TILE_GEOMETRIES: dict[str, type[TileGeometry]] = {"euclidean": Euclidean, "poincare": Poincare, "sphere": Sphere}

@@ -6,23 +6,31 @@ over heads and query blocks. The alternative, every small tile operator spreadin
 pays one thread barrier per operator: measured 3-10x slower than SDPA on a loaded 2-core machine,
 where each barrier can wait a scheduler time slice. On CUDA everything runs in the calling thread.
 
-Two layouts, chosen per call:
-  * at least as many head chunks as workers: whole head chunks in parallel, one per task;
-  * fewer (one long head, say), or chunks too long to hold one per worker: head chunks one after
-    another, the query blocks of a chunk split round-robin over the workers, which share the chunk's
-    operands and add up their key-side sums.
+The work of one call is a list of tasks, one per (head chunk, query block), that the workers pull
+one at a time: a worker slowed down (another process, or the caller's OpenMP thread spinning for
+some milliseconds after the caller's last parallel operator) simply takes fewer tasks. A chunk's
+operands are built by the first worker to reach it and its key-side sums are added up by the worker
+that finishes its last task. The calling thread runs no tensor operator while the workers run: each
+one it ran would start its OpenMP team and leave a thread spinning against the workers (measured:
+a 2-thread parallel fill costs about 10 ms of a core afterwards).
+
+Chunks in flight at once are bounded so that their O(T d) operands stay under ``OPERAND_ELEMENTS``.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-BLOCK_Q = 256  # query rows per tile (tuned on a 2-core CPU, see bench.py)
-BLOCK_K = 512  # key columns per tile
+from georesolver_core.attention.fused_geometry import Workspace
+
+# Tile shape, tuned with `python -m georesolver_core bench` on a 2-core CPU at T = 1024: 512 x 256
+# measured 1.23-1.26x SDPA forward+backward, 256 x 512 1.35-1.37x, 256 x 256 1.30-1.31x, 512 x 512 1.22-1.29x.
+BLOCK_Q = 512  # query rows per tile
+BLOCK_K = 256  # key columns per tile
 TILE_ELEMENTS = 1 << 17  # numbers per tile over the heads of a chunk: bounds the tile buffers
 OPERAND_ELEMENTS = 1 << 24  # numbers in the per-chunk O(T d) operands (matmul-ready copies of q, k)
 
@@ -57,7 +65,7 @@ def head_chunks(H: int, n: int, m: int, d: int, bq: int, bk: int) -> list[slice]
 
 
 def _single_threaded() -> None:
-    # Thread-local in torch: the OpenMP and MKL thread counts of the caller are untouched.
+    # The OpenMP and MKL thread counts are per thread: the caller's stay as they are.
     torch.set_num_threads(1)
 
 
@@ -68,40 +76,109 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _POOLS[workers]
 
 
-def _no_grad(fn: Callable) -> Callable:
-    def run(item):
-        with torch.no_grad():  # grad mode is per thread; the kernels build no graph
-            return fn(item)
-
-    return run
-
-
 class Schedule:
-    """The tiling of one call and how its tiles are spread over worker threads."""
+    """The tiling of one call and how its (head chunk, query block) tasks are spread over worker threads."""
 
     def __init__(self, q: torch.Tensor, n: int, m: int, bq: int, bk: int, causal: bool):
+        self.like = q
         self.tiling = Tiling(n, m, bq, bk, causal)
         self.chunks = head_chunks(q.shape[0], n, m, q.shape[-1], bq, bk)
         self.workers = max(1, torch.get_num_threads()) if q.device.type == "cpu" else 1
-        # Heads across workers first (independent tasks, nothing to reduce); query blocks when there
-        # are fewer head chunks than workers, or when one chunk's operands per worker would not fit.
         per_chunk = 8 * min(q.shape[0], self.chunks[0].stop) * (n + m) * (q.shape[-1] + 2)
-        crowded = len(self.chunks) < self.workers or self.workers * per_chunk > OPERAND_ELEMENTS
-        self.row_parallel = self.workers > 1 and crowded and len(self.tiling.rows) >= self.workers
+        self.in_flight = max(1, OPERAND_ELEMENTS // per_chunk)  # head chunks set up at once
+        # Longest rows first (they differ under a causal mask), so that the last tasks are short ones.
+        rows = range(len(self.tiling.rows))
+        self.row_order = sorted(rows, key=lambda ib: -len(self.tiling.row_tiles[ib]))
 
-    def map(self, fn: Callable, items: Sequence) -> list:
-        """fn over items, in the worker threads when there is more than one item and one worker."""
-        if self.workers == 1 or len(items) <= 1 or threading.current_thread().name.startswith("fused-ida"):
-            return [fn(item) for item in items]
-        return list(_pool(self.workers).map(_no_grad(fn), items))
-
-    def run(self, chunk_fn: Callable[[slice, list[list[int]]], None]) -> None:
-        """chunk_fn(heads, row_groups) for every head chunk; row_groups split the query blocks."""
-        n_rows = len(self.tiling.rows)
-        if self.row_parallel:
-            # Round-robin, so that under a causal mask every worker gets short and long rows alike.
-            groups = [list(range(g, n_rows, self.workers)) for g in range(self.workers)]
+    def run(self, setup: Callable, task: Callable, finish: Callable | None = None) -> None:
+        """For every head chunk ``hs``: ``state = setup(hs)``; ``task(hs, state, ib, ws, private)`` for
+        every query block ib; then ``finish(hs, state, privates)``. ``ws`` is the calling worker's
+        ``Workspace`` and ``private`` its own dict for this chunk (key-side partial sums); ``finish``
+        gets the non-empty ones of every worker."""
+        if self.workers == 1 or threading.current_thread().name.startswith("fused-ida"):
+            ws = Workspace(self.like)
             for hs in self.chunks:
-                chunk_fn(hs, groups)
-        else:
-            self.map(lambda hs: chunk_fn(hs, [list(range(n_rows))]), self.chunks)
+                state, private = setup(hs), {}
+                for ib in self.row_order:
+                    task(hs, state, ib, ws, private)
+                if finish is not None:
+                    finish(hs, state, [private] if private else [])
+            return
+        queue = _TaskQueue(self, setup, task, finish)
+        for future in [_pool(self.workers).submit(queue.work, w) for w in range(self.workers)]:
+            future.result()
+        if queue.error is not None:
+            raise queue.error
+
+
+class _TaskQueue:
+    """The shared state of one multi-worker ``Schedule.run``: the next task, chunk setup and completion."""
+
+    def __init__(self, sched: Schedule, setup: Callable, task: Callable, finish: Callable | None):
+        self.sched, self.setup, self.task, self.finish = sched, setup, task, finish
+        n_chunks = len(sched.chunks)
+        self.tasks = [(c, ib) for c in range(n_chunks) for ib in sched.row_order]
+        self.next = 0
+        self.states: list = [None] * n_chunks
+        self.ready = [False] * n_chunks
+        self.left = [len(sched.row_order)] * n_chunks
+        self.privates: list[dict[int, dict]] = [{} for _ in range(n_chunks)]  # per chunk: worker -> its sums
+        self.done = [False] * n_chunks
+        self.low = 0  # the first chunk not done: chunks low .. low + in_flight - 1 may be in flight
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+
+    def _take(self) -> tuple[int, int] | None:
+        """The next (chunk, query block), waiting while its chunk would exceed the cap; None at the end."""
+        with self.cond:
+            while self.error is None and self.next < len(self.tasks):
+                c, ib = self.tasks[self.next]
+                if c < self.low + self.sched.in_flight:
+                    self.next += 1
+                    return c, ib
+                self.cond.wait()
+            return None
+
+    def _state(self, c: int, ib: int, worker: int):
+        """The chunk's state (set up here by its first task, awaited by the others) and this worker's sums."""
+        if ib == self.sched.row_order[0]:  # tasks are taken in order: this is the chunk's first
+            state = self.setup(self.sched.chunks[c])
+            with self.cond:
+                self.states[c], self.ready[c] = state, True
+                self.cond.notify_all()
+        with self.cond:
+            while not self.ready[c] and self.error is None:
+                self.cond.wait()
+            if self.error is not None:
+                return None
+            return self.states[c], self.privates[c].setdefault(worker, {})
+
+    def _complete(self, c: int) -> None:
+        """One task of chunk c is done; the chunk's last one adds up the workers' sums and frees the chunk."""
+        with self.cond:
+            self.left[c] -= 1
+            if self.left[c]:
+                return
+        if self.finish is not None:
+            self.finish(self.sched.chunks[c], self.states[c], [p for p in self.privates[c].values() if p])
+        with self.cond:
+            self.states[c], self.privates[c], self.done[c] = None, {}, True  # the chunk's buffers go now
+            while self.low < len(self.done) and self.done[self.low]:
+                self.low += 1
+            self.cond.notify_all()
+
+    def work(self, worker: int) -> None:
+        torch.set_grad_enabled(False)  # grad mode is per thread; the kernels build no graph
+        ws = Workspace(self.sched.like)
+        try:
+            while (item := self._take()) is not None:
+                c, ib = item
+                got = self._state(c, ib, worker)
+                if got is None:
+                    return
+                self.task(self.sched.chunks[c], got[0], ib, ws, got[1])
+                self._complete(c)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the calling thread
+            with self.cond:
+                self.error = self.error or err
+                self.cond.notify_all()
