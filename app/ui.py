@@ -1,4 +1,4 @@
-"""Shared page furniture: the sidebar settings, headers, log sliders, verdict boxes, downloads.
+"""Shared page furniture: the sidebar settings, headers, log sliders, claims and verdict boxes, downloads.
 
 Pages import it as ``import ui`` (streamlit puts the entry script's folder on sys.path).
 All math lives in georesolver_core; this module only draws.
@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from georesolver_core.claims import run_claim
 from georesolver_core.device import DTYPES, device_label
 
 VERDICT_BADGE = {
@@ -126,6 +127,41 @@ def log_slider(label: str, key: str, lo: float, hi: float, default: float, help:
             bind="query-params",
         )
     )
+
+
+@st.cache_data(show_spinner=False)
+def claim_result(key: str) -> dict:
+    """One claim measured with its small sweeps (``run_claim(key, quick=True)``).
+
+    The one cached runner of the app: a claim measured on one page is not measured again on another.
+    A measurement that raises is not cached, so it is retried on the next run.
+    """
+    return run_claim(key, quick=True)
+
+
+def measure_claims(keys: list[str]) -> list[dict]:
+    """Measure these claims under a status box with a progress bar; returns the results that succeeded.
+
+    One broken measurement must not hide the other claims: it shows an error with the command that reruns it.
+    """
+    results, failures = [], []
+    with st.status(f"Measuring {len(keys)} claims (small sweeps) ...", expanded=False) as status:
+        bar = st.progress(0.0)
+        for i, key in enumerate(keys):
+            try:
+                results.append(claim_result(key))
+            except Exception as err:  # any error of one measurement, reported below; the others still show
+                failures.append((key, err))
+            bar.progress((i + 1) / len(keys), text=key)
+        status.update(
+            label=f"{len(results)} of {len(keys)} claims measured (small sweeps)",
+            state="error" if failures else "complete",
+        )
+    for key, err in failures:
+        st.error(
+            f"Claim {key!r} could not be measured: {err}. Run `python -m georesolver_core claims --only {key}`."
+        )
+    return results
 
 
 def theory_box(results: list[dict], title: str = "What the theory says vs what we measured") -> None:

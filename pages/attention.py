@@ -6,7 +6,7 @@ import streamlit as st
 import ui
 
 from georesolver_core.attention.diagnostics import KERNELS, QUERY_MODES, attention_lab
-from georesolver_core.claims import CLAIMS, FAILS, run_claim
+from georesolver_core.claims import CLAIMS, FAILS
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.theory.attention import DEGRADATION_THRESHOLD
@@ -261,20 +261,8 @@ st.markdown(
 show_claims = st.toggle("Show the claims' panels", value=True, key="att_claims", bind="query-params")
 
 
-@st.cache_data(show_spinner=False)
-def _claim(key: str) -> dict:
-    return run_claim(key, quick=True)
-
-
 if show_claims:
-    keys = [k for k, claim in CLAIMS.items() if claim.page == "attention"]
-    results = []
-    with st.status("Measuring the claims ...", expanded=False) as status:
-        bar = st.progress(0.0)
-        for i, key in enumerate(keys):
-            results.append(_claim(key))
-            bar.progress((i + 1) / len(keys), text=f"{key}: {results[-1]['verdict']}")
-        status.update(label=f"{len(keys)} claims measured", state="complete")
+    results = ui.measure_claims([k for k, claim in CLAIMS.items() if claim.page == "attention"])
     ui.theory_box(results)
     cols = st.columns(2)
     for i, r in enumerate(results):

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
+from georesolver_core.claims import CLAIMS, FAILS, VERDICTS
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import VERDICT_COLORS
 
@@ -14,28 +14,10 @@ ui.page_header(
     "measurement and computes the verdict: **holds**, **holds only under conditions**, or **fails**.",
 )
 
-
-@st.cache_data(show_spinner=False)
-def _claim(key: str) -> dict:
-    return run_claim(key, quick=True)
-
-
 # url path -> st.Page. The default page answers at the root ("" url path), so it is also found by its title.
 pages = {page.url_path: page for page, _ in ui.page_map() if page.url_path}
 pages |= {page.title.lower(): page for page, _ in ui.page_map() if not page.url_path}
-keys = list(CLAIMS)
-results = []
-with st.status(f"Measuring {len(keys)} claims ...", expanded=False) as status:
-    bar = st.progress(0.0)
-    for i, key in enumerate(keys):
-        try:
-            results.append(_claim(key))
-        except Exception as err:  # one broken measurement must not hide the other claims
-            st.error(
-                f"Claim {key!r} could not be measured: {err}. Run `python -m georesolver_core claims --only {key}`."
-            )
-        bar.progress((i + 1) / len(keys), text=key)
-    status.update(label=f"{len(results)} of {len(keys)} claims measured (small sweeps)", state="complete")
+results = ui.measure_claims(list(CLAIMS))
 
 counts = {v: sum(r["verdict"] == v for r in results) for v in VERDICTS}
 cols = st.columns(len(VERDICTS))

@@ -3,7 +3,6 @@
 import streamlit as st
 import ui
 
-from georesolver_core.claims import run_claim
 from georesolver_core.device import device_label
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.home import arc_example, arc_figure
@@ -74,12 +73,8 @@ st.markdown(
 )
 
 
-@st.cache_data(show_spinner="Measuring the rim-separation claim ...")
-def _claim(key: str):
-    return run_claim(key, quick=True)
-
-
-result = _claim("sec5.2b-rim-separation")
+with st.spinner("Measuring the rim-separation claim ..."):
+    result = ui.claim_result("sec5.2b-rim-separation")
 ui.theory_box([result])
 with st.expander("Show the measurement behind the verdict"):
     st.plotly_chart(claim_figure(result), key="home_claim_fig")

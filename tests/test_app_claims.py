@@ -1,7 +1,12 @@
 """AppTest of the Claims page: one row per registered claim, the same verdicts as the library, filters at
-their extremes, and a claim whose page is not in the app gets no link instead of an error."""
+their extremes, a claim whose page is not in the app gets no link instead of an error, a claim whose
+measurement raises shows an error while the others still show, and a claim measured on another page is not
+measured again."""
 
 from __future__ import annotations
+
+import dataclasses
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -13,6 +18,10 @@ from georesolver_core.claims import CLAIMS, HOLDS, VERDICTS, Claim, Evidence, ru
 from tests.app_pages import ENTRY
 
 ORPHAN = "test-orphan-claim"
+BROKEN = "test-broken-claim"
+RUNS: Counter = Counter()  # measurements per claim key, counted in the registry's own measure functions
+RUNS_AFTER_ATTENTION: dict = {}  # ... after the Attention page was opened
+RUNS_AFTER_CLAIMS: dict = {}  # ... after the Claims page was opened next, in the same session
 
 
 def _orphan_measure(quick: bool) -> Evidence:
@@ -24,22 +33,43 @@ def _orphan_measure(quick: bool) -> Evidence:
     )  # fmt: skip
 
 
+def _broken_measure(quick: bool) -> Evidence:
+    raise RuntimeError("this measurement is broken on purpose")
+
+
+def _counted(claim: Claim) -> Claim:
+    def measure(quick: bool) -> Evidence:
+        RUNS[claim.key] += 1
+        return claim.measure(quick)
+
+    return dataclasses.replace(claim, measure=measure)
+
+
 @pytest.fixture(scope="module")
 def at():
-    # Only this page's claims plus an orphan whose page the app does not have (it must get no link).
-    # The page logic is the same for any registry; tests/test_app.py renders it with every claim.
+    # The Attention page's claims, an orphan whose page the app does not have (it must get no link) and a
+    # claim whose measurement raises. The page logic is the same for any registry; tests/test_app.py renders
+    # it with every claim. The Attention page is opened first, in the same session: the claims it measured
+    # must come from the shared cache on the Claims page.
     saved = dict(CLAIMS)
-    for key in [k for k, c in saved.items() if c.page != "attention"]:
-        del CLAIMS[key]
-    CLAIMS[ORPHAN] = Claim(
-        ORPHAN, "Test section", "An orphan claim.", "y <= x + 1", "no-such-page", _orphan_measure
-    )
+    CLAIMS.clear()
+    CLAIMS.update({k: _counted(c) for k, c in saved.items() if c.page == "attention"})
+    for key, statement, measure in (
+        (ORPHAN, "An orphan claim.", _orphan_measure),
+        (BROKEN, "A broken claim.", _broken_measure),
+    ):
+        CLAIMS[key] = _counted(Claim(key, "Test section", statement, "y <= x + 1", "no-such-page", measure))
+    RUNS.clear()
     st.cache_data.clear()
     app = AppTest.from_file(str(ENTRY), default_timeout=180)
+    app.switch_page("../pages/attention.py")  # before the first run: Home's claim is not in this registry
     app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    RUNS_AFTER_ATTENTION.update(RUNS)
     app.switch_page("../pages/claims.py")
     app.run()
     assert not app.exception, [e.value for e in app.exception]
+    RUNS_AFTER_CLAIMS.update(RUNS)
     yield app
     CLAIMS.clear()
     CLAIMS.update(saved)
@@ -52,7 +82,7 @@ def _table(app: AppTest):
 
 def test_every_claim_is_a_row_with_the_library_verdict(at):
     table = _table(at)
-    assert list(table["key"]) == list(CLAIMS)
+    assert list(table["key"]) == [k for k in CLAIMS if k != BROKEN]
     for key in ("thm3-effective-rank", "lemma2.3-exact-retrieval-sphere"):
         row = table[table["key"] == key].iloc[0]
         assert row["verdict"] == run_claim(key, quick=True)["verdict"]
@@ -68,17 +98,35 @@ def test_verdict_filter_and_search_at_their_extremes(at):
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert set(_table(at)["verdict"]) <= set(chosen)
-    assert len(_table(at)) == len(CLAIMS)
-    for text, rows in (("no claim says this", 0), ("effective rank", None), ("", len(CLAIMS))):
+    measured = len(CLAIMS) - 1  # all but the broken claim
+    assert len(_table(at)) == measured
+    for text, rows in (("no claim says this", 0), ("effective rank", None), ("", measured)):
         at.text_input(key="claims_search").set_value(text)
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         if rows is not None:
             assert len(_table(at)) == rows
         else:
-            assert 0 < len(_table(at)) < len(CLAIMS)
+            assert 0 < len(_table(at)) < measured
 
 
 def test_downloads_are_offered(at):
     labels = [b.proto.label for b in at.get("download_button")]
     assert any("CSV" in label for label in labels) and any("JSON" in label for label in labels)
+
+
+def test_a_broken_measurement_shows_an_error_and_the_other_claims_still_show(at):
+    errors = [e.value for e in at.error if BROKEN in e.value]
+    assert len(errors) == 1, [e.value for e in at.error]
+    assert "this measurement is broken on purpose" in errors[0]
+    assert f"python -m georesolver_core claims --only {BROKEN}" in errors[0]
+    assert len(_table(at)) == len(CLAIMS) - 1
+    assert len(at.get("plotly_chart")) == len(CLAIMS) - 1  # one figure per measured claim
+
+
+def test_claims_measured_on_another_page_are_not_measured_again(at):
+    attention = [k for k, c in CLAIMS.items() if c.page == "attention"]
+    assert attention and all(RUNS_AFTER_ATTENTION.get(k) == 1 for k in attention), RUNS_AFTER_ATTENTION
+    assert not any(RUNS_AFTER_ATTENTION.get(k) for k in (ORPHAN, BROKEN))  # not shown on Attention
+    # The Claims page measured only what Attention had not: the orphan once, the broken one once (it raised).
+    assert RUNS_AFTER_CLAIMS == {**{k: 1 for k in attention}, ORPHAN: 1, BROKEN: 1}
