@@ -3,33 +3,14 @@ Hessian spread and the slice of a trained model, IDA vs softmax in the plane, th
 
 import math
 
+import landscape_ui as lui
 import numpy as np
 import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.claims import FAILS, run_claim
-from georesolver_core.device import DTYPES
-from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.landscape import (
-    DEFAULT_EXTENT,
-    KERNELS,
-    OUTCOMES,
-    SliceModelConfig,
-    classify_paths,
-    confirmed_spurious,
-    descent_paths,
-    hessian_sweep,
-    landscape_grid,
-    model_slice,
-    mu_sweep,
-    pl_profile,
-    random_keys,
-    ring_starts,
-    train_model,
-)
+from georesolver_core.landscape import OUTCOMES, SliceModelConfig
 from georesolver_core.theory import landscape as th
-from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.landscape import (
     KERNEL_LABELS,
     hessian_figure,
@@ -49,51 +30,6 @@ ui.page_header(
 s = ui.settings()
 dtype_name = str(s.dtype).replace("torch.", "")
 device = str(s.device)
-GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
-
-
-def _geometry(label: str, key: str):
-    return st.selectbox(label, list(GEOMETRIES), format_func=GEO_LABEL.get, key=key, bind="query-params")
-
-
-def _curvature(key: str, geometry: str) -> float:
-    if geometry != "poincare":
-        return 1.0
-    return ui.log_slider("Curvature parameter c (curvature k = -c)", key, 0.1, 10.0, 1.0)
-
-
-@st.cache_data(show_spinner=False)
-def _claim(key: str) -> dict:
-    return run_claim(key, quick=True)
-
-
-def claims_box(keys: list[str], prefix: str) -> None:
-    """The verdict box for these claims, and each claim's measurement behind a toggle."""
-    if not show_claims:
-        st.caption("The paper's claims for this tab are switched off at the top of the page.")
-        return
-    results = []
-    with st.status("Measuring the paper's claims (small sweeps) ...", expanded=False) as status:
-        bar = st.progress(0.0)
-        for i, key in enumerate(keys):
-            try:
-                results.append(_claim(key))
-            except ValueError as err:  # a broken measurement must not take the page down
-                st.error(
-                    f"Claim {key} could not be measured: {err}. Run `python -m georesolver_core claims --only {key}`."
-                )
-            bar.progress((i + 1) / len(keys), text=key)
-        status.update(label=f"{len(results)} claims measured", state="complete")
-    ui.theory_box(results)
-    if st.toggle("Show the measurements behind the verdicts", key=f"{prefix}_claims_show"):
-        cols = st.columns(2)
-        for i, r in enumerate(results):
-            with cols[i % 2].container(border=True):
-                st.plotly_chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
-                (st.error if r["verdict"] == FAILS else st.caption)(r["summary"])
-    ui.download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
-
-
 show_claims = st.toggle(
     "Measure the paper's claims on each tab (verdict boxes)",
     value=True,
@@ -110,26 +46,6 @@ tabs = st.tabs(
 # ---- 1. The two-key line -------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _profiles(geometry, eps, delta, tau, c, basin, dtype_name, device):
-    return [
-        pl_profile(
-            k, geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin, dtype=DTYPES[dtype_name], device=device
-        )
-        for k in KERNELS
-    ]
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _sweep(geometry, vary, values, eps, delta, tau, c, basin):
-    return {
-        k: mu_sweep(
-            k, geometry, vary=vary, values=values, eps=eps, delta=delta, tau=tau, c=c, basin=basin, n_basin=401
-        )
-        for k in KERNELS
-    }
-
-
 if tabs[0].open:
     with tabs[0]:
         st.markdown(
@@ -139,9 +55,9 @@ if tabs[0].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = _geometry("Geometry", "land_pl_geometry")
+            geometry = lui.geometry_select("Geometry", "land_pl_geometry")
             eps = ui.log_slider("eps (IDA regulariser)", "land_pl_eps", 1e-6, 1.0, 1e-3)
-            c = _curvature("land_pl_c", geometry)
+            c = lui.curvature_slider("land_pl_c", geometry)
         with c2:
             delta = st.slider(
                 "Key separation Delta (theta on the sphere)",
@@ -170,10 +86,10 @@ if tabs[0].open:
             )
             delta = 3.1
         try:
-            profs = _profiles(geometry, eps, delta, tau, c, basin, dtype_name, device)
+            profs = lui.pl_profiles(geometry, eps, delta, tau, c, basin, dtype_name, device)
         except ValueError as err:
             st.error(f"{err}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
-            profs = _profiles(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
+            profs = lui.pl_profiles(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
         st.plotly_chart(pl_profile_figure(profs), key="land_pl_fig")
         ida, soft = profs
         m = st.columns(4)
@@ -209,8 +125,8 @@ if tabs[0].open:
             hi = 3.0 if geometry == "sphere" else 4.0
             d_vals = tuple(np.geomspace(0.5, hi, 7).tolist())
             with st.status("Sweeping ...", expanded=False) as status:
-                by_eps = _sweep(geometry, "eps", eps_vals, eps, delta, tau, c, basin)
-                by_delta = _sweep(geometry, "delta", d_vals, eps, delta, tau, c, basin)
+                by_eps = lui.mu_sweeps(geometry, "eps", eps_vals, eps, delta, tau, c, basin)
+                by_delta = lui.mu_sweeps(geometry, "delta", d_vals, eps, delta, tau, c, basin)
                 status.update(label="Sweeps done", state="complete")
             soft_shape = (
                 th.pl_softmax_sphere_theta if geometry == "sphere" else lambda e, d: th.pl_softmax_theta(e, d, tau)
@@ -247,7 +163,7 @@ if tabs[0].open:
                 "pl_sweeps.json",
                 "land_pl_sweep_dl",
             )
-        claims_box(
+        lui.claims_box(
             [
                 "thm2-pl-ida-eps",
                 "thm2-pl-ida-delta",
@@ -257,34 +173,10 @@ if tabs[0].open:
                 "thm8.1-pl-sphere",
             ],
             "land_pl",
+            enabled=show_claims,
         )
 
 # ---- 2. A 2-D patch with descent paths -----------------------------------------------------
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _landscape(geometry, kernel, n, eps, tau, c, resolution, n_starts, steps, lr, seed, dtype_name, device):
-    extent = DEFAULT_EXTENT[geometry] / (math.sqrt(c) if geometry == "poincare" else 1.0)
-    dtype = DTYPES[dtype_name]
-    keys = random_keys(n, geometry=geometry, extent=extent, c=c, seed=seed, dtype=dtype).to(device)
-    grid = landscape_grid(
-        keys, geometry=geometry, kernel=kernel, eps=eps, extent=extent, resolution=resolution, c=c, tau=tau
-    )
-    starts = ring_starts(n_starts, geometry=geometry, extent=extent, c=c, dtype=dtype).to(device)
-    paths = descent_paths(
-        starts,
-        keys,
-        geometry=geometry,
-        kernel=kernel,
-        eps=eps,
-        c=c,
-        tau=tau,
-        lr=lr,
-        steps=steps,
-        max_step=0.04 * extent,
-    )
-    confirmed = confirmed_spurious(grid, keys)
-    return grid, paths, classify_paths(paths, grid), int(confirmed.sum())
 
 
 @st.fragment
@@ -296,18 +188,8 @@ def landscape_lab() -> None:
     )
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        geometry = _geometry("Geometry", "land_geo")
-        kernel = (
-            st.segmented_control(
-                "Kernel",
-                list(KERNELS),
-                default="ida",
-                format_func=KERNEL_LABELS.get,
-                key="land_kernel",
-                bind="query-params",
-            )
-            or "ida"
-        )
+        geometry = lui.geometry_select("Geometry", "land_geo")
+        kernel = lui.kernel_select("land_kernel")
     with c2:
         n = st.slider("Number of keys n", 2, 12, 5, key="land_n", bind="query-params")
         eps = ui.log_slider("eps (IDA regulariser)", "land_eps", 1e-5, 1.0, 1e-2)
@@ -318,12 +200,12 @@ def landscape_lab() -> None:
         n_starts = st.slider("Descent starts", 1, 12, 8, key="land_starts", bind="query-params")
         steps = st.slider("Descent steps", 10, 300, 200, 10, key="land_steps", bind="query-params")
         lr = ui.log_slider("Learning rate", "land_lr", 0.01, 20.0, 2.0)
-    c = _curvature("land_c", geometry)
+    c = lui.curvature_slider("land_c", geometry)
     args = (n, eps, tau, c, resolution, n_starts, steps, lr, s.seed, dtype_name, device)
     with st.spinner("Computing the landscape and the descent paths ..."):
-        grid, paths, outcomes, confirmed = _landscape(geometry, kernel, *args)
+        grid, paths, outcomes, confirmed = lui.landscape(geometry, kernel, *args)
     st.plotly_chart(
-        landscape_figure(grid, paths, outcomes, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
+        landscape_figure(grid, paths, outcomes, title=f"{lui.GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
         key="land_fig",
     )
     reached = sum(o in ("global", "below") for o in outcomes)
@@ -338,7 +220,7 @@ def landscape_lab() -> None:
         delta_color="off",
     )
     other = "softmax" if kernel == "ida" else "ida"
-    g2, p2, o2, c2_ = _landscape(geometry, other, *args)
+    g2, p2, o2, c2_ = lui.landscape(geometry, other, *args)
     st.dataframe(
         pd.DataFrame(
             {
@@ -386,15 +268,9 @@ def landscape_lab() -> None:
 if tabs[1].open:
     with tabs[1]:
         landscape_lab()
-        claims_box(["thm2-no-spurious-minima"], "land_grid")
+        lui.claims_box(["thm2-no-spurious-minima"], "land_grid", enabled=show_claims)
 
 # ---- 3. Lemma 2's Hessian --------------------------------------------------------------------
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _hessians(geometry, eps, rho, c, n_max):
-    ns = [n for n in (2, 4, 8, 16, 32, 64, 128) if n <= n_max]
-    return {k: hessian_sweep(ns, kernel=k, geometry=geometry, eps=eps, rho=rho, c=c) for k in KERNELS}
 
 
 if tabs[2].open:
@@ -406,15 +282,15 @@ if tabs[2].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = _geometry("Geometry", "land_h_geometry")
-            c = _curvature("land_h_c", geometry)
+            geometry = lui.geometry_select("Geometry", "land_h_geometry")
+            c = lui.curvature_slider("land_h_c", geometry)
         with c2:
             eps = ui.log_slider("eps (IDA regulariser)", "land_h_eps", 1e-4, 1.0, 1e-2)
             rho = st.slider("Distance rho of the keys", 0.1, 1.5, 1.0, 0.1, key="land_h_rho", bind="query-params")
         with c3:
             n_max = st.select_slider("Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params")
         with st.status("Computing Hessians ...", expanded=False) as status:
-            spec = _hessians(geometry, eps, rho, c, n_max)
+            spec = lui.hessians(geometry, eps, rho, c, n_max)
             status.update(label="Hessians computed", state="complete")
         st.plotly_chart(hessian_figure(spec), key="land_h_fig")
         rows = [
@@ -436,36 +312,9 @@ if tabs[2].open:
             "hessian_spectra.json",
             "land_h_dl",
         )
-        claims_box(["lemma2-hessian-spread", "lemma2-softmax-curvature"], "land_h")
+        lui.claims_box(["lemma2-hessian-spread", "lemma2-softmax-curvature"], "land_h", enabled=show_claims)
 
 # ---- 4. A trained model ----------------------------------------------------------------------
-
-
-@st.cache_resource
-def _models() -> dict:
-    """Trained models shared by every session, keyed by (config, device); trained outside any cached
-    function so that the progress bar can follow the steps."""
-    return {}
-
-
-def _train(config: SliceModelConfig, device: str, bar):
-    store = _models()
-    key = (config, device)
-    if key not in store:
-        steps = config.steps
-        store[key] = train_model(
-            config,
-            callback=lambda i, loss: bar.progress((i + 1) / steps, text=f"step {i + 1}: loss {loss:.3f}"),
-            device=device,
-        )
-        while len(store) > 8:  # keep the newest few
-            store.pop(next(iter(store)))
-    return store[key]
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _slice(config: SliceModelConfig, device: str, span: float, resolution: int, seed: int, _trained):
-    return model_slice(_trained, span=span, resolution=resolution, seed=seed)
 
 
 if tabs[3].open:
@@ -478,18 +327,8 @@ if tabs[3].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = _geometry("Geometry of the prototypes", "land_m_geometry")
-            kernel = (
-                st.segmented_control(
-                    "Kernel",
-                    list(KERNELS),
-                    default="ida",
-                    format_func=KERNEL_LABELS.get,
-                    key="land_m_kernel",
-                    bind="query-params",
-                )
-                or "ida"
-            )
+            geometry = lui.geometry_select("Geometry of the prototypes", "land_m_geometry")
+            kernel = lui.kernel_select("land_m_kernel")
         with c2:
             eps = ui.log_slider("eps (IDA regulariser)", "land_m_eps", 1e-3, 1.0, 0.05)
             steps = st.slider("Training steps", 20, 300, 200, 20, key="land_m_steps", bind="query-params")
@@ -506,11 +345,11 @@ if tabs[3].open:
         )
         with st.status("Training the model and slicing its landscape ...", expanded=False) as status:
             bar = st.progress(0.0)
-            trained = _train(config, device, bar)
-            sl = _slice(config, device, span, res, s.seed, trained)
+            trained = lui.trained_model(config, device, bar)
+            sl = lui.model_loss_slice(config, device, span, res, s.seed, trained)
             status.update(label="Model trained and sliced", state="complete")
         st.plotly_chart(
-            model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
+            model_slice_figure(sl, title=f"{lui.GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
             key="land_m_fig",
         )
         m = st.columns(4)

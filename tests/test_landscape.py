@@ -497,6 +497,13 @@ def test_figures_build_with_frames_and_titles():
     )
     fig = landscape_figure(grid, paths, classify_paths(paths, grid), n_frames=10)
     assert 2 <= len(fig.frames) <= 10
+    # Each frame updates, in order, the trail and heads on the contour map, then on the surface.
+    assert [fig.data[i].type for i in fig.frames[0].traces] == ["scatter", "scatter", "scatter3d", "scatter3d"]
+    for frame in fig.frames:
+        assert [fig.data[i].type for i in frame.traces] == [d["type"] for d in frame.data]
+    surface, contour = fig.data[0], fig.data[1]  # the same loss, drawn twice
+    assert (surface.type, contour.type) == ("surface", "contour")
+    np.testing.assert_array_equal(np.asarray(surface.z, dtype=float), np.asarray(contour.z, dtype=float))
     assert fig.layout.updatemenus[0].buttons[0].method == "animate"
     last = fig.frames[-1].data[0]
     assert np.isfinite(np.asarray(last.x, dtype=float)).sum() == 3 * len(

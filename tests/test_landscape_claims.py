@@ -39,6 +39,13 @@ def test_the_issue_claims_are_registered():
     assert expected <= set(KEYS)
 
 
+def test_claims_register_in_the_order_of_the_table():
+    assert KEYS == [
+        "thm2-pl-ida-eps", "thm2-pl-ida-delta", "thm2-pl-softmax", "thm2-pl-ratio", "thm5.3-pl-hyperbolic",
+        "thm8.1-pl-sphere", "lemma2-hessian-spread", "lemma2-softmax-curvature", "thm2-no-spurious-minima",
+    ]  # fmt: skip
+
+
 def test_every_claim_is_measured_and_serialisable(results):
     for key, r in results.items():
         assert r["verdict"] in VERDICTS, key

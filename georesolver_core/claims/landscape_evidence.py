@@ -1,0 +1,77 @@
+"""What every landscape claim shares: its page, the two-key set-up constants, the paper's shapes
+fitted to a measurement, the verdict rules for Theta / Omega shapes, and the claim record."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from georesolver_core.claims.registry import (
+    FAILS,
+    HOLDS,
+    Claim,
+    Evidence,
+    fit_loglog_slope,
+    verdict_scaling,
+)
+
+PAGE = "landscapes"
+BASIN = 0.5
+TAU = 1.0
+
+
+def fitted(measured, shape) -> list[float]:
+    """The paper's Theta-shape with its free constant fitted to the measurement (least squares in logs)."""
+    m, s = np.asarray(measured, dtype=float), np.asarray(shape, dtype=float)
+    return (s * np.exp(np.mean(np.log(m) - np.log(s)))).tolist()
+
+
+def shape_verdict(measured, shape, *, kind: str, tol: float = 0.25, what: str) -> tuple[str, str, float]:
+    """Judge measured = Theta(shape) (kind "theta": exponent of measured against shape within tol of 1)
+    or Omega(shape) (kind "omega": exponent >= 1 - tol)."""
+    p = fit_loglog_slope(shape, measured)
+    ok = abs(p - 1.0) <= tol if kind == "theta" else p >= 1.0 - tol
+    rel = "Theta" if kind == "theta" else "Omega"
+    word = "consistent with" if ok else "not"
+    return (
+        HOLDS if ok else FAILS,
+        f"{what} grows as (paper's shape)^{p:.3f}: {word} {rel}(shape) (exponent 1, tolerance {tol:g})",
+        p,
+    )
+
+
+def scaling_evidence(
+    x,
+    measured,
+    shape,
+    *,
+    exponent: float,
+    what: str,
+    note: str,
+    x_label: str,
+    y_label: str,
+    relation: str,
+    extra: dict,
+) -> Evidence:
+    """Evidence for measured = Theta(x^exponent), judged by the fitted log-log slope and plotted on log
+    axes beside the paper's shape (constant fitted). ``note`` follows the verdict's sentence."""
+    verdict, summary, slope = verdict_scaling(x, measured, exponent=exponent, what=what)
+    return Evidence(
+        x=np.asarray(x).tolist(),
+        x_label=x_label,
+        measured=np.asarray(measured).tolist(),
+        bound=fitted(measured, shape),
+        y_label=y_label,
+        relation=relation,
+        verdict=verdict,
+        summary=summary + note,
+        measured_value=slope,
+        bound_value=exponent,
+        log_x=True,
+        log_y=True,
+        extra=extra,
+    )
+
+
+def landscape_claim(key, section, statement, bound_text, measure) -> Claim:
+    """A claim shown on the Landscapes page (registered by ``landscape_claims``, in its order)."""
+    return Claim(key=key, section=section, statement=statement, bound_text=bound_text, page=PAGE, measure=measure)
