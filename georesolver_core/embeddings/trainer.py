@@ -18,10 +18,9 @@ reported through callbacks (``on_epoch_end``, ``on_eval``, ``on_run_end``) in mi
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import geoopt
@@ -29,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from georesolver_core.device import one_cpu_thread
 from georesolver_core.embeddings.metrics import embedding_metrics, rim_saturation
 from georesolver_core.geometry import (
     GEOMETRIES,
@@ -229,7 +229,7 @@ class EmbeddingTrainer:
         )
         start, self._stop = time.perf_counter(), False
         try:
-            with _few_threads(self.device):
+            with one_cpu_thread(self.device):
                 self._loop(target, start, time_budget_s, callbacks)
         finally:
             # also when a callback raises (a page interrupting the run): the state stays consistent
@@ -316,21 +316,6 @@ class EmbeddingTrainer:
         return w, ~bad
 
 
-@contextlib.contextmanager
-def _few_threads(device: torch.device) -> Iterator[None]:
-    """One intra-op thread while training on the CPU: every tensor of a step is tiny (batch x K x d),
-    so extra threads only add synchronisation; on a busy 2-core machine a step ran 2-5x slower with 2."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _fire(callbacks: Mapping[str, Callable], event: str, trainer: EmbeddingTrainer, info: dict):
     fn = callbacks.get(event)
     return fn(trainer, info) if fn is not None else None
@@ -402,7 +387,7 @@ def _fit_learnable_map(x, hierarchy, *, steps, lr, negatives, hidden, seed) -> d
     adj = torch.as_tensor(hierarchy.adjacency)
     u, v = pairs[:, 0], pairs[:, 1]
     losses = []
-    with _few_threads(torch.device("cpu")):
+    with one_cpu_thread(torch.device("cpu")):
         for _ in range(steps):
             w = torch.randint(hierarchy.n_nodes, (u.numel(), negatives), generator=g)  # (P, K)
             valid = ~(adj[u[:, None], w] | (w == u[:, None]))
