@@ -4,18 +4,13 @@ Times the streaming inverse-distance kernels (IDA, Dense-HIDA, SIDA) against PyT
 ``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
 ratios are comparable even on a noisy machine: every repeat times all kernels back to back and the
 reported time is the median over repeats after a warm-up. Peak memory is measured in a separate,
-untimed call (see ``MEMORY_METHOD``).
+untimed call (``bench_memory``); the report is judged and formatted by ``bench_report``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
-import functools
-import gc
 import json
-import math
 import os
 import platform
 import statistics
@@ -29,27 +24,26 @@ import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
 from georesolver_core.attention.kernel import reference_ida
+from georesolver_core.bench_memory import MEMORY_METHOD, memory_method, peak_memory_mb
+from georesolver_core.bench_report import (
+    COMPLEXITY_MIN_LEN,
+    MEMORY_LIMIT_MB,
+    SCHEMA,
+    TARGET_RATIO,
+    TARGET_SEQ_LEN,
+    complexity_evidence,
+    format_table,
+    judge,
+    report_table,
+    validate_report,
+)
 from georesolver_core.device import default_device, device_label
 from georesolver_core.geometry import to_ball
 from georesolver_core.validate import check_eps, check_positive_int
 
-SCHEMA = "georesolver-bench/1"
 FULL_SEQ_LENS = (256, 1024, 4096, 16384)
 QUICK_SEQ_LENS = (64, 128)
-TARGET_SEQ_LEN = 1024  # the issue's targets are ratios to SDPA at this length (forward + backward)
-TARGET_RATIO = {"ida": 1.3, "hida": 2.5, "sida": 2.0}
 LONG_CALL_S, LONG_ROW_REPEATS = 5.0, 3  # rows whose warm-up call takes longer are timed fewer times
-MEMORY_LIMIT_MB = 256.0  # peak extra memory allowed at the memory-check length
-MEMORY_METHOD = {
-    "rss": "process resident-set high-water mark (Linux /proc: VmHWM reset through clear_refs) above the "
-    "resident size at the start of one forward+backward call, with glibc's mmap threshold lowered to "
-    "64 KB during the call so that freed tensors go back to the OS. Counts every thread (the fused "
-    "kernels' workers too) and everything resident: outputs, gradients, temporaries, BLAS scratch; "
-    "precise to a few hundred KB (the kernel batches per-thread resident-size counters).",
-    "profiler": "torch.profiler (profile_memory=True): running sum of the CPU allocator's allocation and "
-    "free events of the calling thread during one forward+backward call (worker threads not seen).",
-    "cuda": "torch.cuda.max_memory_allocated() minus memory_allocated() before one forward+backward call.",
-}
 
 
 @dataclass(frozen=True)
@@ -83,7 +77,7 @@ KERNELS: dict[str, Kernel] = {
     "hida-naive": Kernel("Dense-HIDA, Poincaré (naive)", "poincare", _naive("poincare"), True),
     "sida-naive": Kernel("SIDA, sphere (naive)", "sphere", _naive("sphere"), True),
 }
-FUSED = ("ida", "hida", "sida")
+FUSED = tuple(TARGET_RATIO)  # ida, hida, sida
 
 
 @dataclass(frozen=True)
@@ -180,104 +174,6 @@ class _Case:
         return (time.perf_counter() - start) * 1e3
 
 
-@contextlib.contextmanager
-def _quiet_stderr():
-    """Silence file descriptor 2 (C-level writes included) for the duration of the block."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def memory_method(device: str) -> str:
-    """Which of MEMORY_METHOD ``peak_memory_mb`` uses here."""
-    if device == "cuda":
-        return "cuda"
-    return "rss" if _libc() is not None and os.path.exists("/proc/self/clear_refs") else "profiler"
-
-
-def peak_memory_mb(fn: Callable[[], None], device: str) -> float | None:
-    """Peak memory (MB) while fn runs, above the level at its start; see ``MEMORY_METHOD``."""
-    method = memory_method(device)
-    if method == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        fn()
-        torch.cuda.synchronize()
-        return (torch.cuda.max_memory_allocated() - base) / 2**20
-    if method == "rss":
-        return _peak_rss_mb(fn)
-    return _peak_profiler_mb(fn)
-
-
-@functools.lru_cache(maxsize=1)
-def _libc():
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return libc if hasattr(libc, "mallopt") else None
-    except OSError:  # not glibc
-        return None
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-
-
-def _proc_status_bytes(key: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key):
-                return int(line.split()[1]) * 1024
-    raise OSError(f"/proc/self/status has no {key}")
-
-
-def _peak_rss_mb(fn: Callable[[], None]) -> float:
-    libc = _libc()
-    gc.collect()
-    libc.mallopt(_M_MMAP_THRESHOLD, 1 << 16)  # every tensor >= 64 KB is its own mapping: free returns it
-    libc.mallopt(_M_TRIM_THRESHOLD, 1 << 16)
-    libc.malloc_trim(0)
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")  # resets the high-water mark VmHWM to the current resident size
-        base = _proc_status_bytes("VmRSS:")
-        fn()
-        # Linux batches per-thread RSS counters (tens of pages), so tiny peaks can read slightly below 0.
-        return max(0.0, (_proc_status_bytes("VmHWM:") - base) / 2**20)
-    finally:
-        # glibc's own thresholds once its dynamic mmap threshold has grown to the maximum (64-bit)
-        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-        libc.mallopt(_M_TRIM_THRESHOLD, 64 << 20)
-
-
-def _peak_profiler_mb(fn: Callable[[], None]) -> float | None:
-    from torch.profiler import ProfilerActivity, profile
-
-    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
-    with _quiet_stderr():  # the profiler backend logs a line to stderr on every start and stop
-        prof.__enter__()
-    try:
-        fn()
-    finally:
-        with _quiet_stderr():
-            prof.__exit__(None, None, None)
-    try:
-        events = prof.profiler.kineto_results.events()
-    except AttributeError:  # the profiler's result layout changed: report no number rather than a wrong one
-        return None
-    mem = sorted((e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]")
-    level = peak = 0
-    for _, nbytes in mem:
-        level += nbytes
-        peak = max(peak, level)
-    return peak / 2**20
-
-
 def environment(cfg: BenchConfig) -> dict:
     dev = torch.device(cfg.device)
     return {
@@ -309,7 +205,13 @@ def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | Non
     """Time every kernel at every length; returns the JSON-able report (see ``validate_report``)."""
     if cfg.threads is not None:
         torch.set_num_threads(cfg.threads)
-    report = {"schema": SCHEMA, "environment": environment(cfg), "config": asdict(cfg), "rows": []}
+    report = {
+        "schema": SCHEMA,
+        "environment": environment(cfg),
+        "config": asdict(cfg),
+        "timing": {"long_call_s": LONG_CALL_S, "long_row_repeats": LONG_ROW_REPEATS},
+        "rows": [],
+    }
     steps = [(t, k) for t in cfg.seq_lens for k in _kernels_at(cfg, t)]
     done = 0
     for seq_len in cfg.seq_lens:
@@ -399,162 +301,6 @@ def memory_check(cfg: BenchConfig, seq_len: int, progress=None) -> dict:
     return {"seq_len": seq_len, "limit_mb": MEMORY_LIMIT_MB, "dense_matrix_mb_per_head": dense_mb, "rows": rows}
 
 
-def judge(report: dict) -> list[dict]:
-    """The issue's targets, judged from this report's measurements (verdict None when not measured)."""
-    out = []
-    rows = {(r["kernel"], r["seq_len"]): r for r in report["rows"]}
-    for name, limit in TARGET_RATIO.items():
-        r = rows.get((name, TARGET_SEQ_LEN))
-        ratio = None if r is None else r["fwdbwd_ratio"]
-        out.append(
-            {
-                "target": f"{name} forward+backward <= {limit}x SDPA at T = {TARGET_SEQ_LEN}",
-                "measured": ratio,
-                "met": None if ratio is None else ratio <= limit,
-            }
-        )
-    for r in report.get("memory_check", {}).get("rows", []):
-        out.append(
-            {
-                "target": f"{r['kernel']} peak memory < {MEMORY_LIMIT_MB:g} MB at T = {r['seq_len']}",
-                "measured": r["peak_mb"],
-                "met": r["within_limit"],
-            }
-        )
-    return out
-
-
-def report_table(report: dict) -> list[dict]:
-    """One flat record per kernel and length: what the page's table and CSV download show."""
-    return [
-        {
-            "kernel": r["kernel"],
-            "label": r.get("label", r["kernel"]),
-            "T": r["seq_len"],
-            "forward ms": r["fwd_ms"],
-            "forward x SDPA": r.get("fwd_ratio"),
-            "forward+backward ms": r["fwdbwd_ms"],
-            "forward+backward x SDPA": r.get("fwdbwd_ratio"),
-            "peak MB": r.get("peak_mb"),
-        }
-        for r in report["rows"]
-    ]
-
-
-COMPLEXITY_MIN_LEN = 1024  # below this, per-call overheads hide the T^2 growth
-
-
-def complexity_evidence(report: dict, min_len: int = COMPLEXITY_MIN_LEN) -> list[dict]:
-    """Proposition 1 (dense HIDA costs Theta(n^2 d_h) time) and the O(T d) memory of the fused
-    kernels, judged from log-log slopes fitted to this report's lengths >= min_len (at least two)."""
-    from georesolver_core.claims.registry import fit_loglog_slope, verdict_inequality, verdict_scaling
-
-    out = []
-    for name in FUSED:
-        fit = sorted(
-            (r for r in report["rows"] if r["kernel"] == name and r["seq_len"] >= min_len),
-            key=lambda r: r["seq_len"],
-        )
-        if len(fit) < 2:
-            continue
-        span = f"T = {fit[0]['seq_len']}..{fit[-1]['seq_len']}"
-        verdict, summary, _ = verdict_scaling(
-            [r["seq_len"] for r in fit], [r["fwdbwd_ms"] for r in fit], exponent=2.0, tol=0.3, what="time"
-        )
-        out.append(
-            {
-                "verdict": verdict,
-                "section": f"Proposition 1, {KERNELS[name].label}",
-                "statement": "dense inverse-distance attention costs Theta(n^2 d_h) time",
-                "bound_text": "time ~ T^2 (fitted exponent within 2 +- 0.3)",
-                "summary": f"{summary} ({span}, forward + backward)",
-            }
-        )
-        mem = [r for r in fit if r.get("peak_mb")]
-        if len(mem) >= 2:
-            slope = fit_loglog_slope([r["seq_len"] for r in mem], [r["peak_mb"] for r in mem])
-            verdict, summary = verdict_inequality([slope], [MEMORY_EXPONENT_MAX])
-            out.append(
-                {
-                    "verdict": verdict,
-                    "section": f"Streaming kernel, {KERNELS[name].label}",
-                    "statement": "the fused kernel keeps O(T d) memory: no T x T matrix is stored",
-                    "bound_text": f"peak memory ~ T^a with a <= {MEMORY_EXPONENT_MAX} (a dense matrix gives 2)",
-                    "summary": f"fitted exponent a = {slope:.2f} ({span}); {summary}",
-                }
-            )
-    return out
-
-
-MEMORY_EXPONENT_MAX = 1.25
-
-
-ROW_KEYS = {"kernel": str, "seq_len": int, "fwd_ms": (int, float), "fwdbwd_ms": (int, float)}
-
-
-def validate_report(doc) -> dict:
-    """Check that a loaded JSON document is a benchmark report; raises ValueError saying what is wrong."""
-    if not isinstance(doc, dict):
-        raise ValueError(f"a benchmark report must be a JSON object (got {type(doc).__name__})")
-    if doc.get("schema") != SCHEMA:
-        raise ValueError(f"schema must be {SCHEMA!r} (got {doc.get('schema')!r})")
-    for key in ("environment", "rows"):
-        if key not in doc:
-            raise ValueError(f"a benchmark report needs the key {key!r}")
-    rows = doc["rows"]
-    if not isinstance(rows, list) or not rows:
-        raise ValueError("rows must be a non-empty list")
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise ValueError(f"rows[{i}] must be an object (got {type(row).__name__})")
-        for key, typ in ROW_KEYS.items():
-            val = row.get(key)
-            if not isinstance(val, typ) or isinstance(val, bool):
-                raise ValueError(f"rows[{i}].{key} must be {getattr(typ, '__name__', 'a number')} (got {val!r})")
-        for key in ("fwd_ms", "fwdbwd_ms"):
-            if not math.isfinite(row[key]) or row[key] <= 0:
-                raise ValueError(f"rows[{i}].{key} must be a finite time > 0 ms (got {row[key]!r})")
-    return doc
-
-
-def format_table(report: dict) -> str:
-    """The human-readable table: one row per kernel and length, ratios to SDPA."""
-    env = report["environment"]
-    lines = [
-        f"torch {env['torch']} on {env['device_name']}, {env['threads']} threads, {env['dtype']}, "
-        f"load average {env.get('load_average_1min')} -> {env.get('load_average_1min_end')}; "
-        f"B={report['config']['batch']} H={report['config']['heads']} D={report['config']['head_dim']} "
-        f"eps={report['config']['eps']} causal={report['config']['causal']}; median of "
-        f"{report['config']['repeats']} repeats ({LONG_ROW_REPEATS} when a call takes over {LONG_CALL_S:g} s) "
-        f"after {report['config']['warmup']} warm-up",
-        f"{'kernel':<11} {'T':>6} {'fwd ms':>10} {'x SDPA':>7} {'fwd+bwd ms':>11} {'x SDPA':>7} {'peak MB':>8}",
-    ]
-
-    def fmt(x, spec):
-        return "-" if x is None else format(x, spec)
-
-    for r in report["rows"]:
-        lines.append(
-            f"{r['kernel']:<11} {r['seq_len']:>6} {r['fwd_ms']:>10.2f} {fmt(r['fwd_ratio'], '>7.2f')} "
-            f"{r['fwdbwd_ms']:>11.2f} {fmt(r['fwdbwd_ratio'], '>7.2f')} {fmt(r['peak_mb'], '>8.1f')}"
-        )
-    check = report.get("memory_check")
-    if check:
-        lines.append(
-            f"memory check at T = {check['seq_len']} (limit {check['limit_mb']:g} MB, "
-            f"one dense T x T float32 matrix = {check['dense_matrix_mb_per_head']:.0f} MB):"
-        )
-        for r in check["rows"]:
-            lines.append(
-                f"  {r['kernel']:<9} peak {fmt(r['peak_mb'], '.1f')} MB (outputs and gradients "
-                f"{r['outputs_mb']:.1f} MB), {r['seconds']:.1f} s"
-            )
-    for t in report.get("targets", []):
-        verdict = {True: "met", False: "NOT met", None: "not measured"}[t["met"]]
-        lines.append(f"target: {t['target']}: measured {fmt(t['measured'], '.2f')} -> {verdict}")
-    return "\n".join(lines)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
     parser.add_argument(
@@ -616,3 +362,10 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(format_table(report))
     return 0
+
+
+__all__ = [
+    "COMPLEXITY_MIN_LEN", "FUSED", "KERNELS", "MEMORY_LIMIT_MB", "MEMORY_METHOD", "SCHEMA", "TARGET_RATIO", "TARGET_SEQ_LEN",
+    "BenchConfig", "complexity_evidence", "format_table", "judge", "main", "memory_check", "memory_method",
+    "peak_memory_mb", "report_table", "run_benchmark", "validate_report",
+]

@@ -103,3 +103,19 @@ def check_same_dim(name_a: str, a: torch.Tensor, name_b: str, b: torch.Tensor) -
         raise ValueError(
             f"{name_a} and {name_b} must have the same last dimension (got {a.shape[-1]} and {b.shape[-1]})"
         )
+
+
+def broadcast_batch(names: list[str], shapes: list[tuple[int, ...]]) -> torch.Size:
+    """The broadcast of batch shapes, or ValueError naming the arguments.
+
+    torch.broadcast_shapes imports sympy on its first call (over a second); the rule itself is short.
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes], strict=True):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            got = ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, shapes, strict=True))
+            raise ValueError(f"leading (batch) dims must broadcast (got {got})")
+        out.append(sizes.pop() if sizes else 1)
+    return torch.Size(out)

@@ -21,6 +21,7 @@ import torch
 
 from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, blocks, transpose_into
 from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, Schedule
+from georesolver_core.validate import broadcast_batch
 
 KEEP_ELEMENTS = 1 << 22  # forward operands up to this many numbers are kept for the backward pass
 FUSED_MIN_PAIRS = 2048  # crossover measured on a 2-core CPU: 64 x 64 pairs and up run faster fused
@@ -293,22 +294,10 @@ class FusedIDAWeights(torch.autograd.Function):
         return dq, dk, None, None, None, None, None, None
 
 
-def _broadcast_shapes(shapes) -> tuple[int, ...]:
-    # torch.broadcast_shapes imports sympy on first use (over a second); the rule itself is simple.
-    ndim = max(len(s) for s in shapes)
-    out = []
-    for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes], strict=True):
-        sizes = {d for d in dims if d != 1}
-        if len(sizes) > 1:
-            raise ValueError(f"batch dims of q, k, v must broadcast (got {[tuple(s) for s in shapes]})")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
-
-
 def _flatten(q, k, v):
     """Broadcast batch dims and flatten them: (..., n, d) -> (B, n, d). Returns the batch shape too."""
     shapes = [q.shape[:-2], k.shape[:-2]] + ([v.shape[:-2]] if v is not None else [])
-    batch = _broadcast_shapes(shapes)
+    batch = broadcast_batch(["q", "k", "v"][: len(shapes)], shapes)
     flat = [t.expand(*batch, *t.shape[-2:]).reshape(-1, *t.shape[-2:]) for t in (q, k, v) if t is not None]
     return batch, flat
 

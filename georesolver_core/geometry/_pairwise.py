@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from georesolver_core.validate import broadcast_batch
+
 CHUNK_ELEMENTS = 1 << 22  # 4M numbers (16 MB in float32) per chunk of differences
 
 
@@ -22,7 +24,7 @@ def safe_sqrt(s: torch.Tensor) -> torch.Tensor:
 
 def pairwise_sq_norms(x: torch.Tensor, y: torch.Tensor, *, plus: bool = False) -> torch.Tensor:
     """|x_i - y_j|^2 (or |x_i + y_j|^2 with ``plus``) for x (..., n, d), y (..., m, d) -> (..., n, m)."""
-    batch = torch.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    batch = broadcast_batch(["x", "y"], [x.shape[:-2], y.shape[:-2]])
     x = x.expand(*batch, *x.shape[-2:])
     y = y.expand(*batch, *y.shape[-2:])
     n, m, d = x.shape[-2], y.shape[-2], x.shape[-1]

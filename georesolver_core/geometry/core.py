@@ -11,6 +11,7 @@ import torch
 
 from georesolver_core.geometry import euclidean, poincare, sphere
 from georesolver_core.validate import (
+    broadcast_batch,
     check_curvature,
     check_finite,
     check_in_ball,
@@ -64,13 +65,7 @@ def _check_pair(x, y, geometry, c, names=("x", "y")):
             f"{names[0]} and {names[1]} must be point sets of shape (..., n, d) and (..., m, d) "
             f"(got shapes {tuple(x.shape)} and {tuple(y.shape)})"
         )
-    try:
-        torch.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"leading (batch) dims of {names[0]} {tuple(x.shape[:-2])} and {names[1]} "
-            f"{tuple(y.shape[:-2])} must broadcast"
-        ) from None
+    broadcast_batch(list(names), [x.shape[:-2], y.shape[:-2]])
 
 
 def pairwise_distance(
