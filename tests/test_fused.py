@@ -346,3 +346,19 @@ def test_schedule_error_in_a_worker_reaches_the_caller_and_the_pool_survives():
     with pytest.raises(ValueError, match="tile failed"):
         sched.run(setup, failing, finish)
     sched.run(setup, task, finish)  # the worker threads are free again
+
+
+def test_worker_pool_leaves_the_thread_count_of_new_threads_alone():
+    """torch.set_num_threads(1) in the kernels' workers must not make later threads single-threaded."""
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(5)  # a pool size no other test uses: this call creates it
+        q, k, v = qkv("euclidean", n=64, m=64, d=4, heads=8)
+        fused_ida(q, k, v, eps=0.1, block_q=16)
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+        worker.start()
+        worker.join()
+        assert seen == [5]
+    finally:
+        torch.set_num_threads(threads)

@@ -65,14 +65,21 @@ def head_chunks(H: int, n: int, m: int, d: int, bq: int, bk: int) -> list[slice]
 
 
 def _single_threaded() -> None:
-    # The OpenMP and MKL thread counts are per thread: the caller's stay as they are.
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # this worker's OpenMP and MKL thread counts; the caller's stay as they are
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
     with _POOLS_LOCK:
         if workers not in _POOLS:
-            _POOLS[workers] = ThreadPoolExecutor(workers, "fused-ida", initializer=_single_threaded)
+            pool = ThreadPoolExecutor(workers, "fused-ida", initializer=_single_threaded)
+            # torch.set_num_threads in a worker also sets the count that threads created later start
+            # with (a Streamlit script run, say): start every worker now, then put the caller's back.
+            started = threading.Barrier(workers + 1)
+            for _ in range(workers):
+                pool.submit(started.wait)
+            started.wait()
+            torch.set_num_threads(torch.get_num_threads())
+            _POOLS[workers] = pool
         return _POOLS[workers]
 
 
