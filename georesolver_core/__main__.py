@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-
-
-def _num(value) -> str:
-    return "n/a" if value is None else f"{value:.4g}"
 
 
 def _num(value) -> str:
@@ -63,4 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the reader closed the pipe (``| head``): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        sys.exit(141)

@@ -54,3 +54,19 @@ def test_verdict_helpers():
     verdict, _, slope = verdict_scaling(x, [v**-2 for v in x], exponent=-2)
     assert verdict == "holds" and abs(slope + 2) < 1e-9
     assert verdict_scaling(x, [v**-1 for v in x], exponent=-2)[0] == "fails"
+
+
+def test_output_piped_into_a_reader_that_closes_early_ends_quietly():
+    """``python -m georesolver_core claims | head -1``: no BrokenPipeError traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "georesolver_core", "claims", "--quick", "--only", "sec5.2b-rim-separation"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader goes away before the first line is written
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    proc.stderr.close()
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert proc.returncode == 141
