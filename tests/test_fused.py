@@ -13,7 +13,7 @@ import torch
 
 from georesolver_core.attention import ida, ida_weights
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_supported
-from georesolver_core.attention.fused_schedule import Schedule
+from georesolver_core.attention.fused_schedule import Schedule, _pool
 from georesolver_core.attention.kernel import reference_ida, reference_ida_weights
 from georesolver_core.bench import peak_memory_mb
 from georesolver_core.geometry import to_ball
@@ -360,5 +360,7 @@ def test_worker_pool_leaves_the_thread_count_of_new_threads_alone():
         worker.start()
         worker.join()
         assert seen == [5]
+        # ... while the kernels' own workers stay single-threaded, also after the count was put back
+        assert set(_pool(5).map(lambda _: (torch.ones(1) + 1, torch.get_num_threads())[1], range(20))) == {1}
     finally:
         torch.set_num_threads(threads)

@@ -65,6 +65,9 @@ def head_chunks(H: int, n: int, m: int, d: int, bq: int, bk: int) -> list[slice]
 
 
 def _single_threaded() -> None:
+    # torch sets a thread's count from the process-wide one on the thread's first operator, once: trigger
+    # that first (get_num_threads does), or this 1 would be overwritten by the count _pool puts back.
+    torch.get_num_threads()
     torch.set_num_threads(1)  # this worker's OpenMP and MKL thread counts; the caller's stay as they are
 
 
