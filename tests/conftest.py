@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import project, to_ball
 
 DTYPES = [torch.float32, torch.float64]
@@ -35,3 +36,10 @@ def random_points(geometry: str, *shape: int, dtype=torch.float64, seed: int = 0
 def tol(dtype) -> dict:
     """Tolerances per dtype: float32 is looser, as in geoopt's own tests."""
     return dict(rtol=1e-4, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-12)
+
+
+@pytest.fixture
+def one_thread():
+    """torch on one intra-op thread for a test of tiny tensors (extra threads only add synchronisation)."""
+    with one_cpu_thread():
+        yield

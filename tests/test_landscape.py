@@ -12,6 +12,7 @@ import torch
 from scipy.optimize import minimize, minimize_scalar
 
 from georesolver_core.attention import ida_weights
+from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import distance, expmap, sphere
 from georesolver_core.landscape import (
     DEFAULT_EXTENT,
@@ -46,13 +47,7 @@ GEOS = ["euclidean", "poincare", "sphere"]
 EXTENT = DEFAULT_EXTENT
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # These tensors are tiny: intra-op threads only add synchronisation cost on a small CPU.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
 
 
 # ---- an independent estimate of mu: closed-form arc-length losses, finite differences, numpy ----
@@ -408,9 +403,9 @@ def test_softmax_hessian_has_the_translation_null_direction():
 @pytest.fixture(scope="module", params=["euclidean", "poincare", "sphere"])
 def trained(request):
     geometry = request.param
-    torch.set_num_threads(1)
     cfg = SliceModelConfig(geometry=geometry, steps=40, n_samples=128, dim=3 if geometry == "sphere" else 2)
-    return train_model(cfg)
+    with one_cpu_thread():
+        return train_model(cfg)
 
 
 def test_training_lowers_the_loss(trained):

@@ -8,27 +8,22 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from georesolver_core.claims import CLAIMS, CONDITIONAL, FAILS, HOLDS, VERDICTS, run_claim
 from georesolver_core.claims.landscape_claims import PAGE, _shape_verdict, spurious_minima_counts
+from georesolver_core.device import one_cpu_thread
 from georesolver_core.theory import landscape as th
 
 KEYS = [k for k, c in CLAIMS.items() if c.page == PAGE]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
 
 
 @pytest.fixture(scope="module")
 def results():
-    torch.set_num_threads(1)
-    return {k: run_claim(k, quick=True) for k in KEYS}
+    with one_cpu_thread():
+        return {k: run_claim(k, quick=True) for k in KEYS}
 
 
 def test_the_issue_claims_are_registered():
