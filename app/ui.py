@@ -185,6 +185,18 @@ def download_json(label: str, data, file_name: str, key: str) -> None:
     )
 
 
+def download_csv(label: str, table, file_name: str, key: str) -> None:
+    """A download button for a table (a pandas DataFrame), as CSV without the index."""
+    st.download_button(
+        label,
+        table.to_csv(index=False).encode(),
+        file_name=file_name,
+        mime="text/csv",
+        key=key,
+        icon=":material/download:",
+    )
+
+
 def _jsonable(obj):
     if isinstance(obj, (np.ndarray, torch.Tensor)):
         return np.asarray(obj.detach().cpu() if isinstance(obj, torch.Tensor) else obj).tolist()

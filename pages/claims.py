@@ -76,14 +76,8 @@ if not shown:
     st.info("No claim matches the filter: select more verdicts or clear the text.")
 
 left, right = st.columns(2)
-left.download_button(
-    "Download the table (CSV)",
-    table.to_csv(index=False).encode(),
-    "claims.csv",
-    "text/csv",
-    key="claims_csv",
-    icon=":material/download:",
-)
+with left:
+    ui.download_csv("Download the table (CSV)", table, "claims.csv", "claims_csv")
 with right:
     ui.download_json("Download every measurement (JSON)", shown, "claims.json", "claims_json")
 

@@ -1,13 +1,13 @@
 """Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt."""
 
 from dataclasses import asdict, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
 import ui
+from embeddings_ui import hierarchy_controls
 
 from georesolver_core.embeddings import (
     OPTIMIZERS,
@@ -21,7 +21,6 @@ from georesolver_core.embeddings import (
 )
 from georesolver_core.embeddings.trainer import SPHERE_MAPS, map_ball_to_sphere
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.tasks import HIERARCHIES, MAX_NODES, balanced_tree, digits_hierarchy, from_edge_list_csv
 from georesolver_core.viz.embeddings import (
     embedding_figure,
     embedding_view,
@@ -30,7 +29,6 @@ from georesolver_core.viz.embeddings import (
     training_history_figure,
 )
 
-SAMPLE_CSV = Path(__file__).resolve().parent.parent / "assets" / "sample_hierarchy.csv"
 CHUNK_S = 0.8  # training time per live refresh: long enough that redrawing is not most of the cycle
 LIVE_EVERY_S = 0.3  # pause between live refreshes while training
 state = st.session_state
@@ -45,80 +43,10 @@ s = ui.settings()
 dtype_name = "float64" if s.dtype == torch.float64 else "float32"
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _tree(branching: int, depth: int):
-    return balanced_tree(branching, depth)
-
-
-@st.cache_resource(show_spinner="Clustering the digits ...", max_entries=8)
-def _digits(n: int, seed: int):
-    return digits_hierarchy(n, seed)
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _csv(data: bytes, name: str):
-    return from_edge_list_csv(data, name=name)
-
-
-def _sample():
-    return _csv(SAMPLE_CSV.read_bytes(), "animal taxonomy (bundled sample)")
-
-
-def _hierarchy_controls():
-    """Hierarchy widgets -> a Hierarchy. A bad choice or upload shows the error and keeps the last good data."""
-    source = st.selectbox(
-        "Hierarchy",
-        list(HIERARCHIES),
-        format_func=lambda k: HIERARCHIES[k].label,
-        key="emb_source",
-        bind="query-params",
-        help="\n".join(f"**{v.label}**: {v.description}" for v in HIERARCHIES.values()),
-    )
-    try:
-        if source == "tree":
-            b = st.slider("Branching factor", 1, 6, 2, key="emb_branch", bind="query-params")
-            d = st.slider("Depth (levels below the root)", 1, 12, 4, key="emb_depth", bind="query-params")
-            hier = _tree(b, d)
-        elif source == "digits":
-            n = st.slider("Digit images (leaves)", 8, 300, 40, key="emb_digits_n", bind="query-params")
-            hier = _digits(n, s.seed)
-        else:
-            hier = _upload_or_sample()
-    except ValueError as err:
-        st.error(f"{err}. Showing the previous hierarchy instead.", icon=":material/error:")
-        hier = state.get("emb_last_hierarchy") or _tree(2, 4)
-    state["emb_last_hierarchy"] = hier
-    return hier
-
-
-def _upload_or_sample():
-    up = st.file_uploader(
-        "Your edge list: CSV with header `parent,child`",
-        type=["csv", "txt"],
-        key="emb_upload",
-        help=f"One edge per line; no self-loops, no cycles, at most {MAX_NODES} nodes. Without a file: the bundled taxonomy.",
-    )
-    if up is None:
-        state.pop("emb_last_upload", None)
-        return _sample()
-    try:
-        hier = _csv(up.getvalue(), up.name)
-    except ValueError as err:
-        previous = state.get("emb_last_upload") or _sample()
-        st.error(
-            f"**{up.name}** was not used: {err}. Fix the file and upload it again; still showing "
-            f"*{previous.name}*.",
-            icon=":material/error:",
-        )
-        return previous
-    state["emb_last_upload"] = hier
-    return hier
-
-
 left, right = st.columns([1.2, 2.4], gap="large")
 with left:
     st.subheader("Data")
-    hier = _hierarchy_controls()
+    hier = hierarchy_controls(s.seed)
     st.caption(hier.summary() + "".join(f"; {n}" for n in hier.notes))
     st.subheader("Model")
     geometry = st.segmented_control(
@@ -379,14 +307,7 @@ with tabs[0]:
                 ]
             )
             st.dataframe(table, hide_index=True, key="emb_compare_table")
-            st.download_button(
-                "Download the table (CSV)",
-                table.to_csv(index=False).encode(),
-                "embedding_comparison.csv",
-                "text/csv",
-                key="emb_compare_dl",
-                icon=":material/download:",
-            )
+            ui.download_csv("Download the table (CSV)", table, "embedding_comparison.csv", "emb_compare_dl")
             ui.theory_box(
                 [compare_hierarchy_capacity({g: r["metrics"] for g, r in results.items()}, dim=config.dim)]
             )
@@ -470,25 +391,12 @@ with tabs[3]:
     if tabs[3].open:
         tr = state.get("emb_trainer")
         st.markdown(f"**{hier.name}**: {hier.summary()}")
-        st.download_button(
-            "Download the hierarchy (CSV parent,child)",
-            pd.DataFrame(hier.edge_table(), columns=["parent", "child"]).to_csv(index=False).encode(),
-            "hierarchy.csv",
-            "text/csv",
-            key="emb_dl_edges",
-            icon=":material/download:",
-        )
+        edges = pd.DataFrame(hier.edge_table(), columns=["parent", "child"])
+        ui.download_csv("Download the hierarchy (CSV parent,child)", edges, "hierarchy.csv", "emb_dl_edges")
         if tr is not None:
             coords = pd.DataFrame(node_table(tr.points(), hier, geometry=tr.config.geometry, c=tr.model.c))
             st.dataframe(coords, hide_index=True, key="emb_coords_table")
-            st.download_button(
-                "Download the embedding (CSV)",
-                coords.to_csv(index=False).encode(),
-                "embedding.csv",
-                "text/csv",
-                key="emb_dl_coords",
-                icon=":material/download:",
-            )
+            ui.download_csv("Download the embedding (CSV)", coords, "embedding.csv", "emb_dl_coords")
             ui.download_json(
                 "Download the run history (JSON)",
                 {"config": tr.config.__dict__, "history": history_table(tr)},

@@ -169,14 +169,7 @@ def show_report(sources: dict) -> None:
     with d1:
         ui.download_json("Download the report (JSON)", report, "kernel_bench.json", "kern_dl_json")
     with d2:
-        st.download_button(
-            "Download the table (CSV)",
-            table.to_csv(index=False).encode(),
-            file_name="kernel_bench.csv",
-            mime="text/csv",
-            key="kern_dl_csv",
-            icon=":material/download:",
-        )
+        ui.download_csv("Download the table (CSV)", table, "kernel_bench.csv", "kern_dl_csv")
 
 
 show_report(sources)
