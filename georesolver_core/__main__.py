@@ -42,6 +42,12 @@ def _bench(args: argparse.Namespace) -> int:
     return bench.main(args)
 
 
+def _compress_bench(args: argparse.Namespace) -> int:
+    from georesolver_core.compression import bench as compression_bench
+
+    return compression_bench.main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m georesolver_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -55,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("bench", help="time the attention kernels against torch SDPA")
     bench.add_arguments(b)
     b.set_defaults(func=_bench)
+    from georesolver_core.compression import bench as compression_bench
+
+    cb = sub.add_parser("compress-bench", help="time HCC key quantisation (1,000,000 keys of d = 64 by default)")
+    compression_bench.add_arguments(cb)
+    cb.set_defaults(func=_compress_bench)
     args = parser.parse_args(argv)
     return args.func(args)
 

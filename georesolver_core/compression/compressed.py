@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from georesolver_core.device import one_cpu_thread
+
 STATE_VERSION = 1
 _DTYPES = {
     "float32": torch.float32,
@@ -74,7 +76,9 @@ class CompressedKeys:
         """The reconstructed keys k_hat, shape and dtype of the original."""
         from georesolver_core.compression.methods import QUANTIZERS  # the registry imports this module
 
-        return QUANTIZERS[self.method].decode(self)
+        # Memory-bound passes: a second thread only adds synchronisation on a busy CPU.
+        with one_cpu_thread(self.payload.device):
+            return QUANTIZERS[self.method].decode(self)
 
     def state_dict(self) -> dict:
         """Plain data for ``torch.save``; loads back with ``weights_only=True``."""

@@ -78,10 +78,14 @@ def pack_bits(codes: torch.Tensor, bits: int, *, check: bool = True) -> torch.Te
     if 8 % bits == 0:
         per = 8 // bits
         extra = (-flat.numel()) % per
-        grid = torch.cat([flat, flat.new_zeros(extra)]).view(-1, per)  # (bytes, codes per byte)
-        out = grid[:, 0].clone()
-        for j in range(1, per):
-            out |= grid[:, j] << (j * bits)
+        if extra:
+            flat = torch.cat([flat, flat.new_zeros(extra)])
+        grid = flat.view(-1, per)  # (bytes, codes per byte)
+        if per == 1:
+            return grid[:, 0].clone()
+        out = grid[:, per - 1] << ((per - 1) * bits)
+        for j in range(per - 1):
+            out |= grid[:, j] << (j * bits) if j else grid[:, j]
         return out
     planes = [_pack_plane((flat >> j) & 1) for j in range(bits)]  # bits x (ceil(N / 8),)
     return torch.cat(planes)
