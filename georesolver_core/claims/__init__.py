@@ -6,6 +6,7 @@ Topic modules register their claims on import; add one import line per module be
 # Topic modules (each registers its claims on import):
 from georesolver_core.claims import (
     attention_claims,  # noqa: E402,F401
+    compression_claims,
     geometry_claims,  # noqa: E402,F401
     landscape_claims,  # noqa: E402,F401
 )
@@ -24,6 +25,9 @@ from georesolver_core.claims.registry import (
     verdict_inequality,
     verdict_scaling,
 )
+
+for _c in compression_claims.CLAIMS:
+    register(_c)
 
 __all__ = [
     "CLAIMS",
