@@ -10,6 +10,7 @@ import torch
 from georesolver_core.claims.registry import CONDITIONAL, FAILS, HOLDS, Claim, Evidence, verdict_inequality
 from georesolver_core.compression import hcc_quantize
 from georesolver_core.compression.worst_case import KEY_KINDS, worst_case
+from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import to_ball
 from georesolver_core.theory.compression import (
     PAPER_BITS_DIR,
@@ -47,6 +48,14 @@ def error_grid(quick: bool, direction: str = "all", bits: tuple[int, ...] | None
     bits = bits or (QUICK_BITS if quick else FULL_BITS)
     shape = (len(KEY_KINDS), len(dims), len(bits))
     worst, rand, direc, rad = (np.zeros(shape) for _ in range(4))
+    with one_cpu_thread():
+        _fill_grid(quick, direction, dims, bits, worst, rand, direc, rad)
+    bound = hcc_error_bound(np.array(bits), np.array([radius_bits(b) for b in bits]))  # (bits,)
+    return {"dims": dims, "bits": bits, "kinds": list(KEY_KINDS), "worst": worst, "random": rand,
+            "direction": direc, "radius": rad, "bound": bound}  # fmt: skip
+
+
+def _fill_grid(quick, direction, dims, bits, worst, rand, direc, rad) -> None:
     for a, kind in enumerate(KEY_KINDS):
         for i, d in enumerate(dims):
             for j, b in enumerate(bits):
@@ -62,9 +71,6 @@ def error_grid(quick: bool, direction: str = "all", bits: tuple[int, ...] | None
                 )
                 worst[a, i, j], rand[a, i, j] = w.search_max, w.random_max
                 direc[a, i, j], rad[a, i, j] = w.direction_max, w.radius_max
-    bound = hcc_error_bound(np.array(bits), np.array([radius_bits(b) for b in bits]))  # (bits,)
-    return {"dims": dims, "bits": bits, "kinds": list(KEY_KINDS), "worst": worst, "random": rand,
-            "direction": direc, "radius": rad, "bound": bound}  # fmt: skip
 
 
 def _first_failing_dim(worst_db: np.ndarray, bound: np.ndarray, dims) -> list[str]:

@@ -29,6 +29,7 @@ Zero vectors have no direction: they get radius code 0, so they are reconstructe
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -196,11 +197,16 @@ def hcc_quantize(
     return CompressedKeys("hcc", tuple(keys.shape), dtype_name(keys.dtype), params, payload, side)
 
 
+@functools.lru_cache(maxsize=16)
+def _rotation64(d: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    q, r = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    return q * torch.sign(torch.diagonal(r))  # (d, d)
+
+
 def random_rotation(d: int, seed: int, dtype=torch.float64) -> torch.Tensor:
     """A fixed random orthogonal (d, d) matrix drawn from ``seed`` (Haar: QR of a Gaussian, signs fixed)."""
-    g = torch.Generator().manual_seed(int(seed))
-    q, r = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    return (q * torch.sign(torch.diagonal(r))).to(dtype)  # (d, d)
+    return _rotation64(int(d), int(seed)).to(dtype, copy=True)
 
 
 def hcc_rotated_quantize(
