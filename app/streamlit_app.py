@@ -37,6 +37,13 @@ PAGES = [
         "loss landscapes: PL constants, Hessian spread, descent paths, IDA vs softmax per geometry",
     ),
     (
+        "compression.py",
+        "Compression",
+        ":material/compress:",
+        "compression",
+        "HCC polar key quantisation: errors against Theorem 6.1, real bytes against 6.2, KIVI and int baselines",
+    ),
+    (
         "kernels.py",
         "Kernel speed",
         ":material/speed:",

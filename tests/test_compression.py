@@ -128,7 +128,14 @@ def test_zero_vectors_are_reconstructed_exactly():
     for variant in HCC_VARIANTS:
         out = hcc_quantize(keys, bits_dir=3, bits_radius=4, **variant).dequantize()
         assert torch.equal(out[3], torch.zeros(6, dtype=keys.dtype))
-    assert torch.equal(hcc_quantize(torch.zeros(4, 3), bits_dir=2, bits_radius=2).dequantize(), torch.zeros(4, 3))
+    for bits in (2, 9, 16):  # every code path of the packer, float32 (where (L/2) / r could overflow)
+        for variant in HCC_VARIANTS:
+            ck = hcc_quantize(torch.zeros(4, 3), bits_dir=bits, bits_radius=bits, **variant)
+            assert torch.equal(ck.dequantize(), torch.zeros(4, 3))
+    tiny = torch.full((2, 3), 1e-35)
+    assert torch.equal(
+        hcc_quantize(tiny, bits_dir=4, bits_radius=4, radius="hyperbolic").dequantize(), torch.zeros(2, 3)
+    )
 
 
 def test_keys_at_the_rim_and_outside_the_unit_ball():

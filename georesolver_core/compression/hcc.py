@@ -24,7 +24,8 @@ quantises the distance to the origin rho = (2 / sqrt c) artanh(sqrt c r) on the 
 rho_max j / (2^{b_r} - 1) (rho_max stored in float32) and puts the reconstruction back at
 that distance with a unit direction: Euclidean norms crowd near the rim, distances do not.
 
-Zero vectors have no direction: they get radius code 0, so they are reconstructed exactly as 0.
+Zero vectors have no direction: they (and keys of norm below 1e-30) get radius code 0, so they are
+reconstructed exactly as 0; their direction codes are those of u = 0.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from georesolver_core.validate import check_curvature, check_finite, check_in_ba
 
 RADII = ("euclidean", "hyperbolic")
 DIRECTIONS = ("implicit", "all")
+MIN_NORM = 1e-30  # keys of smaller norm are zero vectors: radius code 0, reconstructed as exactly 0
 CHUNK = 4096  # keys per slice: the float temporaries of a slice (1 MB at d = 64) stay in cache
 
 
@@ -89,7 +91,6 @@ def _encode(keys: torch.Tensor, params: dict) -> tuple[torch.Tensor, dict[str, t
     nd = d - 1 if implicit else d
     levels = 2**b - 1
     work = _work_dtype(keys)
-    tiny = torch.finfo(work).tiny
     dir_codes = torch.empty(n, nd, dtype=_code_dtype(b))
     norms = torch.empty(n, dtype=torch.float64)
     signs = torch.empty(n, dtype=torch.uint8)
@@ -99,9 +100,9 @@ def _encode(keys: torch.Tensor, params: dict) -> tuple[torch.Tensor, dict[str, t
         r = torch.linalg.vector_norm(k, dim=-1, keepdim=True)  # (m, 1)
         norms[s : s + CHUNK] = r.squeeze(-1)
         signs[s : s + CHUNK] = k[:, -1] < 0
-        # (u + 1)/2 L = L/2 + u L/2 with u = k / r, in one pass. A zero key gets u = 0 (the middle of
-        # the grid) and radius code 0. No clamp: |u_i| <= 1 up to rounding keeps codes in [0, L].
-        dir_codes[s : s + CHUNK] = torch.addcmul(half, k[:, :nd], half / r.clamp_min(tiny)).round_()
+        # (u + 1)/2 L = L/2 + k (L/2) / r in one pass. |k_i| <= r keeps codes in [0, L] without a clamp;
+        # the floor MIN_NORM keeps (L/2)/r finite in float32 (keys below it are stored as zero vectors).
+        dir_codes[s : s + CHUNK] = torch.addcmul(half, k[:, :nd], half / r.clamp_min(MIN_NORM)).round_()
     top = 2**br - 1
     if params["radius"] == "euclidean":
         scale = torch.tensor([max(1.0, float(norms.max()))], dtype=torch.float32)
@@ -114,6 +115,7 @@ def _encode(keys: torch.Tensor, params: dict) -> tuple[torch.Tensor, dict[str, t
         rho_max = float(rho.max())
         scale = torch.tensor([rho_max if rho_max > 0 else 1.0], dtype=torch.float32)
         r_codes = (rho / float(scale)).mul_(top).round_().clamp_(0, top)
+    r_codes[norms < MIN_NORM] = 0  # zero vectors (and norms below 1e-30): reconstructed exactly as 0
     streams = [(dir_codes, b), (r_codes.to(_code_dtype(br)), br)]
     if implicit:
         streams.append((signs, 1))

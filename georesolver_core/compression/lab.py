@@ -21,7 +21,7 @@ from georesolver_core.validate import check_positive_int
 
 BASELINES = tuple(m for m in QUANTIZERS if m != "hcc")
 SWEEP_BITS = (1, 2, 3, 4, 5, 6, 8, 10)
-SWEEP_KEYS = 1024  # keys per point of the sweep and of the ratio curve
+SWEEP_ELEMENTS = 1 << 16  # n d per point of the sweep and of the ratio curve (at most 1024 keys)
 RATIO_DIMS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 DISK_KEYS = 150
 MAX_ELEMENTS = 1 << 22  # n d above this is subsampled: the page must answer in about a second
@@ -52,6 +52,10 @@ class CompressionLab:
     disk_baseline: np.ndarray  # (DISK_KEYS, 2) and the baseline's
     sweep: pd.DataFrame  # method, bits, bytes_per_key, mean/max error, ratio
     ratio_by_dim: pd.DataFrame  # d_h, formula, measured (implicit), measured (all coordinates)
+
+
+def sweep_keys(d: int) -> int:
+    return max(16, min(1024, SWEEP_ELEMENTS // d))
 
 
 def _sq_err(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
@@ -114,7 +118,7 @@ def _lab(
     disk_hcc = quantize(disk, "hcc", bits=bits_dir, **hopt).dequantize()
     disk_base = quantize(disk, baseline, bits=bb, **_options(baseline, hopt)).dequantize()
 
-    sub = keys[:SWEEP_KEYS]
+    sub = keys[: sweep_keys(d)]
     rows = []
     for method in QUANTIZERS:
         for b in SWEEP_BITS:
@@ -136,7 +140,7 @@ def _lab(
     ratio_rows = []
     gr = torch.Generator().manual_seed(seed + 1)
     for dd in RATIO_DIMS:
-        kk = random_keys(min(SWEEP_KEYS, n_used), dd, kind, gr).to(dtype)
+        kk = random_keys(min(sweep_keys(dd), n_used), dd, kind, gr).to(dtype)
         ratio_rows.append(
             {
                 "d_h": dd,

@@ -2,7 +2,8 @@
 
 Three sources of keys per (d, b, b_r), the largest error wins:
 
-- random keys of the paper's form x = 0.9 tanh(z) (``to_ball``), or keys near the rim (norm in [0.99, 1));
+- random keys of the paper's form x = 0.9 tanh(z) (``to_ball``), or keys near the rim (norm in [0.99, 1),
+  the distance to the rim log-uniform down to 1e-9);
 - analytic candidates: r e_1 (d - 1 coordinates at 0, a midpoint of the grid since 2^b - 1 is odd),
   and vectors whose coordinates sit on grid midpoints, each off by half a step;
 - a hill climb from the best of those: a population of keys perturbed at random, keeping every
@@ -54,8 +55,11 @@ def random_keys(n: int, d: int, kind: str, generator: torch.Generator) -> torch.
     if kind == "tanh":
         return to_ball(z)
     lo, hi = KEY_KINDS[kind]
-    norm = lo + (hi - lo) * torch.rand(n, 1, generator=generator, dtype=torch.float64)
-    return torch.nn.functional.normalize(z, dim=-1) * norm
+    # distance to the rim log-uniform in [1 - hi, 1 - lo]: every scale from 1e-2 down to 1e-9 is hit
+    # (float32 rounds the closest quarter onto the rim itself)
+    span = torch.rand(n, 1, generator=generator, dtype=torch.float64)
+    gap = (1.0 - hi) * ((1.0 - lo) / (1.0 - hi)) ** span
+    return torch.nn.functional.normalize(z, dim=-1) * (1.0 - gap)
 
 
 def analytic_candidates(d: int, bits_dir: int, bits_radius: int, kind: str) -> torch.Tensor:
