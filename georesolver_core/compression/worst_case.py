@@ -21,6 +21,7 @@ import torch
 from georesolver_core.compression.hcc import hcc_polar, hcc_quantize
 from georesolver_core.geometry import to_ball
 
+MAX_MIDPOINTS = 64  # candidate midpoint values per (d, b)
 KEY_KINDS = {"tanh": (0.0, 0.9), "rim": (0.99, 1.0 - 1e-9)}  # norm range of each kind of key
 
 
@@ -69,18 +70,18 @@ def analytic_candidates(d: int, bits_dir: int, bits_radius: int, kind: str) -> t
     top = 2**bits_radius
     mid = (torch.floor(torch.tensor(hi * top - 0.5)) + 0.5) / top  # the largest radius midpoint below hi
     radii = torch.tensor([hi, max(float(mid) - 1e-12, lo)], dtype=torch.float64)
-    dirs = [torch.eye(d, dtype=torch.float64)[0]]  # e_1
     # The grid -1 + 2 j / L has its midpoints at 2 i / L (i = 0 .. (L - 1) / 2 on the positive side; 0
     # included). Put as many coordinates as fit on the sphere at one midpoint; the others stay at 0.
-    for i in range(1, (levels - 1) // 2 + 1):
-        v = 2.0 * i / levels
-        m = int(min(d, 1.0 // (v * v)))
-        u = torch.zeros(d, dtype=torch.float64)
-        u[:m] = v
-        if m < d:
-            u[m] = max(1.0 - m * v * v, 0.0) ** 0.5
-        dirs.append(u / u.norm())
-    dirs = torch.stack(dirs)  # (c, d)
+    # At most MAX_MIDPOINTS values of i, spread evenly: b = 16 would give 32767.
+    i = torch.unique(torch.linspace(1, max((levels - 1) // 2, 1), MAX_MIDPOINTS).round()).to(torch.float64)
+    v = (2.0 * i / levels).unsqueeze(-1)  # (c, 1) a midpoint value per candidate
+    m = torch.clamp(torch.floor(1.0 / (v * v)), max=d)  # (c, 1) coordinates at v
+    rest = (1.0 - m * v * v).clamp_min(0.0).sqrt()  # (c, 1) what is left of the unit norm
+    cols = torch.arange(d, dtype=torch.float64)  # (d,)
+    dirs = torch.where(cols < m, v, 0.0) + torch.where(cols == m, rest, 0.0)  # (c, d)
+    e1 = torch.zeros(1, d, dtype=torch.float64)
+    e1[0, 0] = 1.0
+    dirs = torch.nn.functional.normalize(torch.cat([e1, dirs]), dim=-1)  # (c + 1, d)
     return (dirs.unsqueeze(0) * radii.view(-1, 1, 1)).reshape(-1, d)  # (2 c, d)
 
 
