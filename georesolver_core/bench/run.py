@@ -4,7 +4,7 @@ Times the streaming inverse-distance kernels (IDA, Dense-HIDA, SIDA) against PyT
 ``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
 ratios are comparable even on a noisy machine: every repeat times all kernels back to back and the
 reported time is the median over repeats after a warm-up. Peak memory is measured in a separate,
-untimed call (``bench_memory``); the report is judged and formatted by ``bench_report``.
+untimed call (``bench.memory``); the report is judged and formatted by ``bench.report``.
 """
 
 from __future__ import annotations
@@ -24,19 +24,8 @@ import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
 from georesolver_core.attention.kernel import reference_ida
-from georesolver_core.bench_memory import MEMORY_METHOD, memory_method, peak_memory_mb
-from georesolver_core.bench_report import (
-    COMPLEXITY_MIN_LEN,
-    MEMORY_LIMIT_MB,
-    SCHEMA,
-    TARGET_RATIO,
-    TARGET_SEQ_LEN,
-    complexity_evidence,
-    format_table,
-    judge,
-    report_table,
-    validate_report,
-)
+from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
+from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
 from georesolver_core.device import default_device, device_label
 from georesolver_core.geometry import to_ball
 from georesolver_core.validate import check_eps, check_positive_int
@@ -363,9 +352,3 @@ def main(args: argparse.Namespace) -> int:
         print(format_table(report))
     return 0
 
-
-__all__ = [
-    "COMPLEXITY_MIN_LEN", "FUSED", "KERNELS", "MEMORY_LIMIT_MB", "MEMORY_METHOD", "SCHEMA", "TARGET_RATIO", "TARGET_SEQ_LEN",
-    "BenchConfig", "complexity_evidence", "format_table", "judge", "main", "memory_check", "memory_method",
-    "peak_memory_mb", "report_table", "run_benchmark", "validate_report",
-]
