@@ -23,11 +23,12 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.kernel import reference_ida
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
 from georesolver_core.device import default_device, device_label
-from georesolver_core.geometry import to_ball
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_eps, check_positive_int
 
 FULL_SEQ_LENS = (256, 1024, 4096, 16384)
@@ -49,12 +50,16 @@ def _sdpa(q, k, v, eps, causal):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+def _spec(eps, geometry, causal):
+    return KernelSpec(eps, geometry, keys=CAUSAL if causal else ALL_KEYS)
+
+
 def _fused(geometry):
-    return lambda q, k, v, eps, causal: fused_ida(q, k, v, eps=eps, geometry=geometry, causal=causal)
+    return lambda q, k, v, eps, causal: fused_ida(q, k, v, _spec(eps, geometry, causal))
 
 
 def _naive(geometry):
-    return lambda q, k, v, eps, causal: reference_ida(q, k, v, eps=eps, geometry=geometry, causal=causal)
+    return lambda q, k, v, eps, causal: reference_ida(q, k, v, _spec(eps, geometry, causal))
 
 
 KERNELS: dict[str, Kernel] = {
@@ -119,10 +124,8 @@ def make_inputs(cfg: BenchConfig, seq_len: int, geometry: str | None, seed: int 
     shape = (cfg.batch, cfg.heads, seq_len, cfg.head_dim)
     dtype = getattr(torch, cfg.dtype)
     q, k, v, g = (torch.randn(shape, generator=gen, dtype=dtype) for _ in range(4))
-    if geometry == "poincare":
-        q, k = to_ball(q), to_ball(k)
-    elif geometry == "sphere":
-        q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+    if geometry is not None:
+        q, k = (GEOMETRIES[geometry].embed(t, 1.0) for t in (q, k))
     dev = torch.device(cfg.device)
     return [t.to(dev) for t in (q, k, v)], g.to(dev)
 
