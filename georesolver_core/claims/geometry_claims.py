@@ -17,11 +17,10 @@ from georesolver_core.claims.registry import (
     verdict_scaling,
 )
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import ball, pairwise_distance
+from georesolver_core.geometry import GEOMETRIES, ball, pairwise_distance
 from georesolver_core.geometry.core import check_points
 from georesolver_core.theory.geometry import (
-    euclidean_ball_volume,
-    hyperbolic_ball_volume,
+    ball_volume,
     hyperbolic_separation_bound,
     hyperbolic_separation_exact,
     packing_number_bound,
@@ -93,12 +92,13 @@ def uniform_in_geodesic_ball(
     """
     if geometry not in ("poincare", "euclidean"):
         raise ValueError(f"geometry must be 'poincare' or 'euclidean' (got {geometry!r})")
-    rho = math.tanh(math.sqrt(c) * r_max / 2) / math.sqrt(c) if geometry == "poincare" else r_max
+    hyperbolic = GEOMETRIES[geometry].uses_c  # the ball: coordinates and volume element differ from the plane
+    rho = math.tanh(math.sqrt(c) * r_max / 2) / math.sqrt(c) if hyperbolic else r_max
     kept, have = [], 0
     while have < n:
         x = (2.0 * torch.rand(4 * n + 1024, d, generator=generator, dtype=F64) - 1.0) * rho  # (m, d) in the cube
         x = x[x.norm(dim=-1) < rho]
-        if geometry == "poincare":
+        if hyperbolic:
             lam_max = 2.0 / (1.0 - c * rho**2)
             accept = (ball(c).lambda_x(x, keepdim=False) / lam_max) ** d
             x = x[torch.rand(x.shape[0], generator=generator, dtype=F64) < accept]
@@ -148,7 +148,7 @@ def packing_counts(
     from equally fine candidate sets. float64, one seeded generator: the counts are deterministic.
     """
     r_max = float(np.max(radii))
-    volume = hyperbolic_ball_volume(r_max, d, c) if geometry == "poincare" else euclidean_ball_volume(r_max, d)
+    volume = ball_volume(geometry)(r_max, d, c)
     n = int(math.ceil(density * float(volume)))
     gen = torch.Generator().manual_seed(seed)
     with one_cpu_thread():  # every tensor here is small
