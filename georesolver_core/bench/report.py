@@ -64,7 +64,7 @@ COMPLEXITY_MIN_LEN = 1024  # below this, per-call overheads hide the T^2 growth
 def complexity_evidence(report: dict, min_len: int = COMPLEXITY_MIN_LEN) -> list[dict]:
     """Proposition 1 (dense HIDA costs Theta(n^2 d_h) time) and the O(T d) memory of the fused
     kernels, judged from log-log slopes fitted to this report's lengths >= min_len (at least two)."""
-    from georesolver_core.claims.registry import fit_loglog_slope, verdict_inequality, verdict_scaling
+    from georesolver_core.verdicts import fit_loglog_slope, verdict_inequality, verdict_scaling
 
     out = []
     for name in TARGET_RATIO:

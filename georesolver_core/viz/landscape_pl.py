@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.claims.registry import fit_loglog_slope
+from georesolver_core.verdicts import fit_loglog_slope
 from georesolver_core.viz.style import KERNEL_COLORS, base_layout
 
 KERNEL_LABELS = {"ida": "inverse distance (IDA)", "softmax": "softmax"}
