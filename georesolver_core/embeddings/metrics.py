@@ -21,9 +21,9 @@ import math
 import numpy as np
 import torch
 
-from georesolver_core.claims.registry import verdict_inequality
 from georesolver_core.geometry import GEOMETRIES, pairwise_distance
 from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.verdicts import verdict_inequality
 
 # geoopt's projx keeps sqrt(c)||x|| <= 1 - eps with eps = 4e-3 (float32) or 1e-5 (float64): there the
 # distance saturates and its gradient vanishes (DESIGN section 4).

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.claims.registry import fit_loglog_slope
+from georesolver_core.verdicts import fit_loglog_slope
 from georesolver_core.viz.style import KERNEL_COLORS, base_layout
 
 KERNEL_LABELS = KERNEL_CHOICES  # the kernels of the landscape pages, labelled once in attention.layer
