@@ -37,15 +37,13 @@ def _claims(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.compression:
+        from georesolver_core.compression import bench as compression_bench
+
+        return compression_bench.main(args)
     from georesolver_core import bench
 
     return bench.main(args)
-
-
-def _compress_bench(args: argparse.Namespace) -> int:
-    from georesolver_core.compression import bench as compression_bench
-
-    return compression_bench.main(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,9 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(func=_bench)
     from georesolver_core.compression import bench as compression_bench
 
-    cb = sub.add_parser("compress-bench", help="time HCC key quantisation (1,000,000 keys of d = 64 by default)")
-    compression_bench.add_arguments(cb)
-    cb.set_defaults(func=_compress_bench)
+    compression_bench.add_arguments(b)
     args = parser.parse_args(argv)
     return args.func(args)
 

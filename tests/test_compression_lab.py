@@ -122,3 +122,14 @@ def test_benchmark_reports_throughput_and_ratio():
     assert hcc["ratio_vs_float32"] >= 7.9 and hcc["quantize_s"] > 0 and rep["fp16_cast_s"] > 0
     with pytest.raises(ValueError, match="methods"):
         throughput(10, 4, methods=("zip",))
+
+
+def test_cli_bench_compression_prints_one_json_document(capsys):
+    import json
+
+    from georesolver_core.__main__ import main
+
+    assert main(["bench", "--compression", "--keys", "1000", "--dim", "16", "--repeats", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n"] == 1000 and report["rows"][0]["method"] == "hcc"
+    assert report["rows"][0]["under_target"] is None  # the 2 s target is only judged at 1,000,000 x 64

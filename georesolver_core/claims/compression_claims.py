@@ -7,7 +7,6 @@ import functools
 import numpy as np
 import torch
 
-from georesolver_core.claims.registry import CONDITIONAL, FAILS, HOLDS, Claim, Evidence, verdict_inequality
 from georesolver_core.compression import hcc_quantize
 from georesolver_core.compression.worst_case import KEY_KINDS, worst_case
 from georesolver_core.device import one_cpu_thread
@@ -24,6 +23,7 @@ from georesolver_core.theory.compression import (
     hcc_radius_step,
     kv_cache_ratio,
 )
+from georesolver_core.verdicts import CONDITIONAL, FAILS, HOLDS, Claim, Evidence, verdict_inequality
 
 FULL_DIMS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 QUICK_DIMS = (2, 8, 64, 512)

@@ -1,4 +1,4 @@
-"""Quantisation throughput: ``python -m georesolver_core compress-bench [--json]``.
+"""Quantisation throughput: ``python -m georesolver_core bench --compression [--json]``.
 
 Times ``quantize`` and ``dequantize`` of n keys of dimension d (default 1,000,000 x 64, b = 4,
 b_r = 6) against a float32 -> float16 cast of the same keys, in one process and one run: the cast
@@ -68,7 +68,8 @@ def throughput(
                 "dequantize_s": dq_s,
                 "keys_per_s": n / q_s,
                 "quantize_vs_fp16_cast": q_s / cast_s,
-                "under_target": q_s < TARGET_SECONDS,
+                # the target is stated for 1,000,000 keys of d = 64; other sizes are not judged
+                "under_target": (q_s < TARGET_SECONDS) if (n, d) == (1_000_000, 64) else None,
                 "nbytes": ck.nbytes,
                 "bits_per_key": ck.bits_per_key,
                 "ratio_vs_float32": ck.ratio(32),
@@ -90,25 +91,32 @@ def throughput(
     }
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--n", type=int, default=1_000_000, help="number of keys (default 1,000,000)")
-    p.add_argument("--d", type=int, default=64, help="key dimension d_h (default 64)")
-    p.add_argument("--bits", type=int, default=4, help="bits per code: HCC's b, the baselines' int width")
-    p.add_argument("--bits-radius", type=int, default=6, help="HCC's radius bits b_r (default 6)")
-    p.add_argument("--methods", nargs="*", default=["hcc"], choices=list(QUANTIZERS), help="methods to time")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``--compression`` options of ``bench`` (``--json`` and ``--repeats`` are the kernel benchmark's)."""
+    g = parser.add_argument_group("key compression (--compression)")
+    g.add_argument("--compression", action="store_true", help="time HCC key quantisation instead of the kernels")
+    g.add_argument("--keys", type=int, default=1_000_000, help="number of keys (default 1,000,000)")
+    g.add_argument("--dim", type=int, default=64, help="key dimension d_h (default 64)")
+    g.add_argument("--bits", type=int, default=4, help="bits per code: HCC's b, the baselines' int width")
+    g.add_argument("--bits-radius", type=int, default=6, help="HCC's radius bits b_r (default 6)")
+    g.add_argument("--methods", nargs="+", default=["hcc"], choices=list(QUANTIZERS), help="methods to time")
+
+
+def _target_text(under: bool | None, target: float) -> str:
+    if under is None:
+        return f"the {target:g} s target is for 1,000,000 x 64"
+    return f"{'under' if under else 'OVER'} the {target:g} s target"
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         report = throughput(
-            args.n,
-            args.d,
+            args.keys,
+            args.dim,
             bits=args.bits,
             bits_radius=args.bits_radius,
             methods=tuple(args.methods),
-            repeats=args.repeats,
+            repeats=args.repeats if args.repeats is not None else 3,
         )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -124,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
     for r in report["rows"]:
         print(
             f"{r['method']:<13} quantise {r['quantize_s']:.3f} s ({r['quantize_vs_fp16_cast']:.1f}x the cast, "
-            f"{'under' if r['under_target'] else 'OVER'} {report['target_s']:g} s)  dequantise {r['dequantize_s']:.3f} s  "
+            f"{_target_text(r['under_target'], report['target_s'])})  dequantise {r['dequantize_s']:.3f} s  "
             f"{r['bits_per_key']:.2f} bits/key, {r['ratio_vs_float32']:.3f}x vs float32"
         )
     return 0
