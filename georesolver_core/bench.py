@@ -365,7 +365,23 @@ def main(args: argparse.Namespace) -> int:
 
 
 __all__ = [
-    "COMPLEXITY_MIN_LEN", "FUSED", "KERNELS", "MEMORY_LIMIT_MB", "MEMORY_METHOD", "SCHEMA", "TARGET_RATIO", "TARGET_SEQ_LEN",
-    "BenchConfig", "complexity_evidence", "format_table", "judge", "main", "memory_check", "memory_method",
-    "peak_memory_mb", "report_table", "run_benchmark", "validate_report",
+    "COMPLEXITY_MIN_LEN",
+    "FUSED",
+    "KERNELS",
+    "MEMORY_LIMIT_MB",
+    "MEMORY_METHOD",
+    "SCHEMA",
+    "TARGET_RATIO",
+    "TARGET_SEQ_LEN",
+    "BenchConfig",
+    "complexity_evidence",
+    "format_table",
+    "judge",
+    "main",
+    "memory_check",
+    "memory_method",
+    "peak_memory_mb",
+    "report_table",
+    "run_benchmark",
+    "validate_report",
 ]

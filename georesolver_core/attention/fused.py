@@ -234,8 +234,20 @@ class FusedIDA(torch.autograd.Function):
         if torch.is_grad_enabled():
             return (*_double_backward(ctx, (q, k, v), g, True), None, None, None, None, None, None)
         grads = _ida_backward(
-            q, k, v, o, S, g.contiguous(), ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk,
-            ctx.dirty, ctx.kept,
+            q,
+            k,
+            v,
+            o,
+            S,
+            g.contiguous(),
+            ctx.eps,
+            ctx.c,
+            ctx.geometry,
+            ctx.causal,
+            ctx.bq,
+            ctx.bk,
+            ctx.dirty,
+            ctx.kept,
         )
         return (*grads, None, None, None, None, None, None)
 

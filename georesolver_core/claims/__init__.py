@@ -8,6 +8,7 @@ from georesolver_core.claims import (
     attention_claims,  # noqa: E402,F401
     geometry_claims,  # noqa: E402,F401
     landscape_claims,  # noqa: E402,F401
+    routing_claims,
 )
 from georesolver_core.claims.registry import (
     CLAIMS,
@@ -24,6 +25,9 @@ from georesolver_core.claims.registry import (
     verdict_inequality,
     verdict_scaling,
 )
+
+for _c in routing_claims.CLAIMS:
+    register(_c)
 
 __all__ = [
     "CLAIMS",
