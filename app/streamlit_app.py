@@ -37,6 +37,13 @@ PAGES = [
         "loss landscapes: PL constants, Hessian spread, descent paths, IDA vs softmax per geometry",
     ),
     (
+        "routing.py",
+        "Routing & memory",
+        ":material/alt_route:",
+        "routing",
+        "GSR routing decisions on the sphere, three routers' loads, DMG prototype births, distributed bytes",
+    ),
+    (
         "kernels.py",
         "Kernel speed",
         ":material/speed:",

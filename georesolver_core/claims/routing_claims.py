@@ -112,26 +112,26 @@ def measure_eps_limit(quick: bool = False) -> Evidence:
 
 def measure_communication(quick: bool = False) -> Evidence:
     """Theorem 10.2 on the real engine: bytes and messages counted on the wire, GSR vs all-to-all."""
-    from georesolver_core.routing.distributed import DistConfig, run_distributed
+    from georesolver_core.routing.distributed import DistConfig, run_headless
 
     batches = (64, 256, 1024) if quick else (64, 256, 1024, 4096)
     cfg = DistConfig(world_size=2, batch_sizes=batches, backend="gloo", timeout_s=60)
-    res = run_distributed(cfg)
-    rows = {(r.protocol, r.batch): r for r in res.rows}
+    res = run_headless(cfg)  # a clean process: safe inside a threaded app server, where forking is not
+    rows = {(r["protocol"], r["batch"]): r for r in res["rows"]}
     gsr = [rows["gsr-candidates", b] for b in batches]
     a2a = [rows["a2a-switch", b] for b in batches]
-    per_query = [r.bytes_per_query for r in gsr]
+    per_query = [r["bytes_per_query"] for r in gsr]
     prec = 4  # float32
     bound = [float(gsr_bytes_paper(cfg.n_pool, cfg.k, cfg.dim, prec))] * len(batches)
     verdict, summary = verdict_inequality(per_query, bound)
-    slope_g = fit_loglog_slope(batches, [r.bytes for r in gsr])
-    slope_a = fit_loglog_slope(batches, [r.bytes for r in a2a])
+    slope_g = fit_loglog_slope(batches, [r["bytes"] for r in gsr])
+    slope_a = fit_loglog_slope(batches, [r["bytes"] for r in a2a])
     if verdict == HOLDS and slope_g > 0.5:
         verdict = CONDITIONAL
     summary = (
         f"Per query, GSR sends {per_query[-1]:.0f} B <= (K_pool+K) d_h x 4 = {bound[0]:.0f} B ({summary}). Per batch "
         f"GSR's bytes grow as B^{slope_g:.2f}, the all-to-all's as B^{slope_a:.2f}: neither is independent of B. "
-        f"Messages (point-to-point transfers) per batch: GSR {gsr[0].messages}, all-to-all {a2a[0].messages}, "
+        f"Messages (point-to-point transfers) per batch: GSR {gsr[0]['messages']}, all-to-all {a2a[0]['messages']}, "
         f"both P(P-1) per exchange; the paper's GSR count K_pool+K+P = "
         f"{gsr_messages_paper(cfg.n_pool, cfg.k, 2):.0f} counts one message per score and per output."
     )
@@ -149,7 +149,7 @@ def measure_communication(quick: bool = False) -> Evidence:
         log_x=True,
         log_y=True,
         extra={
-            "all-to-all bytes per query": [r.bytes_per_query for r in a2a],
+            "all-to-all bytes per query": [r["bytes_per_query"] for r in a2a],
             "all-to-all B K d_h x 4 / B (paper, per query)": [
                 float(a2a_bytes_paper(b, cfg.k, cfg.dim, prec)) / b for b in batches
             ],

@@ -330,3 +330,44 @@ def assemble(cfg: DistConfig, per_rank: dict) -> DistResult:
         diff[proto] = max(diff[proto], float(np.abs(y - ref_y.double().numpy()).max()))
         same[proto] = same[proto] and bool((idx == ref_idx.numpy()).all())
     return DistResult(cfg, pick_backend(cfg.world_size, cfg.backend), rows, diff, same)
+
+
+def run_headless(cfg: DistConfig) -> dict:
+    """``run_distributed`` in a fresh ``python -m georesolver_core routing --json`` process; its JSON document.
+
+    For hosts that must not fork themselves (a threaded app server): the workers start from a clean process.
+    """
+    import json
+    import subprocess
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "georesolver_core",
+        "routing",
+        "--json",
+        "--world-size",
+        str(cfg.world_size),
+        "--n-pool",
+        str(cfg.n_pool),
+        "--dim",
+        str(cfg.dim),
+        "--k",
+        str(cfg.k),
+        "--eps",
+        repr(cfg.eps),
+        "--capacity-factor",
+        repr(cfg.capacity_factor),
+        "--dtype",
+        cfg.dtype,
+        "--backend",
+        cfg.backend,
+        "--timeout",
+        repr(cfg.timeout_s),
+        "--batch-sizes",
+        *map(str, cfg.batch_sizes),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.timeout_s * 6)
+    if proc.returncode != 0:
+        raise RuntimeError(f"distributed run failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout)
