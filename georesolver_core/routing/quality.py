@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from georesolver_core.device import one_cpu_thread
 from georesolver_core.routing.gsr import gsr_route, sida_routing_weights
 from georesolver_core.theory.routing import gsr_quality_bound, gsr_quality_exact_worst
 
@@ -79,19 +80,20 @@ def quality_sweep(
     frob = float(np.sqrt(n_pool))  # ||V||_F of n_pool unit values
     small = 0.1 / np.sqrt(n_pool)
     out.small_scale = float(small)
-    for k in ks:
-        err_r, tail = route_errors(q, protos, rand_v, k=k, eps=eps)
-        j = int(tail.argmax())
-        worst = worst_values(q[j], protos, k=k, eps=eps)  # (m, 1)
-        err_w, _ = route_errors(q[j : j + 1], protos, worst, k=k, eps=eps)
-        t = float(tail[j])
-        out.worst_error.append(float(err_w[0]))
-        out.random_error.append(float(err_r.max()))
-        out.tail_mass.append(t)
-        out.paper_bound.append(float(gsr_quality_bound(t, frob, 1.0)))
-        out.exact_bound.append(float(gsr_quality_exact_worst(t, 1.0)))
-        out.small_error.append(float(err_w[0]) * small)  # the error is linear in the values' scale
-        out.small_bound.append(float(gsr_quality_bound(t, frob * small, small)))
+    with one_cpu_thread():  # tiny tensors: extra threads only add synchronisation
+        for k in ks:
+            err_r, tail = route_errors(q, protos, rand_v, k=k, eps=eps)
+            j = int(tail.argmax())
+            worst = worst_values(q[j], protos, k=k, eps=eps)  # (m, 1)
+            err_w, _ = route_errors(q[j : j + 1], protos, worst, k=k, eps=eps)
+            t = float(tail[j])
+            out.worst_error.append(float(err_w[0]))
+            out.random_error.append(float(err_r.max()))
+            out.tail_mass.append(t)
+            out.paper_bound.append(float(gsr_quality_bound(t, frob, 1.0)))
+            out.exact_bound.append(float(gsr_quality_exact_worst(t, 1.0)))
+            out.small_error.append(float(err_w[0]) * small)  # the error is linear in the values' scale
+            out.small_bound.append(float(gsr_quality_bound(t, frob * small, small)))
     return out
 
 
