@@ -44,6 +44,13 @@ PAGES = [
         "HCC polar key quantisation: errors against Theorem 6.1, real bytes against 6.2, KIVI and int baselines",
     ),
     (
+        "routing.py",
+        "Routing & memory",
+        ":material/alt_route:",
+        "routing",
+        "GSR routing decisions on the sphere, three routers' loads, DMG prototype births, distributed bytes",
+    ),
+    (
         "kernels.py",
         "Kernel speed",
         ":material/speed:",

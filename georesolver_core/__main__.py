@@ -1,4 +1,4 @@
-"""Headless command line: ``python -m georesolver_core {claims,bench} [--json]``."""
+"""Headless command line: ``python -m georesolver_core {claims,bench,routing} [--json]``."""
 
 from __future__ import annotations
 
@@ -62,6 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     from georesolver_core.compression import bench as compression_bench
 
     compression_bench.add_arguments(b)
+    from georesolver_core.routing import cli as routing_cli
+
+    r = sub.add_parser("routing", help="distributed GSR vs all-to-all MoE: bytes and messages counted on the wire")
+    routing_cli.add_arguments(r)
+    r.set_defaults(func=routing_cli.main)
     args = parser.parse_args(argv)
     return args.func(args)
 

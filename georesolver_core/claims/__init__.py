@@ -5,7 +5,13 @@ table collects them from ``MODULES``, in this order. To add a topic, import its 
 line to ``MODULES``. The verdict helpers live in the leaf module ``georesolver_core.verdicts``.
 """
 
-from georesolver_core.claims import attention_claims, compression_claims, geometry_claims, landscape
+from georesolver_core.claims import (
+    attention_claims,
+    compression_claims,
+    geometry_claims,
+    landscape,
+    routing_claims,
+)
 from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -25,6 +31,7 @@ MODULES = (
     geometry_claims,
     landscape,
     compression_claims,
+    routing_claims,
 )
 collect(MODULES)
 
