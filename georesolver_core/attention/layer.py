@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from georesolver_core.attention import hida_family
 from georesolver_core.attention.kernel import ida, softmax_attention
 from georesolver_core.geometry import to_ball
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int
@@ -24,6 +25,7 @@ class KernelSpec:
     label: str
     geometry: str | None  # None: dot-product softmax
     embed: Callable[[torch.Tensor, float], torch.Tensor]  # (..., d) -> points of the geometry
+    build: Callable | None = None  # config -> module (q, k, v (B, nh, T, hs) -> same); None: ida()
 
 
 def _identity(x: torch.Tensor, c: float) -> torch.Tensor:
@@ -45,6 +47,9 @@ ATTENTION: dict[str, KernelSpec] = {
     "ida": KernelSpec("IDA (Euclidean)", "euclidean", _identity),
     "hida": KernelSpec("Dense-HIDA (Poincaré ball)", "poincare", _into_ball),
     "sida": KernelSpec("SIDA (sphere)", "sphere", _onto_sphere),
+    "fp-hida": KernelSpec("FP-HIDA (sparse pattern, ball)", "poincare", _into_ball, hida_family.build_fp_hida),
+    "l-hida": KernelSpec("L-HIDA (anchors, ball)", "poincare", _into_ball, hida_family.build_l_hida),
+    "c-hida": KernelSpec("C-HIDA (streaming summaries, ball)", "poincare", _into_ball, hida_family.build_c_hida),
 }
 
 
@@ -57,6 +62,10 @@ class AttentionConfig:
     c: float = 1.0  # Poincaré curvature parameter, k = -c (hida only)
     causal: bool = False  # mask future keys
     bias: bool = True  # Q/K/V/O projection biases
+    window: int | None = None  # fp-hida band half-width w (None: ceil(log2 T))
+    n_global: int | None = None  # fp-hida global tokens g (None: ceil(log2 T))
+    n_anchors: int | None = None  # l-hida anchors m (None: 16)
+    n_summaries: int | None = None  # c-hida summaries c (None: 16)
 
     def __post_init__(self):
         check_positive_int("d_model", self.d_model, 1, 65536)
@@ -67,6 +76,9 @@ class AttentionConfig:
             raise ValueError(f"kernel must be one of {sorted(ATTENTION)} (got {self.kernel!r})")
         check_eps(self.eps)
         check_curvature(self.c)
+        for name in ("window", "n_global", "n_anchors", "n_summaries"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name), 1)
 
 
 class GeoAttention(nn.Module):
@@ -76,6 +88,7 @@ class GeoAttention(nn.Module):
         super().__init__()
         self.config = config
         self.spec = ATTENTION[config.kernel]
+        self.kernel = self.spec.build(config) if self.spec.build else None
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=config.bias)
         self.out = nn.Linear(config.d_model, config.d_model, bias=config.bias)
 
@@ -91,6 +104,9 @@ class GeoAttention(nn.Module):
             y = softmax_attention(q, k, v, causal=cfg.causal)
         else:
             q, k = self.spec.embed(q, cfg.c), self.spec.embed(k, cfg.c)
+        if self.kernel is not None:
+            y = self.kernel(q, k, v)
+        elif self.spec.geometry is not None:
             y = ida(q, k, v, eps=cfg.eps, geometry=self.spec.geometry, c=cfg.c, causal=cfg.causal)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.out(y)
