@@ -19,6 +19,7 @@ import torch
 
 from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.spec import Gathered, KernelSpec
+from georesolver_core.theory.hida import fp_index_size_bound
 from georesolver_core.validate import check_finite, check_in_ball, check_positive_int
 
 MAX_PATTERN_ENTRIES = 1 << 28  # candidate (row, column) pairs before de-duplication (2 GB of int64)
@@ -91,12 +92,6 @@ class FPStats:
     pairs: int  # sum_i |S_i|: distances evaluated
     dense_pairs: int  # n^2, or n(n+1)/2 when causal
     work_fraction: float  # pairs / dense_pairs
-
-
-def fp_index_size_bound(n: int, window: int, n_global: int) -> int:
-    """Theorem 5.4: |S_i| <= (2w + 1) + g + 2(ceil(log2 n) + 1) + 1."""
-    L = math.ceil(math.log2(n)) if n > 1 else 0
-    return (2 * window + 1) + n_global + 2 * (L + 1) + 1
 
 
 def fp_stats(n: int, *, window: int | None = None, n_global: int | None = None, causal: bool = False) -> FPStats:

@@ -7,6 +7,7 @@ Topic modules register their claims on import; add one import line per module be
 from georesolver_core.claims import (
     attention_claims,  # noqa: E402,F401
     geometry_claims,  # noqa: E402,F401
+    hida_claims,
     landscape_claims,  # noqa: E402,F401
 )
 from georesolver_core.claims.registry import (
@@ -24,6 +25,9 @@ from georesolver_core.claims.registry import (
     verdict_inequality,
     verdict_scaling,
 )
+
+for _c in hida_claims.CLAIMS:
+    register(_c)
 
 __all__ = [
     "CLAIMS",
