@@ -21,9 +21,9 @@ from georesolver_core.attention.spec import Gathered, KernelSpec
 from georesolver_core.geometry._pairwise import safe_sqrt
 from georesolver_core.validate import broadcast_batch
 
-# At most this many numbers per gathered (b, s, d) block (8 MB in float32): the backward keeps a
-# handful of such tensors alive at once, so the peak stays near 50 MB whatever n is.
-BLOCK_ELEMENTS = 1 << 21
+# At most this many numbers per gathered (b, s, d) block (4 MB in float32): the backward keeps a
+# handful of such tensors alive at once, so the peak stays near 30 MB whatever n is.
+BLOCK_ELEMENTS = 1 << 20
 
 
 def _sq_distance(geometry: str, xx, yy, xy, c: float):

@@ -40,10 +40,17 @@ def gyro_midpoints(x: torch.Tensor, weights: torch.Tensor, *, c: float = 1.0) ->
 
 
 def hyperbolic_kmeans(
-    x: torch.Tensor, m: int, *, c: float = 1.0, iters: int = 10, generator: torch.Generator | None = None
+    x: torch.Tensor,
+    m: int,
+    *,
+    c: float = 1.0,
+    iters: int = 10,
+    generator: torch.Generator | None = None,
+    init: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Lloyd's k-means in the Poincaré ball: assign to the nearest centre (hyperbolic distance), move each
-    centre to the gyromidpoint of its points. k-means++ seeding. x (N, d) -> centres (m, d), labels (N,).
+    centre to the gyromidpoint of its points. k-means++ seeding unless ``init`` (m, d) gives the start.
+    x (N, d) -> centres (m, d), labels (N,).
     """
     check_in_ball("x", x, c)
     if x.dim() != 2:
@@ -51,17 +58,21 @@ def hyperbolic_kmeans(
     check_positive_int("m", m, 1, max(1, x.shape[0]))
     check_positive_int("iters", iters, 0)
     x = x.detach()
+    if init is not None:
+        check_in_ball("init", init, c)
+        if init.shape != (m, x.shape[1]):
+            raise ValueError(f"init must have shape (m, d) = ({m}, {x.shape[1]}) (got {tuple(init.shape)})")
     first = int(torch.randint(x.shape[0], (1,), generator=generator))
     centres = [x[first]]
     d2 = pairwise_sq_distance(x, x[first : first + 1], geometry="poincare", c=c, validate=False)[:, 0]  # (N,)
-    for _ in range(1, m):  # k-means++: the next centre with probability ~ d^2 to the nearest one
+    for _ in range(1, m if init is None else 1):  # k-means++: the next centre with probability ~ d^2 to the nearest one
         p = d2.clamp_min(0)
         j = int(torch.multinomial(p / p.sum(), 1, generator=generator)) if float(p.sum()) > 0 else int(d2.argmax())
         centres.append(x[j])
         d2 = torch.minimum(
             d2, pairwise_sq_distance(x, x[j : j + 1], geometry="poincare", c=c, validate=False)[:, 0]
         )
-    centres = torch.stack(centres)  # (m, d)
+    centres = torch.stack(centres) if init is None else init.detach().to(x.dtype)  # (m, d)
     labels = torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
     for _ in range(iters):
         labels = pairwise_sq_distance(x, centres, geometry="poincare", c=c, validate=False).argmin(-1)  # (N,)
