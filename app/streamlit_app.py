@@ -37,6 +37,13 @@ PAGES = [
         "loss landscapes: PL constants, Hessian spread, descent paths, IDA vs softmax per geometry",
     ),
     (
+        "hida.py",
+        "HIDA family",
+        ":material/hub:",
+        "hida",
+        "Dense, FP, L and C-HIDA: sparse patterns, anchors and streaming summaries, their cost and error",
+    ),
+    (
         "compression.py",
         "Compression",
         ":material/compress:",

@@ -9,6 +9,7 @@ from georesolver_core.claims import (
     attention_claims,
     compression_claims,
     geometry_claims,
+    hida_claims,
     landscape,
     routing_claims,
 )
@@ -30,6 +31,7 @@ MODULES = (
     attention_claims,
     geometry_claims,
     landscape,
+    hida_claims,
     compression_claims,
     routing_claims,
 )
