@@ -148,6 +148,10 @@ def ida(
     """
     eps = check_eps(eps)
     _check_qkv(q, k, v, geometry, c)
+    if impl == "flex":  # opt-in: torch's FlexAttention with the score hook -log(d^2 + eps) (attention.flex)
+        from georesolver_core.attention.flex import flex_ida
+
+        return flex_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
     if _use_fused(impl, q, k, v, eps):
         return fused_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
     return reference_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
