@@ -132,7 +132,7 @@ def test_checkpoint_of_another_model_shape_is_refused(tmp_path):
 
 def test_atomic_write_keeps_the_previous_file_when_saving_fails(tmp_path):
     save_checkpoint(tmp_path / "ck.pt", {"step": 1})
-    with pytest.raises(pickle.PicklingError):
+    with pytest.raises((pickle.PicklingError, AttributeError)):
         save_checkpoint(tmp_path / "ck.pt", {"step": 2, "bad": lambda: 0})  # lambdas do not pickle
     assert torch.load(tmp_path / "ck.pt", weights_only=True)["step"] == 1
     assert not list(tmp_path.glob(".*.tmp"))
