@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from georesolver_core.geometry import check_geometry
+from georesolver_core.geometry import check_geometry, check_points
 from georesolver_core.validate import check_curvature, check_eps
 
 _compiled = None
@@ -93,11 +93,13 @@ def flex_ida(
 ) -> torch.Tensor:
     """IDA output through FlexAttention. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv).
 
-    Inputs are points of the geometry (``attention.ida`` validates them before calling here).
+    q and k must be points of the geometry (in the ball of radius 1/sqrt(c), or unit vectors).
     """
     eps = check_eps(eps)
     check_geometry(geometry)
     c = check_curvature(c)
+    check_points("q", q, geometry=geometry, c=c)
+    check_points("k", k, geometry=geometry, c=c)
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     if q.device.type == "cpu" and needs_grad:
         raise ValueError(

@@ -16,36 +16,12 @@ import torch
 from torch import nn
 
 from georesolver_core.attention import ATTENTION, AttentionConfig
-from georesolver_core.attention.kernel import ida, softmax_attention
 from georesolver_core.model.gate import HyperGate
 
 
-class _RegistryKernel(nn.Module):
-    """q, k, v (B, nh, T, hs), already embedded in the entry's geometry -> (B, nh, T, hs).
-
-    Used for registry entries that carry no ``build``: softmax for geometry None, else the
-    inverse-distance kernel in the entry's geometry. Small models on a GPU take the reference
-    kernel (one batched matmul chain); the fused tile kernel is a CPU scheduler.
-    """
-
-    def __init__(self, config: AttentionConfig):
-        super().__init__()
-        self.config = config
-        self.geometry = ATTENTION[config.kernel].geometry
-
-    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        cfg = self.config
-        if self.geometry is None:
-            return softmax_attention(q, k, v, causal=cfg.causal)
-        impl = "reference" if q.is_cuda else "auto"
-        return ida(q, k, v, eps=cfg.eps, geometry=self.geometry, c=cfg.c, causal=cfg.causal, impl=impl)
-
-
 def build_kernel(config: AttentionConfig) -> nn.Module:
-    """The registry entry's kernel module: its own ``build`` where it has one, else ``_RegistryKernel``."""
-    entry = ATTENTION[config.kernel]
-    build = getattr(entry, "build", None)
-    return build(config) if build is not None else _RegistryKernel(config)
+    """The registry entry's kernel module: q, k, v (B, nh, T, hs), already embedded -> (B, nh, T, hs)."""
+    return ATTENTION[config.kernel].build(config)
 
 
 class MLP(nn.Module):
