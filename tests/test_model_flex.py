@@ -42,3 +42,11 @@ def test_flex_refuses_cpu_backward_with_a_clear_error():
         ida(q, q.detach(), q.detach(), eps=0.1, impl="flex")
     with torch.no_grad():
         assert ida(q, q, q, eps=0.1, impl="flex").shape == (4, 3)
+
+
+def test_gpu_check_kernel_comparison_runs_on_cpu():
+    """The GPU script's comparison itself (on the CPU, reference vs reference in float32): small errors, ok."""
+    from georesolver_core.train.gpu_check import kernel_check
+
+    row = kernel_check("poincare", "reference", torch.float32, device="cpu", B=1, H=1, T=8, D=4)
+    assert row["ok"] and 0 < row["out"] < 1e-4
