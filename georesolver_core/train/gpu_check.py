@@ -34,7 +34,7 @@ def kernel_check(geometry: str, impl: str, dtype, *, device="cuda", B=2, H=4, T=
     up = torch.randn(B, H, T, D, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
 
     def run(device, dt, which):
-        leaves = [t.to(device, dt).requires_grad_(True) for t in (q, k, v)]
+        leaves = [t.detach().to(device, dt).clone().requires_grad_(True) for t in (q, k, v)]
         out = ida(*leaves, eps=eps, geometry=geometry, impl=which)
         (out * up.to(device, dt)).sum().backward()
         return [out.detach().double().cpu()] + [t.grad.double().cpu() for t in leaves]
