@@ -8,6 +8,7 @@
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.report import (
     COMPLEXITY_MIN_LEN,
+    MAX_REPORT_BYTES,
     MEMORY_LIMIT_MB,
     SCHEMA,
     TARGET_RATIO,
@@ -15,6 +16,7 @@ from georesolver_core.bench.report import (
     complexity_evidence,
     format_table,
     judge,
+    load_report,
     report_table,
     validate_report,
 )
@@ -29,7 +31,26 @@ from georesolver_core.bench.run import (
 )
 
 __all__ = [
-    "COMPLEXITY_MIN_LEN", "FUSED", "KERNELS", "MEMORY_LIMIT_MB", "MEMORY_METHOD", "SCHEMA", "TARGET_RATIO", "TARGET_SEQ_LEN",
-    "BenchConfig", "add_arguments", "complexity_evidence", "format_table", "judge", "main", "memory_check",
-    "memory_method", "peak_memory_mb", "report_table", "run_benchmark", "validate_report",
+    "COMPLEXITY_MIN_LEN",
+    "FUSED",
+    "KERNELS",
+    "MAX_REPORT_BYTES",
+    "MEMORY_LIMIT_MB",
+    "MEMORY_METHOD",
+    "SCHEMA",
+    "TARGET_RATIO",
+    "TARGET_SEQ_LEN",
+    "BenchConfig",
+    "add_arguments",
+    "complexity_evidence",
+    "format_table",
+    "judge",
+    "load_report",
+    "main",
+    "memory_check",
+    "memory_method",
+    "peak_memory_mb",
+    "report_table",
+    "run_benchmark",
+    "validate_report",
 ]

@@ -354,4 +354,3 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(format_table(report))
     return 0
-

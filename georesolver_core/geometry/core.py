@@ -53,9 +53,17 @@ class Geometry:
     geodesic: Callable[[Tensor, Tensor, Tensor, float], Tensor]  # x (d,), y (d,), t (T,) -> (T, d)
     riemannian_hessian: Callable[[Tensor, Tensor, Tensor, float], Tensor]  # (x, egrad, ehess, c) -> Hess f(x)
     rim: Callable[[float], float | None]  # points fill the open ball |x| < rim (None: no rim, R^d or the sphere)
+    outside: Callable[[Tensor, float], Tensor]  # (..., d) -> (...): how far each point lies off the space
+    to_origin: Callable[[Tensor, Tensor, float], Tensor]  # (x (N, d), p (d,), c): an isometry taking p to the origin
     diameter: float = math.inf  # the largest distance between two points
     extra_dims: int = 0  # ambient coordinates beyond the intrinsic dimension (1 for the sphere)
     uses_c: bool = False  # whether the curvature parameter c changes the space (the ball: k = -c)
+    origin_name: str = "origin"  # what the base point is called in the UI
+
+    @property
+    def closed(self) -> bool:
+        """Compact without boundary (the sphere): geodesics close up, distances stop at the diameter."""
+        return math.isfinite(self.diameter)
 
 
 
@@ -121,6 +129,8 @@ GEOMETRIES: dict[str, Geometry] = {
         geodesic=lambda x, y, t, c: x[None] + t[:, None] * (y - x)[None],
         riemannian_hessian=lambda x, g, h, c: h,
         rim=lambda c: None,
+        outside=lambda x, c: x.new_zeros(x.shape[:-1]),
+        to_origin=lambda x, p, c: x - p,
     ),
     "poincare": Geometry(
         "poincare",
@@ -143,6 +153,8 @@ GEOMETRIES: dict[str, Geometry] = {
         geodesic=lambda x, y, t, c: poincare.ball(c).geodesic(t[:, None], x[None], y[None]),
         riemannian_hessian=poincare.riemannian_hessian,
         rim=lambda c: 1.0 / math.sqrt(c),
+        outside=lambda x, c: (math.sqrt(c) * x.norm(dim=-1) - 1.0).clamp_min(0.0),  # past the rim
+        to_origin=poincare.to_origin,
         uses_c=True,
     ),
     "sphere": Geometry(
@@ -166,7 +178,10 @@ GEOMETRIES: dict[str, Geometry] = {
         geodesic=_flat(sphere.slerp),
         riemannian_hessian=_flat(sphere.riemannian_hessian),
         rim=lambda c: None,
+        outside=lambda x, c: (x.norm(dim=-1) - 1.0).abs(),  # off the unit sphere, either way
+        to_origin=_flat(sphere.to_origin),
         diameter=math.pi,
+        origin_name="north pole",
         extra_dims=1,
     ),
 }

@@ -79,6 +79,12 @@ def riemannian_hessian(x: torch.Tensor, g: torch.Tensor, h: torch.Tensor, c: flo
     return (h - torch.outer(g, a) - torch.outer(a, g) + (a @ g) * eye) / lam**2
 
 
+def to_origin(x: torch.Tensor, p: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """The Möbius translation x -> (-p) (+) x, an isometry taking p to the origin. (N, d), (d,) -> (N, d)."""
+    # projx only guards rounding: a point at the float's rim cap may land a hair outside the ball
+    return ball(c).projx(ball(c).mobius_add(-p.expand_as(x), x))
+
+
 def to_ball(z: torch.Tensor, *, c: float = 1.0, scale: float = BALL_SCALE) -> torch.Tensor:
     """The paper's map into the ball, applied radially: x = scale * tanh(||z||) * z / (sqrt(c) ||z||).
 

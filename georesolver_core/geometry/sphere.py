@@ -81,6 +81,14 @@ def slerp(x: torch.Tensor, y: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     return expmap(x.expand(t.shape[0], -1), t[:, None] * v)
 
 
+def to_origin(x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """The Householder reflection swapping p and the north pole e_d, an isometry. (N, d), (d,) -> (N, d)."""
+    v = p - north_pole(p.shape[-1], dtype=p.dtype, device=p.device)  # (d,)
+    if float(v.norm()) == 0.0:
+        return x
+    return x - 2.0 * (x @ v)[:, None] * v[None, :] / (v @ v)
+
+
 def tangent_basis(x: torch.Tensor) -> torch.Tensor:
     """Orthonormal basis of the tangent space at x, as columns. (d,) -> (d, d-1)."""
     d = x.shape[0]

@@ -39,8 +39,9 @@ def equidistant_setup(
     """(q_0 (d,), keys (n, d)): n keys at distance rho from q_0 in orthogonal directions (see module doc)."""
     check_geometry(geometry)
     n = check_positive_int("n", n, 2, 512)
-    rho = check_range("rho", rho, 1e-3, math.pi / 2 if geometry == "sphere" else 10.0)
-    if geometry == "sphere":
+    geo = GEOMETRIES[geometry]
+    rho = check_range("rho", rho, 1e-3, min(geo.diameter / 2, 10.0))
+    if geo.extra_dims:  # the sphere: q_0 the north pole of S^n in R^(n+1)
         q0 = torch.zeros(n + 1, dtype=dtype)
         q0[-1] = 1.0
         keys = torch.zeros(n, n + 1, dtype=dtype)
@@ -48,7 +49,7 @@ def equidistant_setup(
         keys[:, -1] = math.cos(rho)
         return q0, keys
     radius = rho
-    if geometry == "poincare":
+    if geo.uses_c:  # the ball: Euclidean radius of the hyperbolic sphere of radius rho about 0
         c = check_curvature(c)
         radius = math.tanh(math.sqrt(c) * rho / 2.0) / math.sqrt(c)
     return torch.zeros(n, dtype=dtype), radius * torch.eye(n, dtype=dtype)
