@@ -31,6 +31,7 @@ class GateValues:
     kappa: torch.Tensor  # (nh,) head gates in (0, 1)
     beta: torch.Tensor  # (B, T) token gates: weight of the storage path
     dim_gate: torch.Tensor  # (B, T, C) diagonal of G_i
+    u: torch.Tensor  # (B, T, C) the gated vector u_i (input of the dimension gate)
 
 
 class HyperGate(nn.Module):
@@ -73,7 +74,7 @@ class HyperGate(nn.Module):
         u, beta = self.mix(x, heads, memory)
         h, g = self.dimension(u)
         if self.record:
-            self.last = GateValues(self.kappa().detach().cpu(), beta.detach().cpu(), g.detach().cpu())
+            self.last = GateValues(*(t.detach().cpu() for t in (self.kappa(), beta, g, u)))
         return h
 
 
@@ -84,3 +85,33 @@ def gate_jacobian(gate: HyperGate, u: torch.Tensor) -> torch.Tensor:
     ds = s * (1 - s)  # sigma'(z) <= 1/4
     W = gate.dim.weight  # (C_out, C_in)
     return torch.diag_embed(s) + (ds * u).unsqueeze(-1) * W.unsqueeze(0)  # (N, C, C)
+
+
+@dataclass
+class GateBound:
+    """Theorem 7.1 per token of one gate: the worst gradient ratio against the lower bound."""
+
+    u_norm: torch.Tensor  # (N,) ||u_i||
+    sigma_min: torch.Tensor  # (N,) smallest singular value of dh_i/du_i = min ||dL/du|| / ||dL/dh|| over dL/dh
+    lambda_min: torch.Tensor  # (N,) smallest gate value min_c G_i[c, c]
+    bound: torch.Tensor  # (N,) lambda_min(G_i) - ||W_g||_2 ||u_i|| / 4
+    w_norm: float  # ||W_g||_2, spectral norm
+
+    @property
+    def vacuous(self) -> torch.Tensor:
+        """(N,) bool: the bound is <= 0 and says nothing."""
+        return self.bound <= 0
+
+
+@torch.no_grad()
+def gate_bound(gate: HyperGate, u: torch.Tensor) -> GateBound:
+    """Theorem 7.1 evaluated on the rows of u (N, C), in float64."""
+    u = u.reshape(-1, u.shape[-1]).double()
+    g64 = HyperGate(u.shape[-1], gate.n_heads, memory=False).double()
+    g64.dim.load_state_dict({k: v.double() for k, v in gate.dim.state_dict().items()})
+    J = gate_jacobian(g64, u)  # (N, C, C)
+    w_norm = float(torch.linalg.matrix_norm(g64.dim.weight, ord=2))
+    lam = torch.sigmoid(g64.dim(u)).min(dim=-1).values
+    return GateBound(
+        u.norm(dim=-1), torch.linalg.svdvals(J)[:, -1], lam, lam - w_norm * u.norm(dim=-1) / 4, w_norm
+    )

@@ -28,8 +28,9 @@ TEST_SIZE = 2000
 class AssociativeRecall(Task):
     name = "recall"
 
-    def __init__(self, n_pairs: int = 16, n_keys: int = 32, n_values: int = 16, seed: int = 0):
+    def __init__(self, n_pairs: int = 16, n_keys: int | None = None, n_values: int = 16, seed: int = 0):
         check_positive_int("n_pairs", n_pairs, 1, 512)
+        n_keys = max(32, 2 * n_pairs) if n_keys is None else n_keys  # twice the pairs: a query cannot guess
         check_positive_int("n_keys", n_keys, n_pairs, 4096)  # distinct keys need n_keys >= n_pairs
         check_positive_int("n_values", n_values, 2, 4096)
         self.n_pairs, self.n_keys, self.n_values = n_pairs, n_keys, n_values
