@@ -5,7 +5,7 @@ table collects them from ``MODULES``, in this order. To add a topic, import its 
 line to ``MODULES``. The verdict helpers live in the leaf module ``georesolver_core.verdicts``.
 """
 
-from georesolver_core.claims import attention_claims, geometry_claims, landscape
+from georesolver_core.claims import attention_claims, geometry_claims, landscape, training_claims
 from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -24,6 +24,7 @@ MODULES = (
     attention_claims,
     geometry_claims,
     landscape,
+    training_claims,
 )
 collect(MODULES)
 
