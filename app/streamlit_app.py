@@ -65,6 +65,13 @@ PAGES = [
         "fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, memory in O(T)",
     ),
     (
+        "training.py",
+        "Training",
+        ":material/model_training:",
+        "training",
+        "GeoResolver and softmax models trained live, runs overlaid, HyperGate values, GPU when present",
+    ),
+    (
         "claims.py",
         "Claims",
         ":material/fact_check:",

@@ -12,6 +12,7 @@ from georesolver_core.claims import (
     hida_claims,
     landscape,
     routing_claims,
+    training_claims,
 )
 from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
 from georesolver_core.verdicts import (
@@ -34,6 +35,7 @@ MODULES = (
     hida_claims,
     compression_claims,
     routing_claims,
+    training_claims,
 )
 collect(MODULES)
 
