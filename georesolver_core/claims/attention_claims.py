@@ -292,7 +292,7 @@ NN_RADIUS = _claim(
 
 
 ASCENT_QUICK = search.Ascent(n_each=8, steps=40, lr=0.3)  # a few seconds for the app and the tests
-ASCENT_FULL = search.Ascent(n_each=32, steps=300, lr=0.3)
+ASCENT_FULL = search.Ascent(n_each=16, steps=150, lr=0.3)  # the CLI sweep: ~16 min at 32 starts x 300 steps
 
 
 def _sup_jacobian(k, v, kernel: str, eps: float, quick: bool, g, probes=None) -> tuple[float, float]:
