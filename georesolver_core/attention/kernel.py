@@ -26,7 +26,7 @@ from georesolver_core.attention.reference import (
 )
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.geometry import check_points
-from georesolver_core.validate import check_finite, check_same_dim
+from georesolver_core.validate import broadcast_batch, check_finite, check_same_dim
 
 
 def _check_qkv(q, k, v, spec: KernelSpec):
@@ -35,14 +35,37 @@ def _check_qkv(q, k, v, spec: KernelSpec):
     check_same_dim("q", q, "k", k)
     if q.dim() < 2 or k.dim() < 2:
         raise ValueError(f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})")
-    if k.shape[-2] == 0:
+    m = k.shape[-2]
+    if m == 0:
         raise ValueError("k must hold at least one key (got m = 0): attention weights over no keys are undefined")
+    named = [("q", q.shape[:-2]), ("k", k.shape[:-2])]
     if v is not None:
         check_finite("v", v)
-        if v.dim() < 2 or v.shape[-2] != k.shape[-2]:
+        if v.dim() < 2 or v.shape[-2] != m:
+            raise ValueError(f"v must have shape (..., m, dv) with m = number of keys = {m} (got {tuple(v.shape)})")
+        named.append(("v", v.shape[:-2]))
+    if spec.counts is not None:
+        if spec.counts.dim() < 1 or spec.counts.shape[-1] != m:
             raise ValueError(
-                f"v must have shape (..., m, dv) with m = number of keys = {k.shape[-2]} (got {tuple(v.shape)})"
+                f"counts must have shape (..., m) with m = number of keys = {m} (got {tuple(spec.counts.shape)})"
             )
+        named.append(("counts", spec.counts.shape[:-1]))
+    broadcast_batch([name for name, _ in named], [shape for _, shape in named])
+
+
+def _check_dtypes(q, k, v) -> None:
+    """One dtype and device for q, k, v, and a precision the kernel is exact in."""
+    tensors = [("q", q), ("k", k)] + ([("v", v)] if v is not None else [])
+    got = ", ".join(f"{name} {t.dtype} on {t.device}" for name, t in tensors)
+    if len({(t.dtype, t.device) for _, t in tensors}) > 1:
+        raise ValueError(f"q, k and v must share one dtype and device (got {got}); convert with .to(q)")
+    if q.dtype not in (torch.float32, torch.float64):
+        # float16 / bfloat16: eps below their smallest normal (6e-5 / 1e-38 with 3 digits) rounds
+        # d^2 + eps to 0 at q = k, and 1/eps overflows for eps < 2e-5 in float16.
+        raise ValueError(
+            f"q, k and v must be float32 or float64 (got {got}): half precision cannot hold (d^2 + eps)^-1 "
+            "over the allowed eps range; compute attention with q.float(), k.float(), v.float()"
+        )
 
 
 IMPLS = ("auto", "fused", "reference")  # auto: the fused tile kernel where it applies, else the reference
@@ -68,6 +91,7 @@ def attend_weights(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec, *, impl: 
     _check_qkv(q, k, None, spec)
     if _use_fused(impl, q, k, None, spec):
         return fused_ida_weights(q, k, spec)
+    _check_dtypes(q, k, None)
     return reference_ida_weights(q, k, spec)
 
 
@@ -80,6 +104,7 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec, 
     _check_qkv(q, k, v, spec)
     if _use_fused(impl, q, k, v, spec):
         return fused_ida(q, k, v, spec)
+    _check_dtypes(q, k, v)
     return reference_ida(q, k, v, spec)
 
 
