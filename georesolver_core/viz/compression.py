@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import base_layout, equal_aspect, unit_disk_shapes
+from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, unit_disk_shapes
 
 METHOD_COLORS = {
     "hcc": "#d62728",
@@ -140,7 +140,7 @@ def attention_effect_figure(effect, title: str = "") -> go.Figure:
                                         "top-1 key agrees with full keys"),
     )  # fmt: skip
     dashes = ["solid", "dash", "dot", "dashdot"]
-    palette = {"euclidean": "#1f77b4", "poincare": "#d62728"}
+    palette = GEOMETRY_COLORS
     for a, gm in enumerate(effect.geometries):
         label = ATTENTION_GEOMETRIES.get(gm, gm)
         for i, eps in enumerate(effect.eps):
