@@ -1,4 +1,4 @@
-"""Headless command line: ``python -m georesolver_core {claims,bench} [--json]``."""
+"""Headless command line: ``python -m georesolver_core {claims,bench,routing,train} [--json]``."""
 
 from __future__ import annotations
 
@@ -46,6 +46,12 @@ def _bench(args: argparse.Namespace) -> int:
     return bench.main(args)
 
 
+def _train(args: argparse.Namespace) -> int:
+    from georesolver_core.train import cli
+
+    return cli.main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m georesolver_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -62,6 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     from georesolver_core.compression import bench as compression_bench
 
     compression_bench.add_arguments(b)
+    from georesolver_core.routing import cli as routing_cli
+
+    r = sub.add_parser("routing", help="distributed GSR vs all-to-all MoE: bytes and messages counted on the wire")
+    routing_cli.add_arguments(r)
+    r.set_defaults(func=routing_cli.main)
+    from georesolver_core.train import cli as train_cli
+
+    t = sub.add_parser("train", help="train a GeoResolver or softmax model on a task (torchrun: data-parallel)")
+    train_cli.add_arguments(t)
+    t.set_defaults(func=_train)
     args = parser.parse_args(argv)
     return args.func(args)
 

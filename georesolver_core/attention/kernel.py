@@ -34,7 +34,9 @@ def _check_qkv(q, k, v, spec: KernelSpec):
     check_points("k", k, geometry=spec.geometry, c=spec.c)
     check_same_dim("q", q, "k", k)
     if q.dim() < 2 or k.dim() < 2:
-        raise ValueError(f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})")
+        raise ValueError(
+            f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})"
+        )
     if k.shape[-2] == 0:
         raise ValueError("k must hold at least one key (got m = 0): attention weights over no keys are undefined")
     if v is not None:
@@ -123,6 +125,10 @@ def ida(
     where it applies and pays off; ``"reference"`` forces the naive kernel (O(n m) memory), ``"fused"``
     the streaming one.
     """
+    if impl == "flex":  # opt-in: torch's FlexAttention with the score hook -log(d^2 + eps) (attention.flex)
+        from georesolver_core.attention.flex import flex_ida
+
+        return flex_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
     return attend(q, k, v, _spec(eps, geometry, c, causal), impl=impl)
 
 

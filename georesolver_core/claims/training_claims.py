@@ -1,0 +1,225 @@
+"""Claims measured by training: HyperGate's gradient bound (Theorem 7.1), the noise-memorisation pair
+of Theorem 3 and section 2.8's advice on eps. Shown on the Training page.
+
+Every measurement trains from fixed seeds on the CPU, so the command line, the tests and the app
+see the same numbers; bounds come from ``georesolver_core.theory.training``. Summaries are worded
+from the measured outcome.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from georesolver_core.device import one_cpu_thread
+from georesolver_core.model.gate import gate_bound
+from georesolver_core.theory import attention as th_att
+from georesolver_core.theory import training as th
+from georesolver_core.train import RunSpec, TrainConfig, build_trainer
+from georesolver_core.train.memorisation import fit_noisy, mixture
+from georesolver_core.verdicts import FAILS, HOLDS, Claim, Evidence, fit_loglog_slope, verdict_inequality
+
+PAGE = "training"
+
+
+# --- Theorem 7.1 ------------------------------------------------------------------------------------------
+def measure_gate_gradient(quick: bool = False) -> Evidence:
+    """Train a GeoResolver model on recall, then compare sigma_min(dh/du) (the worst ratio
+    ||dL/du|| / ||dL/dh|| over all upstream gradients) with the bound at every token of the test set,
+    and at the same tokens scaled by 2, 4, 8, 16 to reach the norms where the bound turns vacuous."""
+    spec = RunSpec(
+        task="recall", size=4 if quick else 8, d_model=16 if quick else 32, n_layers=1 if quick else 2, n_heads=2
+    )
+    with one_cpu_thread():
+        trainer = build_trainer(
+            spec, TrainConfig(steps=30 if quick else 400, batch_size=32, eval_every=10**6, lr=1e-2)
+        )
+        trainer.run()
+        gates = trainer.model.gates()
+        for g in gates:
+            g.record = True
+        with torch.no_grad():
+            trainer.model.eval()
+            trainer.model(trainer.task.test_set().slice(0, 16 if quick else 64).x)
+    norms, sigma, bound, trained = [], [], [], []
+    for g in gates:
+        u = g.last.u.reshape(-1, g.last.u.shape[-1]).double()
+        for scale in (1.0, 2.0, 4.0, 8.0, 16.0):
+            gb = gate_bound(g, u * scale)
+            norms += gb.u_norm.tolist()
+            sigma += gb.sigma_min.tolist()
+            bound += th.hypergate_gradient_lower_bound(
+                gb.lambda_min.numpy(), gb.w_norm, gb.u_norm.numpy()
+            ).tolist()
+            trained += [scale == 1.0] * gb.u_norm.numel()
+        g.record = False
+    order = np.argsort(norms)
+    x, m, b = (np.asarray(v)[order] for v in (norms, sigma, bound))
+    on_trained = np.asarray(trained)[order]
+    verdict, summary = verdict_inequality(m, b, relation="ge")
+    vac_trained = float(np.mean(b[on_trained] <= 0))
+    vac_all = float(np.mean(b <= 0))
+    first_vacuous = float(x[b <= 0].min()) if (b <= 0).any() else math.inf
+    own_min = float(m[on_trained].min())
+    summary += (
+        f". After {trainer.step} training steps the bound is vacuous (<= 0) at {100 * vac_trained:.0f}% of the "
+        f"model's own tokens and at {100 * vac_all:.0f}% of all probed ones (first from ||u|| = {first_vacuous:.3g}). "
+        f"The worst measured ratio is {own_min:.3g} on the model's own tokens and {m.min():.3g} on the scaled copies: "
+        f"where the bound is vacuous the gradient through the gate {'can' if m.min() < 1e-3 else 'does not'} nearly vanish."
+    )
+    return Evidence(
+        x=x.tolist(), x_label="||u_i|| (norm of the gated vector; model tokens and x2..x16 copies)",
+        measured=m.tolist(), bound=b.tolist(), y_label="||dL/du|| / ||dL/dh|| at the worst dL/dh",
+        relation="measured >= bound", verdict=verdict, summary=summary, measured_value=float(m.min()),
+        bound_value=float(b[np.argmin(m)]), log_x=True,
+        extra={"vacuous_fraction_trained": vac_trained, "vacuous_fraction_all": vac_all},
+    )  # fmt: skip
+
+
+# --- Theorem 3, the noise-memorisation pair -----------------------------------------------------------------
+def _sweep(quick: bool) -> dict:
+    return {
+        "n": 16 if quick else 32,
+        "steps": 150 if quick else 400,
+        "widths": [4, 16, 64] if quick else [4, 8, 16, 32, 64, 128],
+    }
+
+
+def measure_softmax_memorises(quick: bool = False) -> Evidence:
+    """Train error on the noisy labels and test error on clean ones against d_h, for softmax and IDA."""
+    s = _sweep(quick)
+    n, eta = s["n"], 0.2
+    with one_cpu_thread():
+        res = {
+            k: [fit_noisy(k, n=n, d_h=d, eta=eta, steps=s["steps"]) for d in s["widths"]]
+            for k in ("softmax", "ida")
+        }
+    train_sm = [r.train_error for r in res["softmax"]]
+    bound = th.softmax_memorisation_train_error(s["widths"], n).tolist()
+    verdict, summary = verdict_inequality(train_sm, bound, relation="le", rtol=0.0)
+    at_wide = [r for r in res["softmax"] if r.d_h >= n]
+    ida_wide = [r for r in res["ida"] if r.d_h >= n]
+    summary = (
+        f"softmax training error on the noisy labels is {', '.join(f'{r.train_error:.2f}' for r in at_wide)} at "
+        f"d_h >= n = {n} (test error {', '.join(f'{r.test_error:.2f}' for r in at_wide)} against eta = {eta}); "
+        f"IDA's training error there is {', '.join(f'{r.train_error:.2f}' for r in ida_wide)}, so IDA memorises "
+        f"{'as well' if max(r.train_error for r in ida_wide) <= 0.05 else 'less'} in this setting. {summary}"
+    )
+    return Evidence(
+        x=[float(d) for d in s["widths"]], x_label="hidden width d_h", measured=train_sm, bound=bound,
+        y_label="error (fraction)", relation="softmax train error <= 0 where d_h >= n", verdict=verdict,
+        summary=summary, measured_value=float(at_wide[-1].train_error), bound_value=0.0, log_x=True,
+        extra={
+            "softmax test error": [r.test_error for r in res["softmax"]],
+            "IDA train error": [r.train_error for r in res["ida"]],
+            "IDA test error": [r.test_error for r in res["ida"]],
+        },
+    )  # fmt: skip
+
+
+def measure_ida_noise(quick: bool = False) -> Evidence:
+    """IDA's test error against eta at d_h = 2n, with the fitted exponent in eta and in n."""
+    s = _sweep(quick)
+    n = s["n"]
+    etas = [0.1, 0.2, 0.3] if quick else [0.025, 0.05, 0.1, 0.2, 0.3, 0.4]
+    ns = [8, 16] if quick else [8, 16, 32, 64]
+    with one_cpu_thread():
+        ida = [fit_noisy("ida", n=n, d_h=2 * n, eta=e, steps=s["steps"]).test_error for e in etas]
+        sm = [fit_noisy("softmax", n=n, d_h=2 * n, eta=e, steps=s["steps"]).test_error for e in etas]
+        by_n = [fit_noisy("ida", n=k, d_h=2 * k, eta=0.2, steps=s["steps"]).test_error for k in ns]
+    floor = 1.0 / n
+    slope_eta = fit_loglog_slope(etas, np.maximum(np.asarray(ida), 1e-3))
+    slope_n = fit_loglog_slope(ns, np.maximum(np.asarray(by_n), 1e-3))
+    C = float(np.max((np.asarray(ida) - floor) / np.square(etas)).clip(min=0))
+    bound = th.ida_noise_test_error_bound(np.asarray(etas), n, C=C).tolist()
+    holds = abs(slope_eta - 2.0) <= 0.5
+    verdict = HOLDS if holds else FAILS
+    summary = (
+        f"IDA's test error grows as eta^{slope_eta:.2f} (predicted eta^2, tolerance 0.5) and scales with n as "
+        f"n^{slope_n:.2f} at eta = 0.2 (predicted: a floor C eta^2 plus O(1/n)); softmax's test error at the same "
+        f"width is {', '.join(f'{v:.2f}' for v in sm)} for eta = {', '.join(f'{e:g}' for e in etas)}. "
+        f"The bound drawn uses the smallest C that covers every point (C = {C:.3g}), so it is a fit, not a test."
+    )
+    return Evidence(
+        x=etas, x_label="label flip rate eta", measured=ida, bound=bound, y_label="test error on clean labels",
+        relation="IDA test error ~ C eta^2 + 1/n (exponent fitted)", verdict=verdict, summary=summary,
+        measured_value=slope_eta, bound_value=2.0, log_x=True, log_y=True,
+        extra={"softmax test error": sm, "n sweep": ns, "IDA test error vs n": by_n, "exponent in n": slope_n},
+    )  # fmt: skip
+
+
+# --- section 2.8: small eps generalises better ------------------------------------------------------------
+def measure_small_eps(quick: bool = False) -> Evidence:
+    """IDA's test error at a high noise rate against eps, beside softmax's at the same width."""
+    s = _sweep(quick)
+    n, eta = s["n"], 0.3
+    eps_values = [1e-6, 1e-4, 1.0] if quick else [1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]
+    with one_cpu_thread():
+        ida = [fit_noisy("ida", n=n, d_h=2 * n, eta=eta, eps=e, steps=s["steps"]).test_error for e in eps_values]
+        sm = fit_noisy("softmax", n=n, d_h=2 * n, eta=eta, steps=s["steps"]).test_error
+        x, _ = mixture(n, 2 * n, 0.5, torch.Generator().manual_seed(0))
+    mean_sq = float(
+        torch.cdist(x, x).square().sum() / (n * (n - 1))
+    )  # E||q - k||^2 at initialisation (W_q = W_k = I)
+    recommended = float(th_att.recommended_eps(mean_sq))
+    in_regime = [e <= recommended for e in eps_values]
+    verdict, summary = verdict_inequality(
+        ida, [sm] * len(ida), relation="le", rtol=0.0, condition=in_regime,
+        condition_text=f"eps <= 0.01 E||q - k||^2 = {recommended:.3g}",
+    )  # fmt: skip
+    best = int(np.argmin(ida))
+    summary = (
+        f"at eta = {eta}, IDA's test error is {', '.join(f'{v:.2f}' for v in ida)} for eps = "
+        f"{', '.join(f'{e:g}' for e in eps_values)} (best at eps = {eps_values[best]:g}); softmax's is {sm:.2f}. {summary}"
+    )
+    return Evidence(
+        x=eps_values, x_label="eps", measured=ida, bound=[sm] * len(ida), y_label="test error on clean labels",
+        relation="IDA test error <= softmax test error for small eps", verdict=verdict, summary=summary,
+        measured_value=float(ida[eps_values.index(1e-4)]), bound_value=sm, log_x=True,
+        extra={"recommended eps": recommended},
+    )  # fmt: skip
+
+
+CLAIMS = (
+    Claim(
+        "thm7-1-hypergate-gradient",
+        "Theorem 7.1 (section 7)",
+        "HyperGate gradient lower bound: ||dL/dx_i|| >= (lambda_min(G_i) - O(||W_g|| ||x_i||)) ||dL/dh_i||; for "
+        "bounded x_i and W_g the bound is positive, so gradients do not vanish through the gate. Measured on a "
+        "GeoResolver model trained on associative recall, at the worst upstream gradient (sigma_min of the Jacobian), "
+        "with the O(.) constant 1/4 = max sigma'.",
+        "sigma_min(G_i + diag(sigma'(W_g u_i) u_i) W_g) >= lambda_min(G_i) - ||W_g||_2 ||u_i|| / 4",
+        PAGE,
+        measure_gate_gradient,
+    ),
+    Claim(
+        "thm3-noise-memorisation",
+        "Theorem 3 (section 2.7), softmax half",
+        "When d_h >= n, softmax attention can reach zero training error on arbitrary labels, with test error -> eta "
+        "(binary) under symmetric noise. Measured: one attention layer trained on n noisy-labelled points of a "
+        "two-class mixture (eta = 0.2), train and test error against d_h, for softmax and IDA (eps = 1e-4).",
+        "train error of softmax = 0 for d_h >= n",
+        PAGE,
+        measure_softmax_memorises,
+    ),
+    Claim(
+        "thm3-ida-noise-robust",
+        "Theorem 3 (section 2.7), IDA half",
+        "IDA's test error under symmetric noise rate eta satisfies E_test <= C eta^2 + O(1/n), independent of d_h. "
+        "Measured: the same layer at d_h = 2n; the exponent in eta is fitted and judged (2 +- 0.5), the one in n reported.",
+        "E_test^IDA <= C eta^2 + O(1/n)",
+        PAGE,
+        measure_ida_noise,
+    ),
+    Claim(
+        "sec2-8-small-eps",
+        "Section 2.8 (implications for practice)",
+        "For tasks with high noise rates, IDA with a small eps (around 1e-4; initialise eps ~ 0.01 E||q - k||^2) "
+        "generalises better than softmax. Measured: test error at eta = 0.3 against eps, softmax at the same width.",
+        "E_test^IDA(eps) <= E_test^softmax for eps <= 0.01 E||q - k||^2",
+        PAGE,
+        measure_small_eps,
+    ),
+)

@@ -1,0 +1,76 @@
+"""The unified GeoResolver block (paper section 11.1, module M10).
+
+    x -> QKV -> ( storage path: kernel of ATTENTION[kind] -> o_main ;
+                  memory path:  SIDA -> GSR -> DMG -> o_memory )
+      -> HyperGate -> o_final -> output projection -> residual, then an MLP
+
+The storage kernel is read from the attention registry (``attention.ATTENTION``), so every kernel
+registered there (softmax, IDA, the HIDA family, SIDA) is a block choice without a line here.
+With ``gating=False`` and no memory path the block is a plain pre-norm transformer block: that is
+the softmax baseline when the kernel is "softmax".
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.model.gate import HyperGate
+
+
+def build_kernel(config: AttentionConfig) -> nn.Module:
+    """The registry entry's kernel module: q, k, v (B, nh, T, hs), already embedded -> (B, nh, T, hs)."""
+    return ATTENTION[config.kernel].build(config)
+
+
+class MLP(nn.Module):
+    def __init__(self, d_model: int, hidden: int):
+        super().__init__()
+        self.fc = nn.Linear(d_model, hidden)
+        self.proj = nn.Linear(hidden, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(torch.nn.functional.gelu(self.fc(x)))
+
+
+class GeoResolverBlock(nn.Module):
+    """One block: (B, T, C) -> (B, T, C). ``memory`` is an optional module (B, T, C) queries -> (B, T, C)."""
+
+    def __init__(
+        self, attention: AttentionConfig, *, mlp_hidden: int, gating: bool, memory: nn.Module | None = None
+    ):
+        super().__init__()
+        C = attention.d_model
+        self.attention = attention
+        self.entry = ATTENTION[attention.kernel]
+        self.ln1 = nn.LayerNorm(C)
+        self.qkv = nn.Linear(C, 3 * C, bias=attention.bias)
+        self.kernel = build_kernel(attention)
+        self.memory = memory
+        self.gate = HyperGate(C, attention.n_heads, memory=memory is not None) if gating else None
+        self.out = nn.Linear(C, C, bias=attention.bias)
+        self.ln2 = nn.LayerNorm(C)
+        self.mlp = MLP(C, mlp_hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        nh = self.attention.n_heads
+        hs = C // nh
+        a = self.ln1(x)
+        q, k, v = self.qkv(a).split(C, dim=-1)  # 3 x (B, T, C)
+        q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        c = self.attention.c
+        heads = self.kernel(self.entry.embed(q, c), self.entry.embed(k, c), v)  # (B, nh, T, hs): o_main per head
+        # The memory path reads the same queries, before any geometry's embedding: it routes on the sphere.
+        o_memory = self.memory(q.transpose(1, 2).reshape(B, T, C)) if self.memory is not None else None
+        if self.gate is not None:
+            o = self.gate(a, heads, o_memory)  # (B, T, C): o_final
+        else:
+            o = heads.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+            if o_memory is not None:
+                o = o + o_memory
+        x = x + self.out(o)
+        return x + self.mlp(self.ln2(x))

@@ -1,0 +1,138 @@
+"""A small sequence model stacking GeoResolver blocks, and its same-size softmax baseline.
+
+In the order of data flow (nanoGPT style): input features (B, T, d_in) -> linear embedding +
+learned positions -> n_layers x GeoResolverBlock -> LayerNorm -> per-position logits (B, T, n_classes).
+Tasks mark which positions carry a target, so one model serves classification (the last position)
+and sequence-to-sequence tasks (copy).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import torch
+from torch import nn
+
+from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.model.block import GeoResolverBlock
+from georesolver_core.model.gate import HyperGate
+from georesolver_core.validate import check_positive_int
+
+MAX_WIDTH = 1024  # d_model cap: the app and CLI train on one CPU or GPU in seconds to minutes
+MAX_LAYERS = 16
+MAX_LEN = 4096
+MEMORY_PATHS = ("none", "gsr")  # "gsr": SIDA -> GSR -> DMG memory path of section 11.1
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    d_in: int  # input features per position (set by the task)
+    n_classes: int  # output classes per position (set by the task)
+    max_len: int = 64  # longest sequence (size of the learned position table)
+    d_model: int = 64  # width
+    n_heads: int = 4  # heads; d_model must divide evenly
+    n_layers: int = 2  # blocks
+    attention: str = "ida"  # key of attention.ATTENTION: the storage path's kernel, and with it the geometry
+    eps: float = 0.1  # inverse-distance regulariser (ignored by softmax)
+    c: float = 1.0  # Poincaré curvature parameter, k = -c
+    causal: bool = False  # mask future keys
+    gating: bool = True  # HyperGate between the paths and the output projection
+    memory: str = "none"  # one of MEMORY_PATHS
+    mlp_hidden: int | None = None  # MLP width; None = 4 d_model
+
+    def __post_init__(self):
+        check_positive_int("d_in", self.d_in, 1, 1 << 16)
+        check_positive_int("n_classes", self.n_classes, 1, 1 << 16)
+        check_positive_int("max_len", self.max_len, 1, MAX_LEN)
+        check_positive_int("d_model", self.d_model, 1, MAX_WIDTH)
+        check_positive_int("n_layers", self.n_layers, 1, MAX_LAYERS)
+        if self.memory not in MEMORY_PATHS:
+            raise ValueError(f"memory must be one of {list(MEMORY_PATHS)} (got {self.memory!r})")
+        if self.mlp_hidden is not None:
+            check_positive_int("mlp_hidden", self.mlp_hidden, 1, 16 * MAX_WIDTH)
+        self.attention_config()  # validates attention, n_heads, eps and c with the registry's messages
+
+    @property
+    def geometry(self) -> str | None:
+        """The storage path's geometry, as the attention registry records it (None: dot-product softmax)."""
+        return ATTENTION[self.attention].geometry
+
+    @property
+    def hidden(self) -> int:
+        return 4 * self.d_model if self.mlp_hidden is None else self.mlp_hidden
+
+    def attention_config(self) -> AttentionConfig:
+        try:
+            return AttentionConfig(
+                d_model=self.d_model,
+                n_heads=self.n_heads,
+                kernel=self.attention,
+                eps=self.eps,
+                c=self.c,
+                causal=self.causal,
+            )
+        except ValueError as err:
+            raise ValueError(str(err).replace("kernel must", "attention must", 1)) from None
+
+
+def _memory_module(config: ModelConfig) -> nn.Module | None:
+    if config.memory == "none":
+        return None
+    from georesolver_core.model.memory import MemoryPath
+
+    return MemoryPath(config.d_model, eps=config.eps)
+
+
+class GeoResolverModel(nn.Module):
+    """(B, T, d_in) float features -> (B, T, n_classes) logits."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        C = config.d_model
+        self.embed = nn.Linear(config.d_in, C)
+        self.pos = nn.Parameter(torch.randn(config.max_len, C) * 0.02)
+        att = config.attention_config()
+        self.blocks = nn.ModuleList(
+            GeoResolverBlock(att, mlp_hidden=config.hidden, gating=config.gating, memory=_memory_module(config))
+            for _ in range(config.n_layers)
+        )
+        self.ln_f = nn.LayerNorm(C)
+        self.head = nn.Linear(C, config.n_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, F = x.shape
+        if F != self.config.d_in or T > self.config.max_len:
+            raise ValueError(
+                f"x must have shape (B, T <= {self.config.max_len}, {self.config.d_in}) (got {tuple(x.shape)})"
+            )
+        h = self.embed(x) + self.pos[:T]  # (B, T, C)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(self.ln_f(h))  # (B, T, n_classes)
+
+    def gates(self) -> list[HyperGate]:
+        return [b.gate for b in self.blocks if b.gate is not None]
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _count(config: ModelConfig) -> int:
+    with torch.device("meta"):
+        return count_parameters(GeoResolverModel(config))
+
+
+def softmax_baseline(config: ModelConfig) -> ModelConfig:
+    """A plain softmax transformer of the same width, depth and heads, and (to within one MLP unit
+    per layer) the same parameter count: the gate's and memory's parameters go to a wider MLP."""
+    base = replace(config, attention="softmax", gating=False, memory="none", mlp_hidden=config.hidden)
+    extra = _count(config) - _count(base)  # gate (+ memory) parameters of the GeoResolver model
+    per_unit = config.n_layers * (2 * config.d_model + 1)  # one more MLP unit in every layer
+    return replace(base, mlp_hidden=max(1, config.hidden + math.floor(extra / per_unit + 0.5)))
+
+
+def build_model(config: ModelConfig) -> GeoResolverModel:
+    return GeoResolverModel(config)

@@ -1,0 +1,171 @@
+"""``python -m georesolver_core train``: one run headless (or under torchrun, data-parallel).
+
+Prints progress, writes history (CSV, JSON) and a checkpoint to --out; with --json prints one
+JSON document whose ``final`` object holds accuracy, loss, steps and seconds. --baseline also trains
+the parameter-matched softmax transformer on the same batches; --bench times training steps of both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from georesolver_core.attention import ATTENTION
+from georesolver_core.device import one_cpu_thread
+from georesolver_core.model import MEMORY_PATHS
+from georesolver_core.tasks import TASKS
+from georesolver_core.train import distributed
+from georesolver_core.train.checkpoint import load_checkpoint
+from georesolver_core.train.config import MAX_STEPS, TrainConfig
+from georesolver_core.train.run import RunSpec, build_trainer, resume
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", default="recall", help=f"one of {sorted(TASKS)}")
+    p.add_argument("--attention", default="ida", help=f"one of {sorted(ATTENTION)} ('softmax' = the baseline)")
+    p.add_argument(
+        "--size", type=int, default=None, help="the task's size (recall: key-value pairs; copy: length; ...)"
+    )
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--eps", type=float, default=0.1)
+    p.add_argument("--no-gate", action="store_true", help="GeoResolver model without HyperGate")
+    p.add_argument("--memory", default="none", help=f"memory path, one of {list(MEMORY_PATHS)}")
+    p.add_argument("--eta", type=float, default=None, help="label flip rate of the noisy task")
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--steps", type=int, default=1000, help=f"at most {MAX_STEPS}")
+    p.add_argument("--batch-size", type=int, default=64, help="global batch (split across processes)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--eval-every", type=int, default=25)
+    p.add_argument("--target-accuracy", type=float, default=None, help="stop once test accuracy reaches this")
+    p.add_argument("--max-seconds", type=float, default=None, help="stop after this much training time")
+    p.add_argument("--device", default="auto", help="auto (CUDA when available), cpu or cuda")
+    p.add_argument("--out", default="runs", help="folder for history.csv, history.json, checkpoint.pt")
+    p.add_argument("--checkpoint-every", type=int, default=100)
+    p.add_argument("--resume", default=None, help="continue from this checkpoint")
+    p.add_argument("--baseline", action="store_true", help="also train the same-size softmax transformer")
+    p.add_argument("--bench", action="store_true", help="time training steps against the softmax baseline")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
+
+def _spec(args) -> RunSpec:
+    task_args = (("eta", args.eta),) if args.eta is not None else ()
+    return RunSpec(
+        task=args.task,
+        attention=args.attention,
+        size=args.size,
+        d_model=args.d_model,
+        n_layers=args.layers,
+        n_heads=args.heads,
+        eps=args.eps,
+        gating=not args.no_gate,
+        memory=args.memory,
+        task_args=task_args,
+    )
+
+
+def _config(args) -> TrainConfig:
+    return TrainConfig(
+        steps=args.steps,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        device=args.device,
+        target_accuracy=args.target_accuracy,
+        max_seconds=args.max_seconds,
+    )
+
+
+class _Progress:
+    def __init__(self, label: str, stream):
+        self.label, self.stream = label, stream
+
+    def on_eval(self, trainer, row):
+        print(
+            f"[{self.label}] step {row['step']:>6}  loss {row['loss']:.4f}  test acc {row['test_accuracy']:.4f}  "
+            f"{row['seconds']:.1f}s",
+            file=self.stream,
+            flush=True,
+        )
+
+
+def _train_one(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str) -> dict:
+    stream = sys.stderr if args.json else sys.stdout
+    progress = [_Progress(spec.label, stream)] if world.is_main else []
+    ckpt = out / f"{name}checkpoint.pt"
+    kwargs = {"checkpoint_path": ckpt, "checkpoint_every": args.checkpoint_every}
+    if args.resume and not name:
+        trainer = resume(load_checkpoint(args.resume), config, progress, **kwargs)
+    else:
+        trainer = build_trainer(spec, config, progress, **kwargs)
+    trainer.run()
+    if not trainer.diverged:
+        trainer.save(ckpt)  # a diverged run keeps its last good checkpoint instead
+    if world.is_main:
+        (out / f"{name}history.csv").write_text(trainer.history_csv())
+        (out / f"{name}history.json").write_text(trainer.history_json())
+    if trainer.message and world.is_main:
+        print(f"[{spec.label}] {trainer.message}", file=stream, flush=True)
+    return {
+        "spec": asdict(spec),
+        "device": str(trainer.device),
+        "processes": world.size,
+        "final": trainer.final(),
+        "history": trainer.history,
+        "files": {"checkpoint": str(ckpt), "history": str(out / f"{name}history.csv")},
+    }
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        spec, config = _spec(args), _config(args)
+        if args.checkpoint_every < 1:
+            raise ValueError(f"checkpoint_every must be an integer >= 1 (got {args.checkpoint_every})")
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    world = distributed.setup(config.device)
+    try:
+        with one_cpu_thread():  # small models: one intra-op thread per process is fastest on a CPU
+            if args.bench:
+                return _bench(spec, config, args)
+            out = Path(args.out)
+            if world.is_main:
+                out.mkdir(parents=True, exist_ok=True)
+            result = _train_one(spec, config, args, out, world, "")
+            if args.baseline and spec.attention != "softmax":
+                result["baseline"] = _train_one(
+                    replace(spec, attention="softmax"), config, args, out, world, "baseline_"
+                )
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    finally:
+        distributed.teardown()
+    if world.is_main and args.json:
+        json.dump(result, sys.stdout)
+        print()
+    return 1 if result["final"]["diverged"] else 0
+
+
+def _bench(spec: RunSpec, config: TrainConfig, args) -> int:
+    from georesolver_core.train.bench import step_rates
+
+    rates = step_rates(spec, config)
+    base = rates[-1].steps_per_second
+    rows = [{**asdict(r), "ratio_to_softmax": r.steps_per_second / base} for r in rates]
+    if args.json:
+        json.dump({"spec": asdict(spec), "batch_size": config.batch_size, "rates": rows}, sys.stdout)
+        print()
+    else:
+        for r in rows:
+            print(
+                f"{r['label']:<28} params {r['parameters']:>8}  {r['steps_per_second']:7.2f} steps/s  "
+                f"x{r['ratio_to_softmax']:.2f} of softmax"
+            )
+    return 0

@@ -1,0 +1,290 @@
+"""Training lab: GeoResolver models and their softmax baseline trained live, several runs overlaid."""
+
+import io
+import time
+
+import pandas as pd
+import streamlit as st
+import torch
+import ui
+
+from georesolver_core.attention import ATTENTION
+from georesolver_core.device import device_label
+from georesolver_core.model.gate import gate_bound
+from georesolver_core.tasks import TASKS
+from georesolver_core.train import (
+    RunSpec,
+    TrainConfig,
+    build_trainer,
+    load_checkpoint,
+    resume,
+    spec_from_checkpoint,
+)
+from georesolver_core.train.trainer import resolve_device
+from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
+
+CHUNK_SECONDS = 0.4  # training time per fragment rerun: curves refresh about twice a second
+CLAIM_KEYS = ["thm7-1-hypergate-gradient", "thm3-noise-memorisation", "sec2-8-small-eps"]
+
+ui.page_header(
+    "Training lab",
+    "Train a small **GeoResolver** model (inverse-distance storage path + HyperGate, section 11.1) or the "
+    "**softmax transformer** of the same size and parameter count on a task, live: start, pause, step, stop. "
+    "Runs stay overlaid so you can compare them; the HyperGate values of a trained model are drawn below.",
+)
+state = st.session_state
+state.setdefault("trn_runs", [])
+runs: list[dict] = state["trn_runs"]
+
+# --- controls -----------------------------------------------------------------------------------------
+with st.container(border=True):
+    c1, c2, c3, c4 = st.columns(4)
+    task = c1.selectbox(
+        "Task", list(TASKS), format_func=lambda k: TASKS[k].label, key="trn_task", bind="query-params"
+    )
+    model = c2.selectbox(
+        "Model",
+        list(ATTENTION),
+        index=list(ATTENTION).index("ida"),
+        format_func=lambda k: (
+            "Softmax transformer (baseline)" if k == "softmax" else f"GeoResolver: {ATTENTION[k].label}"
+        ),
+        key="trn_model",
+        bind="query-params",
+    )
+    size_arg = TASKS[task].size_arg
+    size = c3.number_input(
+        f"Task size ({size_arg})" if size_arg else "Task size (fixed)",
+        min_value=1, max_value=64, value=16 if task == "recall" else 8, step=1, key="trn_size",
+        disabled=size_arg is None, help="recall: key-value pairs; copy: length; hierarchy: tree depth; noisy: training sequences / 8",
+    )  # fmt: skip
+    width = c4.select_slider("Width d_model", [16, 32, 64, 128], value=64, key="trn_width", bind="query-params")
+    c5, c6, c7, c8 = st.columns(4)
+    layers = c5.slider("Blocks", 1, 4, 1, key="trn_layers", bind="query-params")
+    with c6:
+        eps = ui.log_slider("eps (inverse-distance regulariser)", "trn_eps", 1e-4, 10.0, 0.1)
+    with c7:
+        lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 3e-3)
+    steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
+    gating = st.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
+
+task_size = None
+if size_arg is not None:
+    task_size = int(size) * 8 if size_arg == "n_train" else int(size)
+    if size_arg == "depth":
+        task_size = min(task_size, 6)  # a tree of depth 6 has 127 nodes: pairs stay a small table
+spec_error = None
+try:
+    spec = RunSpec(
+        task=task, attention=model, size=task_size, d_model=width, n_layers=layers, eps=eps, gating=gating
+    )
+    config = TrainConfig(
+        steps=int(steps), lr=lr, batch_size=64, eval_every=25, seed=ui.settings().seed, device="auto"
+    )
+except ValueError as err:
+    spec, config, spec_error = None, None, str(err)
+
+
+def _active() -> dict | None:
+    return next((r for r in reversed(runs) if r["status"] in ("running", "paused")), None)
+
+
+def _stop_active() -> None:
+    for r in runs:
+        if r["status"] in ("running", "paused"):
+            r["status"] = "stopped"
+
+
+def _start(spec: RunSpec, config: TrainConfig) -> None:
+    try:
+        trainer = build_trainer(spec, config)
+    except ValueError as err:
+        state["trn_error"] = f"Could not build this run: {err}"
+        return
+    _stop_active()
+    runs.append({"id": len(runs) + 1, "spec": spec, "trainer": trainer, "status": "running"})
+
+
+def _set_status(status: str) -> None:
+    run = _active()
+    if run is not None:
+        run["status"] = status
+
+
+def _step() -> None:
+    run = _active()
+    if run is not None:
+        run["status"] = "paused"
+        run["trainer"].run(steps=1)
+
+
+# Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
+active = _active()
+b1, b2, b3, b4, b5 = st.columns(5)
+b1.button(
+    "Start", key="trn_start", icon=":material/play_arrow:", type="primary", disabled=spec is None,
+    on_click=_start, args=(spec, config),
+)  # fmt: skip
+b2.button(
+    "Pause", key="trn_pause", icon=":material/pause:", disabled=not (active and active["status"] == "running"),
+    on_click=_set_status, args=("paused",),
+)  # fmt: skip
+b3.button("Step", key="trn_step", icon=":material/skip_next:", disabled=active is None, on_click=_step)
+b4.button(
+    "Stop",
+    key="trn_stop",
+    icon=":material/stop:",
+    disabled=active is None,
+    on_click=_set_status,
+    args=("stopped",),
+)
+b5.button("Reset", key="trn_reset", icon=":material/restart_alt:", disabled=not runs, on_click=runs.clear)
+if spec_error:
+    st.error(f"{spec_error}. Change the width or the blocks so the configuration is valid.")
+build_error = state.pop("trn_error", None)
+if build_error:
+    st.error(build_error)
+st.caption(f"Device: **{device_label(resolve_device('auto'))}** (CUDA when available, else CPU)")
+
+active = _active()
+
+
+@st.fragment(run_every=0.5 if active and active["status"] == "running" else None)
+def live() -> None:
+    """Only this fragment reruns while training: a chunk of steps, then progress and curves."""
+    run = _active()
+    if run is not None and run["status"] == "running":
+        trainer = run["trainer"]
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
+            trainer.run(steps=1)
+            if trainer.diverged or trainer.message and "reached" in trainer.message:
+                break
+        if trainer.diverged or trainer.step >= trainer.config.steps:
+            run["status"] = "diverged" if trainer.diverged else "finished"
+            st.rerun()  # the whole page: stops the timer and refreshes the table
+    shown = run or (runs[-1] if runs else None)
+    if shown is None:
+        st.info("Press **Start** to train the model configured above; curves appear here as it learns.")
+        return
+    tr = shown["trainer"]
+    final = tr.final()
+    st.progress(
+        min(tr.step / tr.config.steps, 1.0),
+        text=f"run #{shown['id']} ({shown['status']}): step {tr.step} of {tr.config.steps}",
+    )
+    if tr.diverged:
+        st.error(tr.message)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("test accuracy", "n/a" if final["accuracy"] is None else f"{final['accuracy']:.3f}")
+    m2.metric("training loss", "n/a" if final["train_loss"] is None else f"{final['train_loss']:.4f}")
+    m3.metric("steps/s", f"{tr.step / tr.seconds:.1f}" if tr.seconds else "n/a")
+    curves = [curve_from_history(f"#{r['id']} {r['spec'].label}", r["trainer"].history) for r in runs]
+    st.plotly_chart(curves_figure(curves), key="trn_curves")
+
+
+live()
+
+# --- runs table, downloads ----------------------------------------------------------------------------
+if runs:
+    table = pd.DataFrame(
+        [
+            {
+                "run": r["id"], "model": r["spec"].label, "task": r["spec"].task, "size": r["spec"].size,
+                "d_model": r["spec"].d_model, "blocks": r["spec"].n_layers, "eps": r["spec"].eps,
+                "gate": r["spec"].gating, "lr": r["trainer"].config.lr, "steps": r["trainer"].step,
+                "test accuracy": r["trainer"].final()["accuracy"], "seconds": round(r["trainer"].seconds, 2),
+                "status": r["status"],
+            }
+            for r in runs
+        ]
+    )  # fmt: skip
+    st.dataframe(table, hide_index=True, key="trn_table")
+    pick = st.selectbox(
+        "Run to inspect and download", [r["id"] for r in runs], index=len(runs) - 1, key="trn_pick"
+    )
+    chosen = next(r for r in runs if r["id"] == pick)
+    d1, d2, d3 = st.columns(3)
+    with d1:
+        ui.download_csv(
+            "History (CSV)", pd.DataFrame(chosen["trainer"].history), f"run{pick}_history.csv", "trn_dl_csv"
+        )
+    with d2:
+        ui.download_json(
+            "History (JSON)",
+            {"meta": chosen["trainer"].meta, "history": chosen["trainer"].history},
+            f"run{pick}_history.json",
+            "trn_dl_json",
+        )
+    buf = io.BytesIO()
+    torch.save({"format": "georesolver-train/1", **chosen["trainer"].state()}, buf)
+    d3.download_button(
+        "Checkpoint (.pt)",
+        buf.getvalue(),
+        f"run{pick}_checkpoint.pt",
+        key="trn_dl_ckpt",
+        icon=":material/download:",
+    )
+
+    # --- HyperGate and Theorem 7.1 on the chosen model ------------------------------------------------
+    tr = chosen["trainer"]
+    gates = tr.model.gates() if hasattr(tr.model, "gates") else []
+    if st.toggle("Show the HyperGate values of this model", value=True, key="trn_show_gates") and gates:
+        test = tr.task.test_set().slice(0, 16).to(tr.device)
+        for g in gates:
+            g.record = True
+        with torch.no_grad():
+            tr.model.eval()
+            tr.model(test.x)
+        for g in gates:
+            g.record = False
+        layer = st.slider("Block", 1, len(gates), 1, key="trn_gate_layer") - 1 if len(gates) > 1 else 0
+        example = st.slider("Test example", 1, 16, 1, key="trn_gate_example") - 1
+        values = gates[layer].last
+        st.plotly_chart(gate_figure(values, example, layer), key="trn_gate_fig")
+        gb = gate_bound(gates[layer], values.u)
+        holds = bool((gb.sigma_min >= gb.bound - 1e-9).all())
+        with st.container(border=True):
+            st.markdown("**What the theory says vs what we measured** (Theorem 7.1, section 7)")
+            st.markdown(
+                "`||dL/dx_i|| >= (lambda_min(G_i) - ||W_g|| ||x_i|| / 4) ||dL/dh_i||`: gradients through the gate do "
+                f"not vanish while the bound is positive. On {gb.u_norm.numel()} tokens of this model (||W_g|| = "
+                f"{gb.w_norm:.3g}): the bound **{'holds at every token' if holds else 'is violated somewhere'}**; it is "
+                f"**vacuous** (<= 0) at {100 * float(gb.vacuous.double().mean()):.0f}% of them; the smallest measured "
+                f"ratio is {float(gb.sigma_min.min()):.3g}."
+            )
+        st.plotly_chart(gate_bound_figure(gb), key="trn_gate_bound")
+    elif not gates:
+        st.caption("This model has no HyperGate (the softmax baseline, or the gate switched off).")
+
+# --- upload a checkpoint ---------------------------------------------------------------------------------
+with st.expander("Upload a checkpoint to inspect or continue it"):
+    upload = st.file_uploader(
+        "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
+    )
+    if upload is not None:
+        try:
+            data = load_checkpoint(upload.getvalue())
+            st.markdown(
+                f"Checkpoint of **{data['meta']['spec']['attention']}** on **{data['meta']['spec']['task']}**, step {data['step']}."
+            )
+            if st.button("Continue this run", key="trn_continue"):
+                trainer = resume(data)
+                _stop_active()
+                runs.append(
+                    {
+                        "id": len(runs) + 1,
+                        "spec": spec_from_checkpoint(data),
+                        "trainer": trainer,
+                        "status": "paused",
+                    }
+                )
+                st.rerun()
+        except (ValueError, KeyError, TypeError) as err:
+            st.error(f"{err}. Upload a checkpoint downloaded from this page or written by the train command.")
+
+if st.toggle(
+    "Measure the training claims (Theorems 3 and 7.1, section 2.8; small sweeps, several seconds)",
+    key="trn_claims",
+):
+    ui.theory_box(ui.measure_claims(CLAIM_KEYS), "Training claims: theory vs measured")
