@@ -9,10 +9,17 @@ from georesolver_core.extras.hankel_measure import Decay, KernelView, Ranks, Spe
 from georesolver_core.theory.hankel import singular_value_bound
 from georesolver_core.viz.style import base_layout
 
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """The legend under the plot: above it (base_layout's place) it covers titles when entries wrap."""
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
+    return fig
+
+
 SCALE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
 
 
-def kernel_figure(view: KernelView, height: int = 460) -> go.Figure:
+def kernel_figure(view: KernelView, height: int = 480) -> go.Figure:
     """log10 H[i, j] = -log10(s_i + r_j) with each dyadic column block outlined (dashed: the dense layer)."""
     fig = go.Figure(
         go.Heatmap(
@@ -35,8 +42,9 @@ def kernel_figure(view: KernelView, height: int = 460) -> go.Figure:
         )
         fig.add_annotation(
             x=view.split + (start + stop - 1) / 2,
-            y=view.split - 0.5,
-            yshift=10,
+            y=1.0,
+            yref="paper",
+            yanchor="bottom",
             showarrow=False,
             text="dense" if h == 0 else f"h={h:g}",
             font=dict(size=10, color=SCALE_COLORS[idx % len(SCALE_COLORS)]),
@@ -82,7 +90,9 @@ def decay_figure(decay: Decay, normalised: bool = True, height: int = 440) -> go
     )
     fig.update_yaxes(type="log", exponentformat="power")
     y = "s_n / s_1 (normalised)" if normalised else "s_n / (2 pi) (unnormalised, the seed's K)"
-    return base_layout(fig, "Singular values of each dyadic block", "index n = N + 1", y, height=height)
+    return _legend_below(
+        base_layout(fig, "Singular values of each dyadic block", "index n = N + 1", y, height=height)
+    )
 
 
 def rank_figure(ranks: Ranks, height: int = 420) -> go.Figure:
@@ -108,8 +118,10 @@ def rank_figure(ranks: Ranks, height: int = 420) -> go.Figure:
         )
     )
     fig.update_xaxes(type="log", autorange="reversed", exponentformat="power")
-    return base_layout(
-        fig, "Rank needed for relative error eps", "eps (smaller to the right)", "rank N", height=height
+    return _legend_below(
+        base_layout(
+            fig, "Rank needed for relative error eps", "eps (smaller to the right)", "rank N", height=height
+        )
     )
 
 
@@ -127,7 +139,7 @@ def speed_figure(speed: Speed, height: int = 420) -> go.Figure:
         )
     )
     fig.add_hline(y=1.0, line=dict(color="#bbbbbb"))
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(type="log", dtick=1)
     fig.update_yaxes(type="log")
     return base_layout(
         fig,
@@ -142,6 +154,6 @@ def error_figure(sizes: list[float], errors: list[float], eps: float, title: str
     """Relative output error of the factorised block against the block size, with eps as the target line."""
     fig = go.Figure(go.Scatter(x=sizes, y=errors, mode="lines+markers", name="measured relative error"))
     fig.add_hline(y=eps, line=dict(color="black", dash="dash"), annotation_text=f"eps = {eps:g}")
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(type="log", dtick=1)
     fig.update_yaxes(type="log", exponentformat="power")
-    return base_layout(fig, title, "block size", "||HX - U(V^T X)|| / ||HX||", height=height)
+    return base_layout(fig, title, "block scale h", "||HX - U(V^T X)|| / ||HX||", height=height)

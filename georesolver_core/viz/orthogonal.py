@@ -8,6 +8,13 @@ import plotly.graph_objects as go
 from georesolver_core.extras.orthogonal_lab import OperatorView
 from georesolver_core.viz.style import base_layout, equal_aspect
 
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """The legend under the plot: above it (base_layout's place) it covers titles when entries wrap."""
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
+    return fig
+
+
 KIND_COLORS = {
     "additive": "#7f7f7f",
     "cayley": "#1f77b4",
@@ -60,7 +67,9 @@ def operator_figure(view: OperatorView, height: int = 520) -> go.Figure:
             aspectmode="cube",
         ),
     )
-    return base_layout(fig, "A unit vector x under each operator (lengths in the legend)", height=height)
+    fig = base_layout(fig, "A unit vector x under each operator (lengths in the legend)", height=height)
+    fig.update_layout(legend=dict(orientation="v", yanchor="top", y=-0.02, xanchor="left", x=0))
+    return fig
 
 
 def eigenvalue_figure(view: OperatorView, height: int = 420) -> go.Figure:
@@ -99,7 +108,9 @@ def eigenvalue_figure(view: OperatorView, height: int = 420) -> go.Figure:
         )
     )
     equal_aspect(fig, 1.3)
-    return base_layout(fig, "Spectrum of Q on the unit circle", "Re lambda", "Im lambda", height=height)
+    return _legend_below(
+        base_layout(fig, "Spectrum of Q on the unit circle", "Re lambda", "Im lambda", height=height)
+    )
 
 
 def norm_drift_figure(depths: list[int], drift: dict[str, list[float]], height: int = 420) -> go.Figure:
@@ -109,8 +120,8 @@ def norm_drift_figure(depths: list[int], drift: dict[str, list[float]], height: 
         fig.add_trace(
             go.Scatter(x=depths, y=ratios, mode="lines+markers", name=kind, line=dict(color=KIND_COLORS.get(kind)))
         )
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    fig.update_xaxes(type="log", dtick=1)
+    fig.update_yaxes(type="log", tickformat=".2g")
     return base_layout(
         fig, "Norm through a stack of untrained layers", "depth L (layers)", "mean |x_L| / |x_0|", height=height
     )
@@ -152,4 +163,6 @@ def training_figure(histories: list[dict], metric: str = "cosine", height: int =
     labels = {"cosine": "cosine(output, target)", "loss": "squared error", "gate": "gate gamma"}
     if metric == "loss":
         fig.update_yaxes(type="log")
-    return base_layout(fig, f"Training: {labels[metric]}", "Adam step", labels[metric], height=height)
+    return _legend_below(
+        base_layout(fig, f"Training: {labels[metric]}", "Adam step", labels[metric], height=height)
+    )
