@@ -78,6 +78,20 @@ PAGES = [
         "claims",
         "every claim of the paper: bound, measurement, verdict",
     ),
+    (
+        "orthogonal.py",
+        "Orthogonal residuals",
+        ":material/360:",
+        "orthogonal",
+        "Cayley rotations vs Householder reflections as residual shortcuts: norm, spectrum, negation",
+    ),
+    (
+        "hankel.py",
+        "Hankel attention",
+        ":material/stacked_line_chart:",
+        "hankel",
+        "dyadic low-rank blocks of a boundary kernel: singular-value decay vs 4^-N, ranks, speed-ups",
+    ),
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")

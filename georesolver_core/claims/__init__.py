@@ -55,3 +55,9 @@ __all__ = [
     "verdict_inequality",
     "verdict_scaling",
 ]
+
+# Modules that export CLAIMS and do not register themselves.
+from georesolver_core.claims import hankel_claims, orthogonal_claims  # noqa: E402
+
+for _c in (*orthogonal_claims.CLAIMS, *hankel_claims.CLAIMS):
+    register(_c)

@@ -1,0 +1,149 @@
+"""Measurements of dyadic Hankel attention (seed 004): decay per block, rank vs eps, output error, speed-up."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from georesolver_core.device import one_cpu_thread
+from georesolver_core.extras.hankel import (
+    apply_factored,
+    block_factors,
+    block_singular_values,
+    boundary_distances,
+    check_eps_unit,
+    check_h,
+    dyadic_blocks,
+    hankel_kernel,
+    observed_rank,
+)
+from georesolver_core.theory.hankel import rank_rule
+from georesolver_core.validate import check_positive_int
+
+LEFT_FACTOR = 4  # a block [h, 2h) meets s in (delta, delta + 4h]: the finite stand-in for s in (0, inf)
+
+
+@dataclass(frozen=True)
+class Decay:
+    hs: list[float]  # block scales h
+    singular_values: list[list[float]]  # per h: leading singular values, unnormalised (descending)
+
+    def normalised(self) -> list[list[float]]:
+        return [(np.asarray(sv) / sv[0]).tolist() for sv in self.singular_values]
+
+
+@one_cpu_thread()  # tiny tensors: a second thread only adds synchronisation (8x slower measured)
+def decay_sweep(hs: Sequence[float], top: int = 12, delta: float = 1.0) -> Decay:
+    """Leading singular values of the block s = delta+1 .. delta+4h, r = h .. 2h-1 for each h."""
+    for h in hs:
+        check_h(h)
+    return Decay(
+        list(map(float, hs)), [block_singular_values(h, LEFT_FACTOR * int(h), delta, top=top).tolist() for h in hs]
+    )
+
+
+@dataclass(frozen=True)
+class Ranks:
+    eps: list[float]
+    hs: list[float]
+    observed: list[list[int]]  # observed[i][j]: rank needed at eps[i] on the block of scale hs[j]
+    rule: list[int]  # ceil(log4(1/eps))
+
+
+def rank_sweep(eps_list: Sequence[float], decay: Decay) -> Ranks:
+    """Observed rank (smallest N with s_{N+1}/s_1 <= eps) per eps and h, beside the seed's rule."""
+    eps_list = [check_eps_unit(e) for e in eps_list]
+    obs = [[observed_rank(np.asarray(sv), e) for sv in decay.singular_values] for e in eps_list]
+    return Ranks(eps_list, decay.hs, obs, [rank_rule(e) for e in eps_list])
+
+
+@one_cpu_thread()
+def output_error(h: float, rank: int, d_v: int = 16, seed: int = 0, delta: float = 1.0) -> float:
+    """||H X - U (V^T X)||_F / ||H X||_F for the block of scale h, random Gaussian values X (w, d_v), float64."""
+    check_h(h)
+    s = delta + 1 + torch.arange(LEFT_FACTOR * int(h), dtype=torch.float64)  # (4h,)
+    r = h + torch.arange(max(1, int(h)), dtype=torch.float64)  # (h,)
+    x = torch.randn(r.numel(), d_v, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    u, v = block_factors(s, r, rank, torch.float64)
+    dense = hankel_kernel(s, r) @ x
+    return float((dense - apply_factored(u, v, x)).norm() / dense.norm())
+
+
+@dataclass(frozen=True)
+class Speed:
+    sizes: list[int]  # block size m (m targets, r in [m, 2m): m sources)
+    rank: int
+    dense_ms: list[float]  # median time of H X
+    factored_ms: list[float]  # median time of U (V^T X)
+    speedup: list[float]  # dense / factored, measured in the same run
+    flop_ratio: list[float]  # m^2 d / (2 m N d) = m / (2N)
+    error: list[float]  # relative Frobenius error of the factorised output (float32)
+    threads: int
+
+
+def speedup_sweep(
+    sizes: Sequence[int], rank: int, d_v: int = 64, repeats: int = 7, threads: int = 1, callback=None
+) -> Speed:
+    """Time the dense cross block H X against U (V^T X) (both operands precomputed, float32) on one run
+    with torch fixed to ``threads`` intra-op threads (restored after). Each repeat times both back to back;
+    the median is kept. ``callback(i, n)`` after each size (progress bars)."""
+    check_positive_int("rank", rank)
+    check_positive_int("repeats", repeats)
+    check_positive_int("threads", threads, 1, 256)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    out: dict[str, list[float]] = {"d": [], "f": [], "e": []}
+    try:
+        for i, m in enumerate(sizes):
+            check_positive_int("size", int(m), 1)
+            s = 2.0 + torch.arange(m, dtype=torch.float64)  # (m,)
+            r = float(m) + torch.arange(m, dtype=torch.float64)  # (m,): the dyadic block [m, 2m)
+            h = hankel_kernel(s, r).to(torch.float32)  # (m, m)
+            u, v = block_factors(s, r, rank, torch.float32)  # (m, N), (m, N)
+            x = torch.randn(m, d_v, generator=torch.Generator().manual_seed(m))  # (m, d_v)
+            td, tf = [], []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                ref = h @ x
+                t1 = time.perf_counter()
+                fac = apply_factored(u, v, x)
+                t2 = time.perf_counter()
+                td.append(t1 - t0)
+                tf.append(t2 - t1)
+            out["d"].append(1e3 * statistics.median(td))
+            out["f"].append(1e3 * statistics.median(tf))
+            out["e"].append(float((ref - fac).norm() / ref.norm()))
+            if callback is not None:
+                callback(i + 1, len(sizes))
+    finally:
+        torch.set_num_threads(before)
+    sizes = [int(m) for m in sizes]
+    return Speed(
+        sizes,
+        rank,
+        out["d"],
+        out["f"],
+        [d / f for d, f in zip(out["d"], out["f"], strict=True)],
+        [m / (2 * rank) for m in sizes],
+        out["e"],
+        threads,
+    )
+
+
+@dataclass(frozen=True)
+class KernelView:
+    kernel: np.ndarray  # (split, L - split) the cross block H[i, j] = 1/(s_i + r_j)
+    blocks: list[tuple[int, int, float]]  # column ranges [start, stop) and their scale h (0: dense layer)
+    length: int
+    split: int
+
+
+def kernel_view(length: int, split: int, h0: float = 4.0, delta: float = 1.0) -> KernelView:
+    """The cross block of a sequence with its dyadic column blocks, for the picture."""
+    s, r = boundary_distances(length, split, delta)
+    return KernelView(hankel_kernel(s, r).numpy(), dyadic_blocks(r, h0), length, split)
