@@ -9,8 +9,10 @@ from georesolver_core.claims import (
     attention_claims,
     compression_claims,
     geometry_claims,
+    hankel_claims,
     hida_claims,
     landscape,
+    orthogonal_claims,
     routing_claims,
     training_claims,
 )
@@ -36,6 +38,8 @@ MODULES = (
     compression_claims,
     routing_claims,
     training_claims,
+    orthogonal_claims,
+    hankel_claims,
 )
 collect(MODULES)
 
@@ -55,9 +59,3 @@ __all__ = [
     "verdict_inequality",
     "verdict_scaling",
 ]
-
-# Modules that export CLAIMS and do not register themselves.
-from georesolver_core.claims import hankel_claims, orthogonal_claims  # noqa: E402
-
-for _c in (*orthogonal_claims.CLAIMS, *hankel_claims.CLAIMS):
-    register(_c)
