@@ -64,7 +64,7 @@ with st.container(border=True):
     with c6:
         eps = ui.log_slider("eps (inverse-distance regulariser)", "trn_eps", 1e-4, 10.0, 0.1)
     with c7:
-        lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 3e-3)
+        lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 2e-3)
     steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
     gating = st.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
 
@@ -79,7 +79,12 @@ try:
         task=task, attention=model, size=task_size, d_model=width, n_layers=layers, eps=eps, gating=gating
     )
     config = TrainConfig(
-        steps=int(steps), lr=lr, batch_size=64, eval_every=25, seed=ui.settings().seed, device="auto"
+        steps=int(steps),
+        lr=lr,
+        batch_size=64,
+        eval_every=25,
+        seed=ui.settings().seed,
+        device=ui.settings().device.type,
     )
 except ValueError as err:
     spec, config, spec_error = None, None, str(err)
@@ -144,7 +149,10 @@ if spec_error:
 build_error = state.pop("trn_error", None)
 if build_error:
     st.error(build_error)
-st.caption(f"Device: **{device_label(resolve_device('auto'))}** (CUDA when available, else CPU)")
+st.caption(
+    f"Device: **{device_label(resolve_device(config.device if config else 'auto'))}** "
+    "(the sidebar's device: CUDA when available, else CPU)"
+)
 
 active = _active()
 
