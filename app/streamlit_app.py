@@ -37,6 +37,27 @@ PAGES = [
         "loss landscapes: PL constants, Hessian spread, descent paths, IDA vs softmax per geometry",
     ),
     (
+        "hida.py",
+        "HIDA family",
+        ":material/hub:",
+        "hida",
+        "Dense, FP, L and C-HIDA: sparse patterns, anchors and streaming summaries, their cost and error",
+    ),
+    (
+        "compression.py",
+        "Compression",
+        ":material/compress:",
+        "compression",
+        "HCC polar key quantisation: errors against Theorem 6.1, real bytes against 6.2, KIVI and int baselines",
+    ),
+    (
+        "routing.py",
+        "Routing & memory",
+        ":material/alt_route:",
+        "routing",
+        "GSR routing decisions on the sphere, three routers' loads, DMG prototype births, distributed bytes",
+    ),
+    (
         "kernels.py",
         "Kernel speed",
         ":material/speed:",

@@ -1,4 +1,4 @@
-"""Headless command line: ``python -m georesolver_core {claims,bench,train} [--json]``."""
+"""Headless command line: ``python -m georesolver_core {claims,bench,routing,train} [--json]``."""
 
 from __future__ import annotations
 
@@ -37,6 +37,10 @@ def _claims(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.compression:
+        from georesolver_core.compression import bench as compression_bench
+
+        return compression_bench.main(args)
     from georesolver_core import bench
 
     return bench.main(args)
@@ -61,6 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("bench", help="time the attention kernels against torch SDPA")
     bench.add_arguments(b)
     b.set_defaults(func=_bench)
+    from georesolver_core.compression import bench as compression_bench
+
+    compression_bench.add_arguments(b)
+    from georesolver_core.routing import cli as routing_cli
+
+    r = sub.add_parser("routing", help="distributed GSR vs all-to-all MoE: bytes and messages counted on the wire")
+    routing_cli.add_arguments(r)
+    r.set_defaults(func=routing_cli.main)
     from georesolver_core.train import cli as train_cli
 
     t = sub.add_parser("train", help="train a GeoResolver or softmax model on a task (torchrun: data-parallel)")

@@ -1,5 +1,7 @@
 """Attention kernels: inverse-distance attention in three geometries, softmax baseline, multi-head layer."""
 
+from georesolver_core.attention.c_hida import CHIDA
+from georesolver_core.attention.fp_hida import fp_hida
 from georesolver_core.attention.kernel import (
     attend,
     attend_weights,
@@ -8,6 +10,7 @@ from georesolver_core.attention.kernel import (
     softmax_attention,
     softmax_weights,
 )
+from georesolver_core.attention.l_hida import l_hida
 from georesolver_core.attention.layer import (
     ATTENTION,
     KERNEL_CHOICES,
@@ -27,15 +30,18 @@ __all__ = [
     "AttentionConfig",
     "AttentionKind",
     "Gathered",
+    "CHIDA",
     "GeoAttention",
     "KernelSpec",
     "attend",
     "attend_weights",
     "causal_mask",
+    "fp_hida",
     "ida",
     "ida_weights",
     "ida_weights_from_sq",
     "inverse_distance_kind",
+    "l_hida",
     "softmax_attention",
     "softmax_weights",
 ]

@@ -34,7 +34,9 @@ def _check_qkv(q, k, v, spec: KernelSpec):
     check_points("k", k, geometry=spec.geometry, c=spec.c)
     check_same_dim("q", q, "k", k)
     if q.dim() < 2 or k.dim() < 2:
-        raise ValueError(f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})")
+        raise ValueError(
+            f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})"
+        )
     if k.shape[-2] == 0:
         raise ValueError("k must hold at least one key (got m = 0): attention weights over no keys are undefined")
     if v is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from georesolver_core.attention import hida_family
 from georesolver_core.attention.kernel import attend, softmax_attention
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.geometry import GEOMETRIES
@@ -27,6 +28,10 @@ class AttentionConfig:
     c: float = 1.0  # Poincaré curvature parameter, k = -c (hida only)
     causal: bool = False  # mask future keys
     bias: bool = True  # Q/K/V/O projection biases
+    window: int | None = None  # fp-hida band half-width w (None: ceil(log2 T))
+    n_global: int | None = None  # fp-hida global tokens g (None: ceil(log2 T))
+    n_anchors: int | None = None  # l-hida anchors m (None: 16)
+    n_summaries: int | None = None  # c-hida summaries c (None: 16)
 
     def __post_init__(self):
         check_positive_int("d_model", self.d_model, 1, 65536)
@@ -37,7 +42,9 @@ class AttentionConfig:
             raise ValueError(f"kernel must be one of {sorted(ATTENTION)} (got {self.kernel!r})")
         check_eps(self.eps)
         check_curvature(self.c)
-
+        for name in ("window", "n_global", "n_anchors", "n_summaries"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name), 1)
 
 
 def _identity(x: torch.Tensor, c: float) -> torch.Tensor:
@@ -92,6 +99,16 @@ ATTENTION: dict[str, AttentionKind] = {
     "ida": _inverse_distance("IDA (Euclidean)", "euclidean"),
     "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare"),
     "sida": _inverse_distance("SIDA (sphere)", "sphere"),
+    # The sub-quadratic members of the family (sections 5.4-5.6) measure in the ball too.
+    "fp-hida": AttentionKind(
+        "FP-HIDA (sparse pattern, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_fp_hida
+    ),
+    "l-hida": AttentionKind(
+        "L-HIDA (anchors, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_l_hida
+    ),
+    "c-hida": AttentionKind(
+        "C-HIDA (streaming summaries, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_c_hida
+    ),
 }
 
 # Pages that pick the geometry separately (Attention lab, landscapes) offer two kernels: "ida", the
@@ -104,7 +121,10 @@ KERNEL_CHOICES: dict[str, str] = {
 
 def inverse_distance_kind(geometry: str) -> str:
     """The key of ATTENTION whose inverse-distance kernel measures in ``geometry``."""
-    by_geometry = {kind.geometry: key for key, kind in ATTENTION.items() if kind.geometry is not None}
+    by_geometry: dict[str, str] = {}
+    for key, kind in ATTENTION.items():  # the first (dense) entry of each geometry
+        if kind.geometry is not None:
+            by_geometry.setdefault(kind.geometry, key)
     if geometry not in by_geometry:
         raise ValueError(f"geometry must be one of {sorted(by_geometry)} (got {geometry!r})")
     return by_geometry[geometry]

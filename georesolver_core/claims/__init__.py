@@ -5,7 +5,15 @@ table collects them from ``MODULES``, in this order. To add a topic, import its 
 line to ``MODULES``. The verdict helpers live in the leaf module ``georesolver_core.verdicts``.
 """
 
-from georesolver_core.claims import attention_claims, geometry_claims, landscape, training_claims
+from georesolver_core.claims import (
+    attention_claims,
+    compression_claims,
+    geometry_claims,
+    hida_claims,
+    landscape,
+    routing_claims,
+    training_claims,
+)
 from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -24,6 +32,9 @@ MODULES = (
     attention_claims,
     geometry_claims,
     landscape,
+    hida_claims,
+    compression_claims,
+    routing_claims,
     training_claims,
 )
 collect(MODULES)

@@ -57,7 +57,7 @@ class ExpertBank(nn.Module):
 
     def shard(self, start: int, stop: int) -> ExpertBank:
         """A bank holding global experts start..stop-1 (a worker's shard), parameters copied."""
-        part = ExpertBank(stop - start, self.dim, self.hidden)
+        part = ExpertBank(stop - start, self.dim, self.hidden).to(self.w1.dtype).to(self.w1.device)
         with torch.no_grad():
             for name in ("w1", "b1", "w2", "b2"):
                 getattr(part, name).copy_(getattr(self, name)[start:stop])

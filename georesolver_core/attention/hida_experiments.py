@@ -1,0 +1,226 @@
+"""Experiments on the HIDA family shared by the claims and the page: each returns a frozen dataclass.
+
+Everything runs on the CPU in float64 from a fixed seed unless told otherwise, so the command line,
+the tests and the app see the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from georesolver_core.attention.c_hida import CHIDA
+from georesolver_core.attention.fp_hida import fp_hida, fp_stats
+from georesolver_core.attention.kernel import ida
+from georesolver_core.attention.l_hida import hyperbolic_kmeans, l_hida, l_hida_nystrom
+from georesolver_core.geometry import pairwise_sq_distance, to_ball
+from georesolver_core.validate import check_eps, check_positive_int
+
+F64 = torch.float64
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def ball_points(n: int, d: int, *, seed: int = 0, scale: float = 1.5, dtype=F64) -> torch.Tensor:
+    """n points spread through the ball: Gaussian with std ``scale`` mapped radially by to_ball. (n, d)."""
+    return to_ball(scale * torch.randn(n, d, generator=_gen(seed), dtype=dtype)).to(dtype)
+
+
+def cluster_stream(T: int, d: int, n_clusters: int, *, seed: int = 0, spread: float = 0.08):
+    """A stream from a fixed mixture: cluster centres in the ball, points = centre + noise, mapped back
+    into the ball. Returns (points (T, d), true centres (n_clusters, d), labels (T,))."""
+    g = _gen(seed)
+    centres = to_ball(1.2 * torch.randn(n_clusters, d, generator=g, dtype=F64))
+    labels = torch.randint(n_clusters, (T,), generator=g)
+    pts = centres[labels] + spread * torch.randn(T, d, generator=g, dtype=F64)
+    norm = pts.norm(dim=-1, keepdim=True)
+    pts = torch.where(norm > 0.95, pts / norm * 0.95, pts)  # keep the noise inside the ball
+    return pts, centres, labels
+
+
+@dataclass(frozen=True)
+class LErrorSweep:
+    """||o - o^Dense||_F of L-HIDA (k-means anchors) and its Nyström form as the number of anchors m grows."""
+
+    n: int
+    eps: float
+    m: list[int]
+    l_hida: list[float]
+    nystrom: list[float]
+    v_fro: float
+
+
+def l_error_sweep(n: int, d: int, eps: float, ms, *, seed: int = 0) -> LErrorSweep:
+    check_positive_int("n", n, 2)
+    eps = check_eps(eps)
+    q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
+    v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
+    dense = ida(q, k, v, eps=eps, geometry="poincare", impl="reference")
+    errs, nys = [], []
+    for m in ms:
+        anchors, _ = hyperbolic_kmeans(k, int(m), generator=_gen(seed + 3))
+        errs.append(float((l_hida(q, k, v, anchors, eps=eps) - dense).norm()))
+        nys.append(float((l_hida_nystrom(q, k, v, anchors, eps=eps) - dense).norm()))
+    return LErrorSweep(n, eps, [int(m) for m in ms], errs, nys, float(v.norm()))
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """One C-HIDA stream: the keys, the summaries after each token, the online loss and the regret."""
+
+    keys: np.ndarray  # (T, d)
+    labels: np.ndarray  # (T,) true mixture component
+    history: np.ndarray | None  # (T, c, d) summaries after each token (NaN: slot not yet open)
+    counts: np.ndarray  # (c,) final counts
+    assignment: np.ndarray  # (T,) summary each key is nearest to at the end
+    online_loss: np.ndarray  # (T,) min_k d_H(k_t, s_k^(t))^2
+    cumulative_loss: np.ndarray  # (T,) running sum: the left side of Theorem 5.6
+    checkpoints: list[int]  # T values at which the best fixed centres were computed
+    best_fixed: list[float]  # min over fixed centres of sum_{t <= T} min_k d_H^2 (hyperbolic k-means)
+    regret: list[float]  # cumulative_loss[T - 1] - best_fixed
+    diameter: float  # Delta_H: the largest hyperbolic distance between two keys
+    n_summaries: int
+
+
+def c_hida_stream(
+    T: int, n_summaries: int, *, d: int = 2, n_clusters: int | None = None, seed: int = 0, record: bool = False,
+    checkpoints=None,
+) -> StreamResult:  # fmt: skip
+    """Stream T keys from a mixture of ``n_clusters`` (default: n_summaries) through C-HIDA."""
+    check_positive_int("T", T, 1)
+    check_positive_int("n_summaries", n_summaries, 1)
+    n_clusters = n_clusters or n_summaries
+    keys, true_centres, labels = cluster_stream(T, d, n_clusters, seed=seed)
+    model = CHIDA(n_summaries, d, eps=0.1)
+    with torch.no_grad():
+        model(keys[None], keys[None], keys[None], record=record)
+    loss = model.online_loss[0].numpy()
+    cum = np.cumsum(loss)
+    checkpoints = sorted({int(t) for t in ([T] if checkpoints is None else checkpoints) if 1 <= int(t) <= T})
+    best = []
+    for t in checkpoints:
+        # The comparator min_s sum_t min_k d^2 is non-convex: the best of two k-means++ restarts and
+        # of Lloyd started at the mixture's true centres (when there are as many) stands in for it.
+        m = min(n_summaries, t)
+        starts = [dict(generator=_gen(seed + 7 + r)) for r in range(2)]
+        if n_clusters == m:
+            starts.append(dict(init=true_centres))
+        losses = []
+        for kw in starts:
+            centres, _ = hyperbolic_kmeans(keys[:t], m, iters=20, **kw)
+            losses.append(float(pairwise_sq_distance(keys[:t], centres, geometry="poincare").amin(-1).sum()))
+        best.append(min(losses))
+    diam = float(pairwise_sq_distance(keys, keys, geometry="poincare").max().sqrt())
+    final = model.summaries[0]
+    assignment = pairwise_sq_distance(keys, final, geometry="poincare").argmin(-1).numpy()
+    hist = model.history[:, 0].numpy() if record else None
+    return StreamResult(
+        keys.numpy(), labels.numpy(), hist, model.counts[0].numpy(), assignment, loss, cum, checkpoints, best,
+        [float(cum[t - 1] - b) for t, b in zip(checkpoints, best, strict=True)], diam, n_summaries,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Copy task q_i = k_j*: how often FP-HIDA and Dense-HIDA return v_j* (relative error < 10%)."""
+
+    n: int
+    probes: int
+    fp_rate: float  # fraction retrieved by FP-HIDA
+    dense_rate: float  # fraction retrieved by Dense-HIDA
+    coverage: float  # fraction of probes whose target lies in S_i: the most FP-HIDA can retrieve
+    fp_error_outside: float  # mean relative error of FP-HIDA on targets outside S_i
+
+
+def fp_retrieval(
+    n: int, *, probes: int = 64, d: int = 16, eps: float = 1e-6, seed: int = 0, window=None, n_global=None
+):
+    """Plant ``probes`` queries equal to a random key at a random position; measure retrieval."""
+    check_positive_int("n", n, 2)
+    g = _gen(seed)
+    k = ball_points(n, d, seed=seed)
+    v = torch.randn(n, d, generator=g, dtype=F64)
+    rows = torch.randperm(n, generator=g)[: min(probes, n)]
+    targets = torch.randint(n, (rows.numel(),), generator=g)
+    q = ball_points(n, d, seed=seed + 5)
+    q[rows] = k[targets]
+    fp = fp_hida(q, k, v, eps=eps, window=window, n_global=n_global)[rows]
+    dense = ida(q[rows], k, v, eps=eps, geometry="poincare", impl="reference")
+    rel = lambda o: (o - v[targets]).norm(dim=-1) / v[targets].norm(dim=-1)  # noqa: E731
+    from georesolver_core.attention.fp_hida import fp_index
+
+    index = fp_index(n, window=window, n_global=n_global).index[rows]  # (probes, s)
+    inside = (index == targets.unsqueeze(1)).any(1)
+    err = rel(fp)
+    outside = float(err[~inside].mean()) if bool((~inside).any()) else float("nan")
+    return RetrievalResult(
+        n, rows.numel(), float((err < 0.1).double().mean()), float((rel(dense) < 0.1).double().mean()),
+        float(inside.double().mean()), outside,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ErrorVsDense:
+    """Relative error ||o - o^Dense||_F / ||o^Dense||_F of one variant as its size parameter grows."""
+
+    variant: str  # "fp-hida (w)", "fp-hida (g)", "l-hida (m)", "c-hida (c)"
+    values: list[int]
+    error: list[float]
+    work_fraction: list[float]  # distances evaluated per query / n
+
+
+def error_vs_dense(
+    n: int = 128, d: int = 8, eps: float = 0.1, *, seed: int = 0, steps: int = 6
+) -> list[ErrorVsDense]:
+    """The four size knobs swept from 1 to n (log spaced), each against Dense-HIDA on the same q, k, v."""
+    check_positive_int("n", n, 2)
+    q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
+    v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
+    dense = ida(q, k, v, eps=eps, geometry="poincare", impl="reference")
+    dense_causal = ida(q, k, v, eps=eps, geometry="poincare", causal=True, impl="reference")
+    values = sorted({int(round(x)) for x in np.geomspace(1, n, steps)})
+    rel = lambda o, ref: float((o - ref).norm() / ref.norm())  # noqa: E731
+    out = []
+    for knob in ("w", "g"):
+        errs, work = [], []
+        for x in values:
+            kw = {"window": x, "n_global": 1} if knob == "w" else {"window": 1, "n_global": x}
+            errs.append(rel(fp_hida(q, k, v, eps=eps, **kw), dense))
+            work.append(fp_stats(n, **kw).work_fraction)
+        out.append(ErrorVsDense(f"fp-hida ({knob})", values, errs, work))
+    errs = []
+    for m in values:
+        anchors, _ = hyperbolic_kmeans(k, m, generator=_gen(seed + 3))
+        errs.append(rel(l_hida(q, k, v, anchors, eps=eps), dense))
+    out.append(ErrorVsDense("l-hida (m)", values, errs, [m / n for m in values]))
+    errs = []
+    with torch.no_grad():
+        for c in values:
+            errs.append(rel(CHIDA(c, d, eps=eps)(q[None], k[None], v[None])[0], dense_causal))
+    out.append(ErrorVsDense("c-hida (c)", values, errs, [min(c, n) / n for c in values]))
+    return out
+
+
+@dataclass(frozen=True)
+class DiskView:
+    """Keys of one clustered stream in the Poincaré disk, L-HIDA's k-means anchors on them, and the C-HIDA
+    stream over the same keys (summaries recorded after every token)."""
+
+    keys: np.ndarray  # (T, 2)
+    anchors: np.ndarray  # (m, 2)
+    anchor_assignment: np.ndarray  # (T,)
+    stream: StreamResult
+
+
+def disk_view(n_anchors: int, n_summaries: int, T: int, *, n_clusters: int = 4, seed: int = 0) -> DiskView:
+    """What the page draws in the disk: m anchors and c summaries absorbing the same T keys."""
+    check_positive_int("n_anchors", n_anchors, 1, T)
+    # No best-fixed comparator here (k-means restarts per checkpoint): the regret claim measures that.
+    stream = c_hida_stream(T, n_summaries, d=2, n_clusters=n_clusters, seed=seed, record=True, checkpoints=[])
+    keys = torch.from_numpy(stream.keys)
+    anchors, labels = hyperbolic_kmeans(keys, n_anchors, generator=_gen(seed + 11))
+    return DiskView(stream.keys, anchors.numpy(), labels.numpy(), stream)

@@ -1,0 +1,359 @@
+"""Claims of routing and memory: GSR (Theorems 10.1, 10.2), DMG (Lemma 9.1), Propositions 2 and 3, maps (8.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from georesolver_core.claims.registry import (
+    CONDITIONAL,
+    FAILS,
+    HOLDS,
+    Claim,
+    Evidence,
+    fit_loglog_slope,
+    verdict_inequality,
+    verdict_scaling,
+)
+from georesolver_core.device import one_cpu_thread
+from georesolver_core.geometry import pairwise_distance
+from georesolver_core.routing.dmg import DMGConfig
+from georesolver_core.routing.dmg_sim import quantisation_curve, spawn_curve
+from georesolver_core.routing.gsr import gsr_route
+from georesolver_core.routing.maps import MAPS, compare_maps
+from georesolver_core.routing.quality import fibonacci_sphere, quality_sweep, random_sphere, tail_vs_eps
+from georesolver_core.theory.attention import retrieval_leak_upper_bound
+from georesolver_core.theory.routing import (
+    a2a_bytes_paper,
+    dmg_null_spawn_rate,
+    gsr_bytes_paper,
+    gsr_messages_paper,
+    quantisation_error_paper,
+    routing_entropy_bound,
+)
+
+PAGE = "routing"
+NULL_DMG = DMGConfig(tau_base=2.0, kappa=1.0, gamma=1.0, window=64, rate_window=64)  # losses ~ N(0, 1)
+POOL_DMG = DMGConfig(tau_base=0.05, kappa=1.0, gamma=1.0, window=64, rate_window=64, lr=0.0, capacity=4096)
+
+
+def measure_quality(quick: bool = False) -> Evidence:
+    """Theorem 10.1 vs K, queries off the prototypes, worst-case values (unit norm and small norm)."""
+    with one_cpu_thread():
+        s = quality_sweep(n_pool=32, n_queries=100 if quick else 1000, eps=0.05)
+    n = len(s.ks)
+    measured, bound = s.worst_error + s.small_error, s.paper_bound + s.small_bound
+    verdict, summary = verdict_inequality(
+        measured,
+        bound,
+        condition=[True] * n + [False] * n,
+        condition_text="values of norm 1; the printed bound is quadratic in the values' scale, the error linear",
+    )
+    exact_gap = max(abs(a - b) for a, b in zip(s.worst_error, s.exact_bound, strict=True))
+    summary += (
+        f". Unit-norm values: worst error {s.worst_error[0]:.3g} at K=1 vs printed bound {s.paper_bound[0]:.3g}. "
+        f"Values of norm {s.small_scale:.3g}: error {s.small_error[0]:.3g} > bound {s.small_bound[0]:.3g}. "
+        f"The scale-correct bound 2 T max||v|| is attained (max gap {exact_gap:.1e})."
+    )
+    return Evidence(
+        x=s.ks + s.ks,
+        x_label="K (prototypes kept); second half: values of norm 0.1/sqrt(K_pool)",
+        measured=measured,
+        bound=bound,
+        y_label="||o - o*|| (worst-case values), max over queries",
+        relation="measured <= bound",
+        verdict=verdict,
+        summary=summary,
+        measured_value=s.worst_error[0],
+        bound_value=s.paper_bound[0],
+        log_y=True,
+        extra={
+            "2 T max||v|| (exact worst case)": s.exact_bound + [b * s.small_scale for b in s.exact_bound],
+            "random unit values": s.random_error + [e * s.small_scale for e in s.random_error],
+        },
+    )
+
+
+def measure_eps_limit(quick: bool = False) -> Evidence:
+    """Theorem 10.1, second part: the tail mass (K = 1) as eps -> 0, at prototypes and off them."""
+    eps = np.logspace(-10, 0, 6 if quick else 11)
+    with one_cpu_thread():
+        t = tail_vs_eps(eps, n_pool=32, n_queries=100 if quick else 1000, k=1)
+    protos = fibonacci_sphere(32)
+    d = pairwise_distance(protos, protos, geometry="sphere") + 10 * torch.eye(32, dtype=torch.float64)
+    r = float(d.min())
+    bound = retrieval_leak_upper_bound(eps, 32, r).tolist()
+    n = len(eps)
+    verdict, summary = verdict_inequality(
+        t["at_prototypes"] + t["off_prototypes"],
+        bound + bound,
+        condition=[True] * n + [False] * n,
+        condition_text="queries equal to a prototype",
+    )
+    summary += (
+        f". Off the prototypes the tail mass stays at {t['off_prototypes'][0]:.3g} for eps={eps[0]:.0e}: "
+        "weights tend to d^-2 / sum d^-2, not to one prototype."
+    )
+    return Evidence(
+        x=eps.tolist() + eps.tolist(),
+        x_label="eps (second half: queries off the prototypes)",
+        measured=t["at_prototypes"] + t["off_prototypes"],
+        bound=bound + bound,
+        y_label="tail mass sum_{e>1} w_(e), max over queries",
+        relation="measured <= bound",
+        verdict=verdict,
+        summary=summary,
+        measured_value=t["at_prototypes"][0],
+        bound_value=bound[0],
+        log_x=True,
+        log_y=True,
+    )
+
+
+def measure_communication(quick: bool = False) -> Evidence:
+    """Theorem 10.2 on the real engine: bytes and messages counted on the wire, GSR vs all-to-all."""
+    from georesolver_core.routing.distributed import DistConfig, run_headless
+
+    batches = (64, 256, 1024) if quick else (64, 256, 1024, 4096)
+    cfg = DistConfig(world_size=2, batch_sizes=batches, backend="gloo", timeout_s=60)
+    res = run_headless(cfg)  # a clean process: safe inside a threaded app server, where forking is not
+    rows = {(r["protocol"], r["batch"]): r for r in res["rows"]}
+    gsr = [rows["gsr-candidates", b] for b in batches]
+    a2a = [rows["a2a-switch", b] for b in batches]
+    per_query = [r["bytes_per_query"] for r in gsr]
+    prec = 4  # float32
+    bound = [float(gsr_bytes_paper(cfg.n_pool, cfg.k, cfg.dim, prec))] * len(batches)
+    verdict, summary = verdict_inequality(per_query, bound)
+    slope_g = fit_loglog_slope(batches, [r["bytes"] for r in gsr])
+    slope_a = fit_loglog_slope(batches, [r["bytes"] for r in a2a])
+    if verdict == HOLDS and slope_g > 0.5:
+        verdict = CONDITIONAL
+    summary = (
+        f"Per query, GSR sends {per_query[-1]:.0f} B <= (K_pool+K) d_h x 4 = {bound[0]:.0f} B ({summary}). Per batch "
+        f"GSR's bytes grow as B^{slope_g:.2f}, the all-to-all's as B^{slope_a:.2f}: neither is independent of B. "
+        f"Messages (point-to-point transfers) per batch: GSR {gsr[0]['messages']}, all-to-all {a2a[0]['messages']}, "
+        f"both P(P-1) per exchange; the paper's GSR count K_pool+K+P = "
+        f"{gsr_messages_paper(cfg.n_pool, cfg.k, 2):.0f} counts one message per score and per output."
+    )
+    return Evidence(
+        x=list(batches),
+        x_label="batch size B (queries), P = 2 gloo workers",
+        measured=per_query,
+        bound=bound,
+        y_label="bytes per query (payload, counted on the wire)",
+        relation="measured <= bound",
+        verdict=verdict,
+        summary=summary,
+        measured_value=per_query[-1],
+        bound_value=bound[0],
+        log_x=True,
+        log_y=True,
+        extra={
+            "all-to-all bytes per query": [r["bytes_per_query"] for r in a2a],
+            "all-to-all B K d_h x 4 / B (paper, per query)": [
+                float(a2a_bytes_paper(b, cfg.k, cfg.dim, prec)) / b for b in batches
+            ],
+        },
+    )
+
+
+def _decade_ratio(ts, counts) -> float:
+    """Spawns added in the last decade of T over those added in the one before: ~1 for log T, ~10 for linear."""
+    last, prev = counts[-1] - counts[-2], counts[-2] - counts[-3]
+    return last / max(prev, 1)
+
+
+def measure_spawns(quick: bool = False) -> Evidence:
+    """Lemma 9.1: spawns up to T on stationary streams; the null model (literal) and DMG's own loss.
+
+    Judged per decade of T: O(log T) adds a bounded number of spawns per decade, a linear count ten
+    times more each decade. The curve's C log T is the smallest such curve above every checkpoint.
+    """
+    c = spawn_curve(10**5 if quick else 10**6, NULL_DMG, reading="null")
+    cp = spawn_curve(10**4 if quick else 10**6, POOL_DMG, reading="pool")
+    ts, pool = cp.t, cp.pool
+    r_pool, r_null = _decade_ratio(ts, pool), _decade_ratio(c.t, c.null)
+    env = max(p / np.log(t) for p, t in zip(pool, ts, strict=True))
+    bound = (env * np.log(ts)).tolist()
+    verdict = HOLDS if r_pool <= 3.0 else FAILS
+    if verdict == HOLDS and r_null > 3.0:
+        verdict = CONDITIONAL
+    p_star = float(dmg_null_spawn_rate(NULL_DMG.tau_base + NULL_DMG.kappa, NULL_DMG.gamma))
+    summary = (
+        f"DMG's own loss (a spawn lowers later losses): {pool[-1]} spawns by T={ts[-1]:.0e}; the last decade "
+        f"added {r_pool:.2f}x the spawns of the one before (log T: ~1, linear: 10). Literal null model "
+        f"(i.i.d. N(0,1) losses unaffected by spawns, tau_base=2 > mu_0=0): {c.null[-1]} spawns by "
+        f"T={c.t[-1]:.0e}, decade ratio {r_null:.2f}: linear, at the fixed-point rate p = Q(3 + gamma p) = "
+        f"{p_star:.2e} per step (predicted {p_star * c.t[-1]:.0f}). The verdict is for DMG's loss."
+    )
+    return Evidence(
+        x=list(map(float, ts)),
+        x_label="stream length T (steps)",
+        measured=list(map(float, pool)),
+        bound=bound,
+        y_label="spawns up to T",
+        relation="spawns per decade of T bounded (C log T)",
+        verdict=verdict,
+        summary=summary,
+        measured_value=float(pool[-1]),
+        bound_value=bound[-1],
+        log_x=True,
+        extra={"null model (i.i.d. losses), T = " + ", ".join(f"{t:.0e}" for t in c.t): list(map(float, c.null))},
+    )
+
+
+def measure_entropy(quick: bool = False) -> Evidence:
+    """Proposition 2: H(c^S) <= log K_pool for GSR's hard routing (the worst case: uniform queries, spread pool)."""
+    pools = [4, 8, 16, 32] if quick else [4, 8, 16, 32, 64, 128]
+    q = random_sphere(4000 if quick else 40000, 3, seed=0)
+    measured = []
+    with one_cpu_thread():
+        for m in pools:
+            idx, _ = gsr_route(q, fibonacci_sphere(m), k=1, eps=0.01)
+            p = torch.bincount(idx[:, 0], minlength=m).double() / q.shape[0]
+            p = p[p > 0]
+            measured.append(float(-(p * p.log()).sum()))
+    bound = routing_entropy_bound(pools).tolist()
+    verdict, summary = verdict_inequality(measured, bound)
+    summary += ". Hard routing makes c a function of q, so I(q; c) = H(c): the measured value is the information."
+    return Evidence(
+        x=list(map(float, pools)),
+        x_label="pool size K_pool",
+        measured=measured,
+        bound=bound,
+        y_label="routing entropy H(c) = I(q; c) (nats)",
+        relation="measured <= bound",
+        verdict=verdict,
+        summary=summary,
+        measured_value=measured[-1],
+        bound_value=bound[-1],
+        log_x=True,
+    )
+
+
+def measure_quantisation(quick: bool = False) -> Evidence:
+    """Proposition 3: quantisation error vs K_max on S^2 and on S^7 (spherical k-means, the optimal fixed centroids)."""
+    ks = [4, 8, 16, 32] if quick else [4, 8, 16, 32, 64, 128]
+    n = 1500 if quick else 8000
+    e2 = quantisation_curve(ks, 3, n)
+    e7 = quantisation_curve(ks, 8, n)
+    bound = quantisation_error_paper(ks, e2[0] * ks[0]).tolist()  # C fitted at the smallest K
+    verdict, summary, slope2 = verdict_scaling(ks, e2, exponent=-1.0, what="error on S^2")
+    slope7 = fit_loglog_slope(ks, e7)
+    if verdict == HOLDS and slope7 > -0.75:
+        verdict = CONDITIONAL
+    summary += (
+        f"; on S^7 the error scales as K^{slope7:.2f} (Zador: K^(-2/m) for intrinsic dimension m), so O(1/K) "
+        "holds for 2-dimensional data only."
+    )
+    return Evidence(
+        x=list(map(float, ks)),
+        x_label="memory slots K_max",
+        measured=e2,
+        bound=bound,
+        y_label="mean squared geodesic quantisation error (rad^2)",
+        relation="measured ~ C / K_max",
+        verdict=verdict,
+        summary=summary,
+        measured_value=e2[-1],
+        bound_value=bound[-1],
+        log_x=True,
+        log_y=True,
+        extra={"S^7 (m = 7)": e7},
+    )
+
+
+def measure_maps(quick: bool = False) -> Evidence:
+    """Section 8.2: Top-K agreement with hyperbolic neighbours after each map (reading: >= 0.9 preserves routing)."""
+    with one_cpu_thread():
+        rep = compare_maps(
+            n_protos=32 if quick else 64, n_queries=100 if quick else 500, fit_steps=40 if quick else 300
+        )
+    ks = rep.ks
+    measured = [min(rep.agreement[m][i] for m in MAPS) for i in range(len(ks))]
+    verdict, summary = verdict_inequality(measured, [0.9] * len(ks), relation="ge")
+    best = max(MAPS, key=lambda m: np.mean(rep.agreement[m]))
+    summary = (
+        f"worst map's agreement {min(measured):.2f}; best map: {best} (mean {np.mean(rep.agreement[best]):.2f}). "
+        + "; ".join(f"{m}: distortion {rep.distortion[m]:.3g}" for m in MAPS)
+        + ". The norm map sends a parent and its child (same direction) to one point."
+    )
+    if verdict == FAILS and max(np.mean(rep.agreement[m]) for m in MAPS) >= 0.9:
+        verdict = CONDITIONAL
+    return Evidence(
+        x=list(map(float, ks)),
+        x_label="K",
+        measured=measured,
+        bound=[0.9] * len(ks),
+        y_label="Top-K agreement with hyperbolic neighbours (worst map)",
+        relation="measured >= 0.9",
+        verdict=verdict,
+        summary=summary,
+        measured_value=measured[0],
+        bound_value=0.9,
+        extra={f"{m} ({MAPS[m]})": rep.agreement[m] for m in MAPS},
+    )
+
+
+CLAIMS = (
+    Claim(
+        "thm10.1-gsr-quality",
+        "Theorem 10.1 (section 10.2)",
+        "Routing only to the Top-K prototypes changes the output by at most "
+        "2||V||_F (sum_{e>K} w_(e) / sum_{e<=K} w_(e)) max_{e<=K} ||v_e||, for any query.",
+        "||o - o*|| <= 2 ||V||_F (T / (1 - T)) max ||v_e||, T = tail mass",
+        PAGE,
+        measure_quality,
+    ),
+    Claim(
+        "thm10.1-eps-limit",
+        "Theorem 10.1 (section 10.2), second part",
+        "As eps -> 0 the SIDA weights concentrate on the nearest prototype, so the Top-K error vanishes.",
+        "tail mass <= x/(1+x), x = eps (K_pool - 1)/(r^2 + eps) for q = c_e",
+        PAGE,
+        measure_eps_limit,
+    ),
+    Claim(
+        "thm10.2-gsr-communication",
+        "Theorem 10.2 (section 10.3)",
+        "GSR's per-query communication is O((K_pool + K) d_h) bytes and O(K_pool + K + P) messages, "
+        "independent of B; all-to-all MoE needs O(P^2) messages and O(B K d_h) bytes.",
+        "bytes per query <= (K_pool + K) d_h x precision",
+        PAGE,
+        measure_communication,
+    ),
+    Claim(
+        "lemma9.1-dmg-spawns",
+        "Lemma 9.1 (section 9.1)",
+        "With tau_t = tau_base + kappa sigma_t + gamma (spawn rate) and tau_base > mu_0, a stationary "
+        "stream triggers E[T_s(T)] = O(log T) spawns.",
+        "spawns(T) <= C log T",
+        PAGE,
+        measure_spawns,
+    ),
+    Claim(
+        "prop2-routing-entropy",
+        "Proposition 2 (section 11.4)",
+        "Spherical routing carries at most log K_pool nats: I(q_S; c_e^S) <= H(c_e^S) <= log K_pool.",
+        "H(c) <= log K_pool",
+        PAGE,
+        measure_entropy,
+    ),
+    Claim(
+        "prop3-quantisation",
+        "Proposition 3 (section 11.5)",
+        "With K_max memory slots the quantisation error decays as O(1/K_max) under compactness.",
+        "error ~ C / K_max",
+        PAGE,
+        measure_quantisation,
+    ),
+    Claim(
+        "sec8.2-map-routing",
+        "Section 8.2 (cross-geometric maps)",
+        "The maps phi_A (norm), phi_B (stereographic) and phi_C (learnable) carry prototypes from the ball "
+        "to the sphere for routing; read here as: each keeps the Top-K hyperbolic neighbours (agreement >= 0.9).",
+        "Top-K agreement >= 0.9",
+        PAGE,
+        measure_maps,
+    ),
+)

@@ -1,0 +1,206 @@
+"""Everything the Compression page shows, from one call: errors, storage, the sweep, the memory table.
+
+All storage figures are real: keys are quantised, packed and counted (``CompressedKeys.nbytes``);
+the memory table scales the bytes of one head's keys, sized by ``storage_nbytes`` (the layout,
+tested equal to the real ``nbytes``), to every layer and head of a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from georesolver_core.compression.methods import QUANTIZERS, quantize, storage_nbytes
+from georesolver_core.compression.worst_case import random_keys
+from georesolver_core.device import one_cpu_thread
+from georesolver_core.theory.compression import hcc_compression_ratio, hcc_error_bound, kv_cache_bytes
+from georesolver_core.validate import check_positive_int
+
+BASELINES = tuple(m for m in QUANTIZERS if m != "hcc")
+SWEEP_BITS = (1, 2, 3, 4, 5, 6, 8, 10)
+SWEEP_ELEMENTS = 1 << 16  # n d per point of the sweep and of the ratio curve (at most 1024 keys)
+RATIO_DIMS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+DISK_KEYS = 150
+MAX_ELEMENTS = 1 << 22  # n d above this is subsampled: the page must answer in about a second
+
+# (layers, KV heads, head dim d_h): public configurations, for the memory estimate
+MODELS = {
+    "GPT-2 small (12 layers, 12 heads, d_h 64)": (12, 12, 64),
+    "Llama-2-7B (32 layers, 32 heads, d_h 128)": (32, 32, 128),
+    "Llama-3-8B (32 layers, 8 KV heads, d_h 128)": (32, 8, 128),
+    "Llama-2-70B (80 layers, 8 KV heads, d_h 128)": (80, 8, 128),
+}
+
+
+@dataclass(frozen=True)
+class CompressionLab:
+    """One configuration of the page, measured."""
+
+    hcc_options: dict  # bits_radius, radius, direction
+    baseline: str
+    baseline_bits: int  # the baseline's width at HCC's budget (largest whose bytes fit)
+    n_used: int  # keys actually quantised (n, or fewer when n d is too large)
+    errors: np.ndarray  # (n_used,) ||k - k_hat||^2 with HCC
+    baseline_errors: np.ndarray  # (n_used,) with the baseline
+    bound: float  # Theorem 6.1 at (b, b_r)
+    stats: dict  # headline numbers, label -> value
+    disk_keys: np.ndarray  # (DISK_KEYS, 2) d = 2 keys of the same kind
+    disk_hcc: np.ndarray  # (DISK_KEYS, 2) their HCC reconstruction
+    disk_baseline: np.ndarray  # (DISK_KEYS, 2) and the baseline's
+    sweep: pd.DataFrame  # method, bits, bytes_per_key, mean/max error, ratio
+    ratio_by_dim: pd.DataFrame  # d_h, formula, measured (implicit), measured (all coordinates)
+
+
+def sweep_keys(d: int) -> int:
+    return max(16, min(1024, SWEEP_ELEMENTS // d))
+
+
+def _sq_err(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
+    return ((a - b) ** 2).sum(-1).reshape(-1).double().numpy()
+
+
+def _options(method: str, hcc_options: dict) -> dict:
+    return dict(hcc_options) if method.startswith("hcc") else {}
+
+
+def budget_bits(method: str, shape: tuple[int, ...], budget_nbytes: int, hcc_options: dict) -> int:
+    """The largest bits (1..16) whose storage of keys of this shape fits in budget_nbytes (1 if none fits)."""
+    best = 1
+    for b in range(1, 17):
+        if storage_nbytes(method, shape, bits=b, **_options(method, hcc_options)) <= budget_nbytes:
+            best = b
+    return best
+
+
+def compression_lab(**kwargs) -> CompressionLab:
+    """Quantise n keys of dimension d of the given kind with HCC and with a baseline at the same budget.
+
+    Keywords: n, d, bits_dir, bits_radius, radius, direction, baseline, kind, seed, dtype (see ``_lab``).
+    Runs on one CPU thread: many small tensors, where a second thread only adds synchronisation.
+    """
+    with one_cpu_thread():
+        return _lab(**kwargs)
+
+
+def _lab(
+    *,
+    n: int,
+    d: int,
+    bits_dir: int,
+    bits_radius: int,
+    radius: str = "euclidean",
+    direction: str = "implicit",
+    baseline: str = "uniform",
+    kind: str = "tanh",
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+) -> CompressionLab:
+    check_positive_int("n", n, 1, 1 << 24)
+    check_positive_int("d", d, 1, 1 << 14)
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline must be one of {list(BASELINES)} (got {baseline!r})")
+    hopt = {"bits_radius": bits_radius, "radius": radius, "direction": direction}
+    g = torch.Generator().manual_seed(seed)
+    n_used = max(1, min(n, MAX_ELEMENTS // d))
+    keys = random_keys(n_used, d, kind, g).to(dtype)  # (n_used, d)
+    ck = quantize(keys, "hcc", bits=bits_dir, **hopt)
+    k_hat = ck.dequantize()
+    errors = _sq_err(k_hat, keys)
+    bb = budget_bits(baseline, tuple(keys.shape), ck.nbytes, hopt)
+    cb = quantize(keys, baseline, bits=bb, **_options(baseline, hopt))
+    base_errors = _sq_err(cb.dequantize(), keys)
+    bound = float(hcc_error_bound(bits_dir, bits_radius))
+
+    disk = random_keys(DISK_KEYS, 2, kind, g).to(dtype)  # (DISK_KEYS, 2)
+    disk_hcc = quantize(disk, "hcc", bits=bits_dir, **hopt).dequantize()
+    disk_base = quantize(disk, baseline, bits=bb, **_options(baseline, hopt)).dequantize()
+
+    sub = keys[: sweep_keys(d)]
+    rows = []
+    for method in QUANTIZERS:
+        for b in SWEEP_BITS:
+            c = quantize(sub, method, bits=b, **_options(method, hopt))
+            e = _sq_err(c.dequantize(), sub)
+            rows.append(
+                {
+                    "method": method,
+                    "bits": b,
+                    "bytes_per_key": c.nbytes / sub.shape[0],
+                    "mean_sq_error": float(e.mean()),
+                    "max_sq_error": float(e.max()),
+                    "ratio_vs_float32": c.ratio(32),
+                    "hcc_bound": float(hcc_error_bound(b, bits_radius)) if method.startswith("hcc") else np.nan,
+                }
+            )
+    sweep = pd.DataFrame(rows)
+
+    ratio_rows = []
+    gr = torch.Generator().manual_seed(seed + 1)
+    for dd in RATIO_DIMS:
+        kk = random_keys(min(sweep_keys(dd), n_used), dd, kind, gr).to(dtype)
+        ratio_rows.append(
+            {
+                "d_h": dd,
+                "formula": float(hcc_compression_ratio(dd, bits_dir, bits_radius)),
+                "measured": quantize(kk, "hcc", bits=bits_dir, **{**hopt, "direction": "implicit"}).ratio(32),
+                "measured_all_coordinates": quantize(
+                    kk, "hcc", bits=bits_dir, **{**hopt, "direction": "all"}
+                ).ratio(32),
+            }
+        )
+    stats = {
+        "bytes stored (HCC)": ck.nbytes,
+        "bits per key (HCC)": ck.bits_per_key,
+        "bits per key (stated, (d-1) b + b_r)": (d - 1) * bits_dir + bits_radius,
+        "ratio vs float32 (measured)": ck.ratio(32),
+        "ratio vs float32 (formula)": float(hcc_compression_ratio(d, bits_dir, bits_radius)),
+        "max ||k - k_hat||^2 (HCC)": float(errors.max()),
+        "mean ||k - k_hat||^2 (HCC)": float(errors.mean()),
+        "keys over the bound (HCC)": int((errors > bound).sum()),
+        "bits per key (baseline)": cb.bits_per_key,
+        "max ||k - k_hat||^2 (baseline)": float(base_errors.max()),
+        "mean ||k - k_hat||^2 (baseline)": float(base_errors.mean()),
+    }
+    return CompressionLab(
+        hopt,
+        baseline,
+        bb,
+        n_used,
+        errors,
+        base_errors,
+        bound,
+        stats,
+        disk.double().numpy(),
+        disk_hcc.double().numpy(),
+        disk_base.double().numpy(),
+        sweep,
+        pd.DataFrame(ratio_rows),
+    )
+
+
+def memory_table(
+    model: str, context: int, *, bits_dir: int, bits_radius: int, direction: str = "implicit", batch: int = 1
+) -> pd.DataFrame:
+    """KV-cache bytes of a model at a context length: float32 / float16 caches vs HCC keys with fp32 / fp16 values."""
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {list(MODELS)} (got {model!r})")
+    check_positive_int("context", context, 1, 1 << 24)
+    layers, heads, d = MODELS[model]
+    per_head = storage_nbytes("hcc", (context, d), bits=bits_dir, bits_radius=bits_radius, direction=direction)
+    key_bits = 8.0 * per_head / context  # measured layout: packed codes + scale, per key
+    rows = []
+    for label, kb, vb in (
+        ("float32 keys + float32 values", 32.0 * d, 32),
+        ("float16 keys + float16 values", 16.0 * d, 16),
+        ("HCC keys + float32 values", key_bits, 32),
+        ("HCC keys + float16 values", key_bits, 16),
+    ):
+        total = float(kv_cache_bytes(layers, heads, context, d, key_bits=kb, value_bits=vb, batch=batch))
+        rows.append({"cache": label, "GiB": total / 2**30, "bytes": total})
+    table = pd.DataFrame(rows)
+    table["ratio vs float32 cache"] = table["bytes"].iloc[0] / table["bytes"]
+    table["ratio vs float16 cache"] = table["bytes"].iloc[1] / table["bytes"]
+    return table

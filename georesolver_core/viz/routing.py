@@ -1,0 +1,309 @@
+"""Figures of the Routing & memory page: routing decisions on the sphere, loads, errors, DMG streams, traffic."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from georesolver_core.viz.style import base_layout, sphere_surface
+
+PALETTE = qualitative.Dark24 + qualitative.Light24
+ROUTER_COLORS = {"gsr": "#2ca02c", "softmax": "#7f7f7f", "expert-choice": "#9467bd"}
+PROTOCOL_COLORS = {
+    "gsr-candidates": "#2ca02c",
+    "gsr-prototypes": "#98df8a",
+    "a2a-switch": "#d62728",
+    "a2a-dropless": "#ff9896",
+}
+
+
+def _arc(a: np.ndarray, b: np.ndarray, n: int = 12) -> np.ndarray:
+    """Points of the great-circle arc from a to b (unit vectors), slightly outside the sphere. (n, 3)."""
+    omega = np.arccos(np.clip(a @ b, -1.0, 1.0))
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    if omega < 1e-6:
+        pts = (1 - t) * a + t * b
+    else:
+        pts = (np.sin((1 - t) * omega) * a + np.sin(t * omega) * b) / np.sin(omega)
+    return 1.01 * pts
+
+
+def _sphere_layout(fig: go.Figure, height: int) -> go.Figure:
+    axis = dict(range=[-1.1, 1.1], showbackground=False, title="")
+    fig.update_layout(
+        template="plotly_white",
+        height=height,
+        margin=dict(l=0, r=0, t=40, b=0),
+        scene=dict(xaxis=axis, yaxis=axis, zaxis=axis, aspectmode="cube"),
+        legend=dict(orientation="h", yanchor="bottom", y=0.0, xanchor="left", x=0.0),
+    )
+    return fig
+
+
+def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "", height: int = 560) -> go.Figure:
+    """Queries coloured by their chosen (Top-1) prototype, great-circle arcs to their Top-K (width ~ weight).
+
+    queries (n, 3), protos (m, 3), indices / weights (n, K): numpy arrays.
+    """
+    q, p, idx, w = (np.asarray(a) for a in (queries, protos, indices, weights))
+    fig = go.Figure([sphere_surface()])
+    k = idx.shape[1]
+    for rank in range(k):  # one trace per rank: first choices bold, later ones thinner and fainter
+        xs, ys, zs = [], [], []
+        for i in range(q.shape[0]):
+            arc = _arc(q[i], p[idx[i, rank]])
+            xs += [*arc[:, 0], None]
+            ys += [*arc[:, 1], None]
+            zs += [*arc[:, 2], None]
+        mean_w = float(w[:, rank].mean()) if w.size else 0.0
+        fig.add_trace(
+            go.Scatter3d(
+                x=xs,
+                y=ys,
+                z=zs,
+                mode="lines",
+                name=f"choice {rank + 1} (mean weight {mean_w:.2f})",
+                line=dict(color=f"rgba(60,60,60,{max(0.15, min(0.9, mean_w)):.2f})", width=max(1.0, 6 * mean_w)),
+                hoverinfo="skip",
+            )
+        )
+    colors = [PALETTE[int(e) % len(PALETTE)] for e in idx[:, 0]] if idx.size else []
+    fig.add_trace(
+        go.Scatter3d(
+            x=1.01 * q[:, 0],
+            y=1.01 * q[:, 1],
+            z=1.01 * q[:, 2],
+            mode="markers",
+            name="queries (colour = Top-1)",
+            marker=dict(size=4, color=colors),
+            text=[
+                f"query {i}: prototypes {list(map(int, idx[i]))}, weights {np.round(w[i], 3).tolist()}"
+                for i in range(q.shape[0])
+            ],
+            hoverinfo="text",
+        )
+    )
+    fig.add_trace(
+        go.Scatter3d(
+            x=1.03 * p[:, 0],
+            y=1.03 * p[:, 1],
+            z=1.03 * p[:, 2],
+            mode="markers+text",
+            name="prototypes",
+            marker=dict(
+                size=8,
+                symbol="diamond",
+                color=[PALETTE[e % len(PALETTE)] for e in range(p.shape[0])],
+                line=dict(color="black", width=1),
+            ),
+            text=[f"c{e}" for e in range(p.shape[0])],
+            textposition="top center",
+        )
+    )
+    fig.update_layout(title=title)
+    return _sphere_layout(fig, height)
+
+
+def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 380) -> go.Figure:
+    """Grouped bars per router: slots requested (outline) and kept after capacity (filled).
+
+    loads: name -> (label, requested list, kept list).
+    """
+    fig = make_subplots(rows=1, cols=len(loads), subplot_titles=[v[0] for v in loads.values()], shared_yaxes=True)
+    for col, (name, (_, req, kept)) in enumerate(loads.items(), start=1):
+        e = list(range(len(req)))
+        color = ROUTER_COLORS.get(name, "#1f77b4")
+        fig.add_trace(
+            go.Bar(
+                x=e,
+                y=req,
+                name="requested" if col == 1 else None,
+                showlegend=col == 1,
+                marker=dict(color="rgba(0,0,0,0)", line=dict(color=color, width=2)),
+            ),
+            1,
+            col,
+        )
+        fig.add_trace(
+            go.Bar(
+                x=e,
+                y=kept,
+                name="kept (after capacity)" if col == 1 else None,
+                showlegend=col == 1,
+                marker=dict(color=color),
+            ),
+            1,
+            col,
+        )
+        fig.update_xaxes(title_text="expert", row=1, col=col)
+    fig.update_layout(barmode="overlay")
+    base_layout(fig, title, "", "tokens (slots) per expert", height)
+    fig.update_yaxes(title_text="tokens (slots) per expert", row=1, col=1)
+    return fig
+
+
+def loss_curves_figure(curves: dict, *, height: int = 320) -> go.Figure:
+    """Training MSE per step for each router. curves: name -> list of losses."""
+    fig = go.Figure()
+    for name, losses in curves.items():
+        fig.add_trace(go.Scatter(y=losses, mode="lines", name=name, line=dict(color=ROUTER_COLORS.get(name))))
+    base_layout(fig, "Training loss", "step", "MSE on the cluster-maps task", height)
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def quality_figure(ks, worst, random, paper_bound, exact_bound, *, height: int = 420) -> go.Figure:
+    """Theorem 10.1: routing error vs K beside the printed bound and the exact worst case 2 T max||v||.
+
+    K = K_pool keeps every prototype and has error exactly 0: a log axis cannot show it, so it is left out.
+    """
+    keep = [i for i in range(len(ks)) if max(worst[i], exact_bound[i]) > 0]
+    pick = lambda v: [float(v[i]) for i in keep]  # noqa: E731
+    x = pick(ks)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=pick(paper_bound),
+            name="printed bound 2||V||_F T/(1-T) max||v||",
+            line=dict(color="#d62728", dash="dash"),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=pick(exact_bound), name="exact worst case 2 T max||v||", line=dict(color="black", dash="dot")
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=pick(worst),
+            name="measured, worst-case values",
+            mode="lines+markers",
+            line=dict(color="#2ca02c"),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=pick(random),
+            name="measured, random unit values",
+            mode="lines+markers",
+            line=dict(color="#1f77b4"),
+        )
+    )
+    base_layout(
+        fig,
+        "Routing error vs K (max over queries; K = K_pool has error 0)",
+        "K (prototypes kept)",
+        "||o - o*|| (unit-norm values)",
+        height,
+    )
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def dmg_stream_figure(t, loss, tau, spawn_t, n_active, shift_at: int | None = None, *, height: int = 420):
+    """Surprise l_t, threshold tau_t and spawn events over the stream; pool size on a second axis."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(
+        go.Scatter(
+            x=t, y=loss, mode="markers", marker=dict(size=3, color="#1f77b4"), name="surprise l_t = min d_S^2"
+        )
+    )
+    fig.add_trace(go.Scatter(x=t, y=tau, mode="lines", line=dict(color="#d62728"), name="threshold tau_t"))
+    sp = set(int(s) for s in spawn_t)
+    ys = [loss[i] for i, ti in enumerate(t) if int(ti) in sp]
+    xs = [ti for ti in t if int(ti) in sp]
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            name="spawn",
+            marker=dict(symbol="star", size=11, color="#ff7f0e", line=dict(color="black", width=1)),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=t, y=n_active, mode="lines", line=dict(color="#2ca02c", shape="hv"), name="active prototypes"
+        ),
+        secondary_y=True,
+    )
+    if shift_at is not None:
+        fig.add_vline(x=shift_at, line=dict(color="black", dash="dash"), annotation_text="shift")
+    base_layout(fig, "DMG stream: surprise, threshold, spawns", "stream step t", "loss (rad^2)", height)
+    fig.update_yaxes(title_text="active prototypes", secondary_y=True)
+    return fig
+
+
+def dmg_pool_figure(points, point_t, protos, births, *, height: int = 520) -> go.Figure:
+    """The stream on the sphere (colour = time) and the pool (colour = birth step)."""
+    x, pr = np.asarray(points), np.asarray(protos)
+    fig = go.Figure([sphere_surface()])
+    fig.add_trace(
+        go.Scatter3d(
+            x=x[:, 0],
+            y=x[:, 1],
+            z=x[:, 2],
+            mode="markers",
+            name="stream points",
+            marker=dict(size=2, color=point_t, colorscale="Blues", opacity=0.6),
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter3d(
+            x=1.03 * pr[:, 0],
+            y=1.03 * pr[:, 1],
+            z=1.03 * pr[:, 2],
+            mode="markers",
+            name="prototypes (colour = birth)",
+            marker=dict(
+                size=7,
+                symbol="diamond",
+                color=births,
+                colorscale="Oranges",
+                showscale=True,
+                colorbar=dict(title="birth step", len=0.6),
+                line=dict(color="black", width=1),
+            ),
+            text=[f"born at t={int(b)}" for b in births],
+            hoverinfo="text",
+        )
+    )
+    fig.update_layout(title="The pool grows on the sphere")
+    return _sphere_layout(fig, height)
+
+
+def comm_figure(rows: list[dict], *, per: str = "batch", height: int = 420) -> go.Figure:
+    """Measured bytes vs batch size per protocol (log-log), one line per protocol and world size.
+
+    rows: dicts with protocol, world_size, batch, bytes, bytes_per_query.
+    """
+    fig = go.Figure()
+    key = "bytes" if per == "batch" else "bytes_per_query"
+    for proto in PROTOCOL_COLORS:
+        for p in sorted({r["world_size"] for r in rows}):
+            sel = sorted(
+                (r for r in rows if r["protocol"] == proto and r["world_size"] == p), key=lambda r: r["batch"]
+            )
+            if not sel:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[r["batch"] for r in sel],
+                    y=[r[key] for r in sel],
+                    mode="lines+markers",
+                    name=f"{proto}, P={p}",
+                    line=dict(color=PROTOCOL_COLORS[proto], dash="solid" if p == 2 else "dash"),
+                )
+            )
+    y = "bytes per batch (all workers)" if per == "batch" else "bytes per query"
+    base_layout(fig, f"Measured traffic ({y})", "batch size B (queries)", y, height)
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig

@@ -1,0 +1,196 @@
+"""Compression lab: HCC polar key quantisation (paper section 6) against the KV-cache quantisers in use."""
+
+import streamlit as st
+import torch
+import ui
+
+from georesolver_core.claims import CLAIMS, FAILS
+from georesolver_core.compression import QUANTIZERS
+from georesolver_core.compression.attention_effect import attention_effect
+from georesolver_core.compression.lab import BASELINES, MODELS, compression_lab, memory_table, sweep_keys
+from georesolver_core.compression.worst_case import random_keys
+from georesolver_core.device import DTYPES
+from georesolver_core.viz.claims import claim_figure
+from georesolver_core.viz.compression import (
+    METHOD_COLORS,
+    attention_effect_figure,
+    disk_figure,
+    error_histogram,
+    memory_figure,
+    pareto_figure,
+    ratio_figure,
+)
+
+DIMS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+KEY_COUNTS = [1, 10, 100, 500, 1000, 2000, 5000, 10000, 20000]
+CONTEXTS = [1024, 4096, 16384, 32768, 131072, 524288, 1048576]
+KINDS = {"tanh": "the paper's keys, x = 0.9 tanh(z)", "rim": "near the rim, 1 - norm from 1e-2 to 1e-9"}
+RADIUS_LABELS = {"euclidean": "Euclidean norm r (paper)", "hyperbolic": "hyperbolic distance to 0"}
+DIRECTION_LABELS = {
+    "implicit": "d_h - 1 coordinates + sign (6.2's count)",
+    "all": "every coordinate (6.1's proof)",
+}
+
+ui.page_header(
+    "Compression lab",
+    "**HCC** stores a key as k = r u: the direction u rounded to **b** bits per coordinate, the radius r to "
+    "**b_r** bits, packed into real bytes. Below: what is lost (errors against Theorem 6.1's bound), what is saved "
+    "(bytes against Theorem 6.2), and how the quantisers in use today (KIVI, int4/int8) do on the same keys.",
+)
+s = ui.settings()
+dtype_name = str(s.dtype).replace("torch.", "")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _lab(n, d, b, br, radius, direction, baseline, kind, seed, dtype_name):
+    return compression_lab(
+        n=n, d=d, bits_dir=b, bits_radius=br, radius=radius, direction=direction,
+        baseline=baseline, kind=kind, seed=seed, dtype=DTYPES[dtype_name],
+    )  # fmt: skip
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _effect(method, d, b_r, radius, direction, kind, seed):
+    keys = random_keys(512, d, kind, torch.Generator().manual_seed(seed))
+    opts = {"bits_radius": b_r, "radius": radius, "direction": direction} if method.startswith("hcc") else {}
+    return attention_effect(keys, method=method, bits=tuple(range(1, 11)), **opts)
+
+
+c1, c2, c3, c4 = st.columns(4)
+b = c1.slider("Direction bits b (per coordinate)", 1, 16, 4, key="cmp_b", bind="query-params")
+br = c1.slider("Radius bits b_r", 1, 16, 6, key="cmp_br", bind="query-params")
+d = c2.select_slider("Key dimension d_h", DIMS, value=64, key="cmp_d", bind="query-params")
+n = c2.select_slider("Number of keys", KEY_COUNTS, value=2000, key="cmp_n", bind="query-params")
+radius = c3.segmented_control(
+    "Radius mode", list(RADIUS_LABELS), default="euclidean", format_func=RADIUS_LABELS.get,
+    key="cmp_radius", bind="query-params",
+    help="Hyperbolic: quantise the distance to the origin, uniform in hyperbolic length (finer near the rim).",
+) or "euclidean"  # fmt: skip
+direction = c3.radio(
+    "Direction layout", list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get, key="cmp_direction",
+    bind="query-params",
+)  # fmt: skip
+baseline = c4.selectbox(
+    "Baseline at the same storage", list(BASELINES), format_func=lambda m: QUANTIZERS[m].label,
+    key="cmp_baseline", bind="query-params",
+    help="Its bit width is the largest whose real bytes fit in HCC's bytes for these keys.",
+)  # fmt: skip
+kind = c4.radio("Keys", list(KINDS), format_func=KINDS.get, key="cmp_kind", bind="query-params")
+
+args = dict(n=n, d=d, b=b, br=br, radius=radius, direction=direction, baseline=baseline, kind=kind, seed=s.seed)
+try:
+    with st.spinner("Quantising the keys with HCC and every baseline ..."):
+        lab = _lab(**args, dtype_name=dtype_name)
+except ValueError as err:
+    st.error(
+        f"These keys cannot be quantised in this mode: {err}. Fix: pick float64 in the sidebar (float32 rounds keys "
+        "this close to the rim onto it) or the Euclidean radius mode. Showing the Euclidean radius mode instead."
+    )
+    radius = "euclidean"
+    lab = _lab(**{**args, "radius": radius}, dtype_name=dtype_name)
+
+st_ = lab.stats
+if lab.n_used < n:
+    st.caption(f"{n} keys of d_h = {d} would take too long here: {lab.n_used} keys are quantised.")
+m = st.columns(4)
+m[0].metric(
+    "Bits per key, measured", f"{st_['bits per key (HCC)']:.2f}",
+    f"stated (d_h - 1) b + b_r = {st_['bits per key (stated, (d-1) b + b_r)']}", delta_color="off", delta_arrow="off",
+)  # fmt: skip
+m[1].metric(
+    "Ratio vs float32, measured", f"{st_['ratio vs float32 (measured)']:.3f}x",
+    f"formula {st_['ratio vs float32 (formula)']:.3f}x", delta_color="off", delta_arrow="off",
+)  # fmt: skip
+over = st_["keys over the bound (HCC)"]
+m[2].metric(
+    "Largest ||k - k_hat||^2 (HCC)", f"{st_['max ||k - k_hat||^2 (HCC)']:.3g}",
+    f"bound {lab.bound:.3g}: {over} of {lab.n_used} keys over" if over else f"bound {lab.bound:.3g}: all keys within",
+    delta_color="red" if over else "green", delta_arrow="off",
+)  # fmt: skip
+m[3].metric(
+    f"{QUANTIZERS[baseline].label}, int{lab.baseline_bits}", f"{st_['max ||k - k_hat||^2 (baseline)']:.3g}",
+    f"{st_['bits per key (baseline)']:.1f} bits/key; mean error {st_['mean ||k - k_hat||^2 (baseline)']:.3g} "
+    f"vs HCC {st_['mean ||k - k_hat||^2 (HCC)']:.3g}", delta_color="off", delta_arrow="off",
+)  # fmt: skip
+
+left, right = st.columns(2)
+recon = {"HCC": ("hcc", lab.disk_hcc), f"{baseline}, int{lab.baseline_bits}": (baseline, lab.disk_baseline)}
+left.plotly_chart(
+    disk_figure(lab.disk_keys, recon, title=f"d = 2 keys in the Poincaré disk, b = {b}, b_r = {br}"),
+    key="cmp_disk",
+)
+hist_colors = {"HCC": METHOD_COLORS["hcc"], "baseline": METHOD_COLORS.get(baseline)}
+right.plotly_chart(
+    error_histogram(
+        {"HCC": lab.errors, "baseline": lab.baseline_errors}, lab.bound, colors=hist_colors,
+        title=f"Error of each of {lab.n_used} keys (d_h = {d}); baseline {baseline} int{lab.baseline_bits}",
+    ),
+    key="cmp_hist",
+)  # fmt: skip
+st.caption(
+    "Left: each black dot is a key, each cross its reconstruction, the line between them the error vector. "
+    "The disk uses d = 2 keys of the same kind; the histogram uses your d_h."
+)
+
+left, right = st.columns(2)
+hcc_bytes = st_["bytes stored (HCC)"] / lab.n_used
+len_sweep = min(lab.n_used, sweep_keys(d))
+left.plotly_chart(
+    pareto_figure(lab.sweep, highlight=("HCC now", hcc_bytes),
+                  title=f"Storage vs error, bits 1-10 per method (first {len_sweep} keys)"),
+    key="cmp_pareto",
+)  # fmt: skip
+right.plotly_chart(
+    ratio_figure(lab.ratio_by_dim, title=f"Key compression ratio, b = {b}, b_r = {br}"), key="cmp_ratio"
+)
+st.caption(
+    "Pareto view: lower-left is better; at equal bytes per key compare the curves vertically. Text labels are bits. "
+    "Right: the formula counts (d_h - 1) b + b_r bits; storing d_h - 1 coordinates also needs the sign of the last."
+)
+ui.download_csv("Download the sweep (CSV)", lab.sweep, "compression_sweep.csv", "cmp_dl_sweep")
+
+st.subheader("Memory saved in a model's KV cache")
+k1, k2 = st.columns([2, 1])
+model = k1.selectbox("Model", list(MODELS), index=2, key="cmp_model", bind="query-params")
+context = k2.select_slider("Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
+                           bind="query-params")  # fmt: skip
+table = memory_table(model, context, bits_dir=b, bits_radius=br, direction=direction)
+k1.plotly_chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory")
+k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]], hide_index=True)
+k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
+
+st.subheader("Attention on quantised keys")
+if st.toggle("Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10; a few seconds)",
+             key="cmp_attention", bind="query-params"):  # fmt: skip
+    with st.status("Quantising keys and running attention for 10 bit widths ...", expanded=False) as status:
+        effects = {m_: _effect(m_, d, br, radius, direction, kind, s.seed) for m_ in ("hcc", baseline)}
+        status.update(label="Attention measured", state="complete")
+    for m_, eff in effects.items():
+        st.plotly_chart(
+            attention_effect_figure(
+                eff, title=f"{QUANTIZERS[m_].label}: attention with quantised keys (d_h = {d})"
+            ),
+            key=f"cmp_att_{m_}",
+        )
+        if eff.n_moved_inside.any():
+            st.caption(f"{m_}: dequantised keys outside the ball were moved back inside for Dense-HIDA: "
+                       f"{dict(zip(eff.bits, eff.n_moved_inside.tolist(), strict=True))} (bits: keys).")  # fmt: skip
+    st.caption(
+        "Queries are noisy copies of keys. The top-1 key is the nearest key for every eps, so agreement does not "
+        "depend on eps; the output error does (small eps: nearly one-hot weights)."
+    )
+
+st.header("The paper's claims, measured")
+if st.toggle("Show the claims' panels", value=True, key="cmp_claims", bind="query-params"):
+    results = ui.measure_claims([k for k, claim in CLAIMS.items() if claim.page == "compression"])
+    ui.theory_box(results)
+    cols = st.columns(2)
+    for i, r in enumerate(results):
+        with cols[i % 2].container(border=True):
+            st.markdown(
+                f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
+            )
+            st.plotly_chart(claim_figure(r, height=320), key=f"cmp_claim_{r['key']}")
+            if r["verdict"] == FAILS:
+                st.error(f"Contradicted by the measurement. {r['summary']}")
+    ui.download_json("Download the claims' data (JSON)", results, "compression_claims.json", "cmp_claims_dl")

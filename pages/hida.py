@@ -1,0 +1,190 @@
+"""HIDA family: Dense, FP (sparse pattern), L (anchors) and C (streaming summaries) hyperbolic attention."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import ui
+
+from georesolver_core.attention import hida_experiments as ex
+from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
+from georesolver_core.attention.hida_scaling import LABELS, cost_scaling, judge_slopes
+from georesolver_core.claims import CLAIMS
+from georesolver_core.claims.registry import FAILS
+from georesolver_core.theory.hida import c_hida_regret_bound
+from georesolver_core.viz.claims import claim_figure
+from georesolver_core.viz.hida import (
+    disk_figure,
+    error_figure,
+    fp_pattern_figure,
+    regret_figure,
+    scaling_figure,
+    stream_animation_figure,
+)
+
+ui.page_header(
+    "HIDA family",
+    "Four ways to compute hyperbolic inverse-distance attention: **Dense** (every key, n² work), **FP** (a fixed "
+    "sparse pattern of O(log n) keys per query), **L** (m anchors that keys pour into) and **C** (c summaries "
+    "updated as tokens stream in). Below: what each one looks at, what it costs, and how far it lands from Dense.",
+)
+s = ui.settings()
+
+
+# --- FP pattern ---------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False)
+def pattern(n: int, w: int, g: int, causal: bool):
+    keys = fp_index(n, window=w, n_global=g, causal=causal)
+    return keys.visible(n, n).numpy(), fp_stats(n, window=w, n_global=g, causal=causal)
+
+
+st.header("1. FP-HIDA: which keys each query sees")
+c1, c2, c3, c4 = st.columns(4)
+n = c1.select_slider(
+    "Sequence length n", [16, 32, 64, 128, 256, 512], value=128, key="hida_n", bind="query-params"
+)
+w = c2.slider("Window w", 1, 64, default_window(128), key="hida_w", bind="query-params",
+              help="Band |i - j| <= w. The paper's default is ceil(log2 n).")  # fmt: skip
+g = c3.slider("Global tokens g", 1, 64, default_n_global(128), key="hida_g", bind="query-params",
+              help="Positions floor(t n / g), seen by every query.")  # fmt: skip
+causal = c4.toggle("Causal (j <= i)", key="hida_causal", bind="query-params")
+if g > n:
+    st.error(f"g = {g} global tokens do not fit in n = {n} positions: choose g <= n. Showing g = n.")
+    g = n
+mask, st_ = pattern(n, w, g, causal)
+left, right = st.columns([3, 2])
+left.plotly_chart(fp_pattern_figure(mask, f"S_i for n = {n}, w = {w}, g = {g}"), key="hida_pattern_fig")
+with right:
+    st.metric("mean |S_i| (keys per query)", f"{st_.mean_size:.1f}", help="max |S_i| and the bound are below")
+    st.metric("max |S_i| vs Theorem 5.4 bound", f"{st_.max_size} <= {st_.bound}")
+    st.metric("distances evaluated", f"{st_.pairs:,}", f"{st_.work_fraction:.1%} of dense ({st_.dense_pairs:,})",
+              delta_color="off")  # fmt: skip
+    st.caption("Dense-HIDA evaluates every (query, key) pair: n² (n(n+1)/2 causal). FP-HIDA gathers only the "
+               "dark cells, block by block; it never builds this n x n image to compute.")  # fmt: skip
+
+# --- anchors and summaries in the disk ----------------------------------------------------------
+st.header("2. L-HIDA anchors and C-HIDA summaries in the Poincaré disk")
+st.markdown("The same stream of keys (a mixture of 4 clusters in the disk). Left: m anchors from hyperbolic "
+            "k-means, each key coloured by the anchor that absorbs most of it. Right: the c summaries C-HIDA "
+            "holds after the last token; a star's size is its count.")  # fmt: skip
+d1, d2, d3 = st.columns(3)
+m = d1.slider("Anchors m", 1, 32, 6, key="hida_m", bind="query-params")
+c = d2.slider("Summaries c", 1, 32, 4, key="hida_c", bind="query-params")
+T = d3.select_slider("Stream length T", [50, 100, 200, 400], value=100, key="hida_T", bind="query-params")
+
+
+@st.cache_data(show_spinner=False)
+def disk(m: int, c: int, T: int, seed: int):
+    return ex.disk_view(m, c, T, seed=seed)
+
+
+view = disk(m, c, T, s.seed)
+stream = view.stream
+a, b = st.columns(2)
+a.plotly_chart(disk_figure(view.keys, view.anchors, view.anchor_assignment, f"L-HIDA: {m} anchors"),
+               key="hida_anchor_fig")  # fmt: skip
+last = stream.history[-1]
+b.plotly_chart(disk_figure(view.keys, last, stream.assignment, f"C-HIDA: {c} summaries after {T} tokens",
+                           sizes=stream.counts), key="hida_summary_fig")  # fmt: skip
+if st.toggle("Play the stream (C-HIDA summaries moving as tokens arrive)", key="hida_play", bind="query-params"):
+    st.plotly_chart(stream_animation_figure(view.keys, stream.history), key="hida_stream_fig")
+Ts = np.arange(1, T + 1)
+st.plotly_chart(regret_figure(Ts, stream.cumulative_loss, c_hida_regret_bound(Ts, c, stream.diameter)),
+                key="hida_regret_fig")  # fmt: skip
+st.caption(f"Running loss sum_t min_k d_H(k_t, s_k)² (summaries before token t is absorbed) against Δ² c log T with "
+           f"Δ = {stream.diameter:.2f}, the stream's hyperbolic diameter. The regret against the best fixed "
+           "summaries is measured in the claims below.")  # fmt: skip
+
+# --- error against dense ------------------------------------------------------------------------
+st.header("3. How far from Dense-HIDA: error vs w, g, m, c")
+e1, e2 = st.columns(2)
+en = e1.select_slider("n", [32, 64, 128, 256], value=64, key="hida_err_n", bind="query-params")
+with e2:
+    err_eps = ui.log_slider("eps", "hida_err_eps", 1e-3, 1.0, 0.1, help="The kernels' regulariser.")
+
+
+@st.cache_data(show_spinner=False)
+def errors(n: int, eps: float, seed: int):
+    return ex.error_vs_dense(n, 8, eps, seed=seed)
+
+
+if st.button("Sweep w, g, m, c", key="hida_err_run", icon=":material/play_arrow:"):
+    with st.status("Running each variant against Dense-HIDA ...") as status:
+        st.session_state["hida_err"] = errors(en, err_eps, s.seed)
+        status.update(label="Sweep finished", state="complete")
+if "hida_err" in st.session_state:
+    sweeps = st.session_state["hida_err"]
+    st.plotly_chart(error_figure(sweeps), key="hida_err_fig")
+    st.caption("Each knob runs from 1 to n; the other FP knob is held at 1. At w, g, m or c = n the index set is "
+               "every key (C-HIDA is compared with causal Dense-HIDA: a stream has no future).")  # fmt: skip
+    table = pd.DataFrame([dict(variant=sw.variant, value=v, rel_error=e, work_fraction=f)
+                          for sw in sweeps for v, e, f in zip(sw.values, sw.error, sw.work_fraction, strict=True)])  # fmt: skip
+    ui.download_csv("Download the sweep (CSV)", table, "hida_error_sweep.csv", "hida_err_dl")
+else:
+    st.info("Press the button to sweep (a few seconds).")
+
+# --- cost scaling -------------------------------------------------------------------------------
+st.header("4. Time and peak memory vs n")
+f1, f2, f3 = st.columns(3)
+lens = f1.multiselect("Lengths n", [256, 512, 1024, 2048, 4096, 8192], default=[256, 512, 1024, 2048],
+                      key="hida_lens", bind="query-params")  # fmt: skip
+kernels = f2.multiselect("Kernels", ["hida", "fp-hida", "l-hida", "c-hida"], default=["hida", "fp-hida", "l-hida"],
+                         format_func=LABELS.get, key="hida_kernels", bind="query-params")  # fmt: skip
+mem = f3.toggle("Measure peak memory", key="hida_mem", bind="query-params")
+st.caption("Forward + backward, one head of size 64, float32, median of one call after a warm-up. C-HIDA runs a "
+           "token loop: it is timed to n = 1024 and shown per token. The full sweep to n = 32768: "
+           "`python -m georesolver_core bench --scaling`.")  # fmt: skip
+
+
+@st.cache_data(show_spinner=False)
+def scaling(lens: tuple, kernels: tuple, mem: bool, _progress=None):
+    return cost_scaling(lens, kernels, memory=mem, max_len={"c-hida": 1024}, progress=_progress)
+
+
+if st.button("Run the scaling sweep", key="hida_scale_run", icon=":material/speed:"):
+    if len(lens) < 2 or not kernels:
+        st.error("Pick at least two lengths and one kernel: a slope needs two points.")
+    else:
+        with st.status("Timing ...", expanded=True) as status:
+            bar = st.progress(0.0)
+            st.session_state["hida_scale"] = scaling(
+                tuple(sorted(lens)),
+                tuple(kernels),
+                mem,
+                _progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+            )
+            status.update(label="Sweep finished", state="complete", expanded=False)
+if "hida_scale" in st.session_state:
+    rep = st.session_state["hida_scale"]
+    series = {k: (rep.per_token[k] if k == "c-hida" else rep.seconds[k]) for k in rep.kernels}
+    g1, g2 = st.columns(2)
+    g1.plotly_chart(scaling_figure(rep.lens, series, rep.slopes, LABELS, "seconds (C-HIDA: per token)"),
+                    key="hida_time_fig")  # fmt: skip
+    if any(v is not None for vals in rep.peak_mb.values() for v in vals):
+        mslopes = {k: None for k in rep.kernels}
+        g2.plotly_chart(scaling_figure(rep.lens, rep.peak_mb, mslopes, LABELS, "peak memory (MB)"),
+                        key="hida_mem_fig")  # fmt: skip
+    else:
+        g2.info("Switch on 'Measure peak memory' and run again to see memory.")
+    for j in judge_slopes(rep):
+        badge = {True: ":green-badge[met]", False: ":red-badge[not met]", None: ":gray-badge[not measured]"}[
+            j["met"]
+        ]
+        slope = "n/a" if j["slope"] is None else f"{j['slope']:.2f}"
+        st.markdown(f"{badge} {j['label']}: fitted slope **{slope}**, target {j['target']} "
+                    f"(Proposition 1: {rep.predicted[j['kernel']]:g})")  # fmt: skip
+    st.caption("Slopes over these short lengths include fixed per-call costs; the machine may be shared.")
+
+# --- claims -------------------------------------------------------------------------------------
+st.header("5. The paper's claims, measured")
+st.markdown("Theorems 5.4-5.6, Proposition 1 and what FP-HIDA's pattern does to exact retrieval. Each reruns "
+            "its experiment (small sweeps, about a minute in all); verdicts are computed, not typed.")  # fmt: skip
+if st.toggle("Measure the claims", key="hida_claims", bind="query-params"):
+    results = ui.measure_claims([k for k, claim in CLAIMS.items() if claim.page == "hida"])
+    ui.theory_box(results)
+    cols = st.columns(2)
+    for i, r in enumerate(results):
+        with cols[i % 2].container(border=True):
+            st.plotly_chart(claim_figure(r, height=320), key=f"hida_claim_{r['key']}")
+            if r["verdict"] == FAILS:
+                st.error(f"Contradicted by the measurement. {r['summary']}")
+    ui.download_json("Download the claims' data (JSON)", results, "hida_claims.json", "hida_claims_dl")

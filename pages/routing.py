@@ -1,0 +1,363 @@
+"""Routing & memory: GSR routing decisions on the sphere, three routers' loads, DMG births, distributed traffic."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import ui
+
+from georesolver_core.routing.compare import CompareConfig, compare_routers
+from georesolver_core.routing.demo import dmg_stream, routing_demo
+from georesolver_core.routing.distributed import DistConfig, run_headless
+from georesolver_core.routing.dmg import DMGConfig
+from georesolver_core.routing.quality import quality_sweep
+from georesolver_core.theory.routing import routing_entropy_bound
+from georesolver_core.viz.routing import (
+    comm_figure,
+    dmg_pool_figure,
+    dmg_stream_figure,
+    load_figure,
+    loss_curves_figure,
+    quality_figure,
+    routing_sphere_figure,
+)
+
+ASSET = Path(__file__).resolve().parent.parent / "assets" / "routing_comm.json"
+CLAIM_KEYS = [
+    "thm10.1-gsr-quality",
+    "thm10.1-eps-limit",
+    "thm10.2-gsr-communication",
+    "lemma9.1-dmg-spawns",
+    "prop2-routing-entropy",
+    "prop3-quantisation",
+    "sec8.2-map-routing",
+]
+
+ui.page_header(
+    "Routing & memory",
+    "**GSR** sends each query to its Top-K prototypes by SIDA weight on the sphere; **DMG** grows the prototype "
+    "pool when the stream surprises it. Watch the decisions, compare routers, and count the bytes on the wire.",
+)
+s = ui.settings()
+state = st.session_state
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _demo(n_protos, n_queries, k, eps, spread, seed):
+    return routing_demo(n_protos, n_queries, k=k, eps=eps, spread=spread, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _quality(n_protos, eps, at_prototypes, seed):
+    return quality_sweep(n_pool=n_protos, n_queries=150, eps=eps, at_prototypes=at_prototypes, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _stream(n, shift_at, angle, tau_base, kappa, gamma, window, capacity, seed):
+    cfg = DMGConfig(
+        capacity=capacity, tau_base=tau_base, kappa=kappa, gamma=gamma, window=window, rate_window=window
+    )
+    return dmg_stream(n, shift_at=shift_at, shift_angle=angle, config=cfg, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _compare(cfg: CompareConfig, _on_step=None):
+    return compare_routers(cfg, on_step=_on_step)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _live_comm(batches: tuple, world: int):
+    return run_headless(DistConfig(world_size=world, batch_sizes=batches, backend="gloo", timeout_s=60))
+
+
+# --- 1. Routing decisions on the sphere ---------------------------------------------------------------------
+st.subheader("Routing decisions on the sphere")
+c1, c2, c3, c4 = st.columns(4)
+n_protos = c1.slider("Prototypes K_pool", 1, 64, 12, key="rt_protos", bind="query-params")
+n_queries = c1.slider("Queries", 1, 400, 120, key="rt_queries", bind="query-params")
+k_in = c2.slider("Top-K", 1, 16, 3, key="rt_k", bind="query-params")
+with c3:
+    eps = ui.log_slider(
+        "eps (SIDA regulariser)",
+        "rt_eps",
+        1e-6,
+        10.0,
+        0.05,
+        help="Small: the nearest prototype takes the weight. Large: the Top-K share it evenly.",
+    )
+spread = c4.slider(
+    "Query spread around prototypes (rad)", 0.0, 2.0, 0.35, 0.05, key="rt_spread", bind="query-params"
+)
+k = min(k_in, n_protos)
+if k_in > n_protos:
+    st.caption(f"Only {n_protos} prototypes: routing to the Top-{k}.")
+demo = _demo(n_protos, n_queries, k, eps, spread, s.seed)
+st.plotly_chart(
+    routing_sphere_figure(
+        demo.queries,
+        demo.protos,
+        demo.indices,
+        demo.weights,
+        title=f"Each query coloured by its Top-1 prototype; arcs to its Top-{k} (width = weight)",
+    ),
+    key="rt_sphere",
+)
+m = st.columns(4)
+m[0].metric("Mean weight of the first choice", f"{demo.weights[:, 0].mean():.3f}")
+m[1].metric("Max tail mass left outside the Top-K", f"{demo.tail_mass.max():.3g}")
+m[2].metric(
+    "Routing entropy H(c) (nats)",
+    f"{demo.entropy:.3f}",
+    f"bound log K_pool = {float(routing_entropy_bound(n_protos)):.3f}",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[3].metric("Prototypes never chosen first", int((demo.load == 0).sum()))
+table = pd.DataFrame(
+    {
+        "query": np.arange(n_queries),
+        **{f"choice {j + 1}": demo.indices[:, j] for j in range(k)},
+        **{f"weight {j + 1}": np.round(demo.weights[:, j], 4) for j in range(k)},
+        "tail mass": demo.tail_mass,
+    }
+)
+with st.expander("Routing table (every query's Top-K and weights)"):
+    st.dataframe(table, hide_index=True, key="rt_table", height=260)
+    ui.download_csv("Download the routing table (CSV)", table, "gsr_routing.csv", "rt_table_dl")
+
+tabs = st.tabs(
+    ["Error vs K", "Three routers", "DMG stream", "Distributed traffic", "Claims"],
+    key="rt_tab",
+    on_change="rerun",
+    bind="query-params",
+)
+
+# --- 2. Routing error vs K --------------------------------------------------------------------------------
+with tabs[0]:
+    if tabs[0].open:
+        st.markdown(
+            "Full soft routing o* = sum_e w_e v_e against GSR's Top-K mix, with the values that make the "
+            "error largest (v = +u on the Top-K, -u elsewhere) and with random unit values."
+        )
+        at = st.toggle(
+            "Queries equal to prototypes (else uniform random queries)", key="rt_at_protos", bind="query-params"
+        )
+        q = _quality(max(n_protos, 2), eps, at, s.seed)
+        st.plotly_chart(
+            quality_figure(q.ks, q.worst_error, q.random_error, q.paper_bound, q.exact_bound), key="rt_quality"
+        )
+        with st.container(border=True):
+            st.markdown("**Theorem 10.1: what the theory says vs what we measured**")
+            ok = all(w <= b * (1 + 1e-9) + 1e-15 for w, b in zip(q.worst_error, q.paper_bound, strict=True))
+            small_bound = q.small_bound[0]
+            st.markdown(
+                f"- Unit-norm values: measured worst error {'<=' if ok else '>'} printed bound at every K "
+                f"({':green[holds]' if ok else ':red[violated]'}); at K=1: {q.worst_error[0]:.3g} vs {q.paper_bound[0]:.3g}.\n"
+                f"- Values of norm {q.small_scale:.3g}: error {q.small_error[0]:.3g} vs printed bound "
+                f"{small_bound:.3g}: the bound is quadratic in the values' scale, the error linear "
+                f"({':red[violated]' if q.small_error[0] > small_bound else ':green[holds]'}).\n"
+                f"- The exact worst case 2 T max||v|| is what the measurement attains (black dotted line)."
+            )
+
+# --- 3. Three routers trained on one task -----------------------------------------------------------------
+with tabs[1]:
+    if tabs[1].open:
+        st.markdown(
+            "GSR, a Switch-style softmax top-k gate (balancing loss, capacity factor) and expert choice, "
+            "each in a mixture-of-experts layer trained on the same stream of a cluster-maps task."
+        )
+        a, b, c = st.columns(3)
+        steps = a.slider("Training steps", 20, 600, 200, 20, key="rt_cmp_steps", bind="query-params")
+        n_exp = a.select_slider("Experts", [2, 4, 8, 16], value=8, key="rt_cmp_experts", bind="query-params")
+        kk = b.select_slider("Experts per token k", [1, 2], value=1, key="rt_cmp_k", bind="query-params")
+        cf = b.slider("Capacity factor", 0.5, 4.0, 1.25, 0.25, key="rt_cmp_cf", bind="query-params")
+        aux = c.select_slider(
+            "Balancing-loss weight",
+            [0.0, 0.001, 0.01, 0.1, 1.0],
+            value=0.01,
+            key="rt_cmp_aux",
+            bind="query-params",
+        )
+        cfg = CompareConfig(
+            n_experts=n_exp,
+            n_clusters=8,
+            k=kk,
+            steps=steps,
+            batch=128,
+            capacity_factor=cf,
+            aux_weight=aux,
+            seed=s.seed,
+        )
+        if st.button(
+            "Train the three routers", key="rt_cmp_run", icon=":material/model_training:", type="primary"
+        ):
+            with st.status("Training three mixture-of-experts layers ...", expanded=True) as status:
+                bar = st.progress(0.0)
+                names = ["gsr", "softmax", "expert-choice"]
+
+                def on_step(name, step, total):
+                    if step % 10 == 0 or step == total:
+                        frac = (names.index(name) + step / total) / len(names)
+                        bar.progress(min(frac, 1.0), text=f"{name}: step {step}/{total}")
+
+                state["rt_cmp"] = (cfg, _compare(cfg, on_step))
+                status.update(label="Trained the three routers", state="complete", expanded=False)
+        saved = state.get("rt_cmp")
+        if saved is None or saved[0] != cfg:
+            st.info("Press **Train the three routers** (a few seconds to a minute on a CPU).")
+        else:
+            res = saved[1]
+            st.plotly_chart(
+                load_figure(
+                    {r.name: (r.label, r.stats.load_requested, r.stats.load_kept) for r in res.runs},
+                    title="Load per expert on a held-out batch",
+                ),
+                key="rt_load",
+            )
+            rows = pd.DataFrame(
+                [
+                    {
+                        "router": r.label,
+                        "test MSE": r.test_mse,
+                        "CV before capacity": r.stats.cv_requested,
+                        "CV after": r.stats.cv_kept,
+                        "dead experts": r.stats.dead_experts,
+                        "load entropy (nats)": r.stats.entropy,
+                        "log E": r.stats.entropy_max,
+                        "dropped slots": r.stats.dropped_slots,
+                        "tokens with no expert": r.stats.dropped_tokens,
+                        "train seconds": r.seconds,
+                    }
+                    for r in res.runs
+                ]
+            )
+            st.dataframe(rows, hide_index=True, key="rt_load_table")
+            ui.download_csv("Download the router statistics (CSV)", rows, "router_stats.csv", "rt_load_dl")
+            st.plotly_chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
+
+# --- 4. DMG stream ------------------------------------------------------------------------------------------
+with tabs[2]:
+    if tabs[2].open:
+        st.markdown(
+            "A stream from three clusters on the sphere; at the shift every cluster rotates by the chosen "
+            "angle. A point spawns a prototype when its loss exceeds tau_t = tau_base + kappa sigma_t + "
+            "gamma (spawn rate)."
+        )
+        a, b, c = st.columns(3)
+        n = a.slider("Stream length", 200, 2000, 800, 100, key="rt_dmg_n", bind="query-params")
+        shift_at = a.slider("Shift at step", 100, 2000, 500, 50, key="rt_dmg_shift", bind="query-params")
+        angle = b.slider("Shift angle (rad)", 0.0, 3.14, 1.2, 0.05, key="rt_dmg_angle", bind="query-params")
+        tau = b.select_slider(
+            "tau_base (rad^2)",
+            [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0],
+            value=0.1,
+            key="rt_dmg_tau",
+            bind="query-params",
+        )
+        kappa = c.slider("kappa", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_kappa", bind="query-params")
+        gamma = c.slider("gamma", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_gamma", bind="query-params")
+        capacity = a.select_slider(
+            "Pool capacity", [4, 8, 16, 32, 64, 128], value=32, key="rt_dmg_cap", bind="query-params"
+        )
+        shift_at = min(shift_at, n)
+        with st.spinner("Streaming through the pool ..."):
+            res = _stream(n, shift_at, angle, tau, kappa, gamma, 32, capacity, s.seed)
+        st.plotly_chart(
+            dmg_stream_figure(res.t, res.loss, res.tau, res.spawn_t, res.n_active, shift_at), key="rt_dmg_stream"
+        )
+        st.plotly_chart(
+            dmg_pool_figure(res.points, np.arange(len(res.points)), res.protos, res.births), key="rt_dmg_pool"
+        )
+        with st.container(border=True):
+            st.markdown("**Lemma 9.1: what the theory says vs what we measured (this stream)**")
+            delay = "no spawn after the shift" if res.delay is None else f"first spawn {res.delay} steps after it"
+            st.markdown(
+                f"- Before the shift (after 200 warm-up steps): {res.spawns_before} spawns; the lemma expects "
+                f"O(log T) on a stationary stream.\n- Shift by {angle:.2f} rad at step {shift_at}: {delay}.\n"
+                f"- Pool: {len(res.protos)} of {capacity} slots used; {res.refused} surprises refused (pool full)."
+            )
+
+# --- 5. Distributed traffic -------------------------------------------------------------------------------
+with tabs[3]:
+    if tabs[3].open:
+        st.markdown(
+            "Bytes and messages counted on the wire by the real engine (torch.distributed, gloo): GSR's protocol of "
+            "section 10.3 (exchanging Top-K candidates, or prototype shards) and a Switch-style all-to-all. "
+            "Reproduce with `python -m georesolver_core routing --world-size 2 --json > routing.json`."
+        )
+        up = st.file_uploader("Load a JSON written by the routing command", type=["json"], key="rt_comm_upload")
+        runs, source = [], ""
+        if up is not None:
+            try:
+                doc = json.loads(up.getvalue())
+                runs = doc["runs"] if "runs" in doc else [doc]
+                if not all("rows" in r for r in runs):
+                    raise KeyError("rows")
+                source = "uploaded file"
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
+                runs = []
+                st.error(
+                    f"Not a routing report ({err!r}). Produce one with "
+                    "`python -m georesolver_core routing --world-size 2 --json > routing.json`."
+                )
+        if st.button("Run live at P = 2 (B = 64..1024)", key="rt_comm_run", icon=":material/lan:"):
+            with st.status("Starting 2 worker processes ...", expanded=False) as status:
+                try:
+                    state["rt_comm_live"] = _live_comm((64, 256, 1024), 2)
+                    status.update(label="Distributed run finished", state="complete")
+                except (RuntimeError, TimeoutError, OSError) as err:
+                    status.update(label="Distributed run failed", state="error")
+                    st.error(f"{err}. Try the command line above.")
+        if not runs and "rt_comm_live" in state:
+            runs, source = [state["rt_comm_live"]], "live run"
+        if not runs and ASSET.exists():
+            runs, source = (
+                json.loads(ASSET.read_text())["runs"],
+                "the repository's headless run (assets/routing_comm.json)",
+            )
+        rows = [r for run in runs for r in run["rows"]]
+        if rows:
+            st.caption(f"Source: {source}.")
+            per = st.segmented_control("Per", ["batch", "query"], default="batch", key="rt_comm_per") or "batch"
+            st.plotly_chart(comm_figure(rows, per=per), key="rt_comm_fig")
+            table = pd.DataFrame(
+                [
+                    {
+                        k: r[k]
+                        for k in (
+                            "protocol",
+                            "world_size",
+                            "batch",
+                            "bytes",
+                            "messages",
+                            "bytes_per_query",
+                            "messages_per_query",
+                            "dropped_slots",
+                        )
+                    }
+                    for r in rows
+                ]
+            )
+            st.dataframe(table, hide_index=True, key="rt_comm_table")
+            ui.download_csv("Download the traffic table (CSV)", table, "routing_traffic.csv", "rt_comm_dl")
+            for run in runs:
+                st.caption(
+                    f"P = {run['config']['world_size']}: max |distributed - single-process GSR| = "
+                    f"{run['max_abs_diff']}; same Top-K as single-process: {run['same_indices']}"
+                )
+
+# --- 6. Claims ------------------------------------------------------------------------------------------------
+with tabs[4]:
+    if tabs[4].open:
+        st.markdown(
+            "Every routing and memory claim, measured with small sweeps (the distributed one starts two "
+            "worker processes)."
+        )
+        if st.button("Measure the routing claims", key="rt_claims_run", icon=":material/fact_check:"):
+            state["rt_claims"] = True
+        if state.get("rt_claims"):
+            ui.theory_box(ui.measure_claims(CLAIM_KEYS))
+        else:
+            st.info("Press **Measure the routing claims** (about half a minute on a CPU).")

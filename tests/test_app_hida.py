@@ -1,0 +1,52 @@
+"""AppTest of the HIDA family page: default view, widgets at their extremes, the sweeps, bad combinations."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+from tests.app_pages import open_page, set_and_run
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = open_page("hida.py")
+    yield app
+    st.cache_data.clear()
+
+
+def test_default_view_shows_pattern_disk_and_regret(at):
+    assert at.title[0].value == "HIDA family"
+    assert len(at.get("plotly_chart")) == 4  # pattern, two disks, running loss
+    assert any("<=" in m.value for m in at.metric)
+
+
+def test_pattern_widgets_at_their_extremes(at):
+    set_and_run(at, hida_n=16, hida_w=64, hida_g=1, hida_causal=True)
+    assert any(m.value == "16 <= 141" for m in at.metric)  # w >= n: every causal key, far inside the bound
+    set_and_run(at, hida_n=512, hida_w=1, hida_g=64, hida_causal=False)
+    set_and_run(at, hida_n=16, hida_g=64)  # g > n: an error, the rest of the page still draws
+    assert any("do not fit" in e.value for e in at.error)
+    assert len(at.get("plotly_chart")) >= 4
+
+
+def test_disk_widgets_at_their_extremes_and_the_animation(at):
+    set_and_run(at, hida_m=1, hida_c=1, hida_T=50, hida_play=True)
+    set_and_run(at, hida_m=32, hida_c=32, hida_T=50)
+    assert len(at.get("plotly_chart")) >= 5
+
+
+def test_error_sweep_and_scaling_run_on_buttons(at):
+    set_and_run(at, hida_play=False, hida_err_n=32, hida_err_eps=1e-3)
+    at.button(key="hida_err_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    set_and_run(at, hida_lens=[256], hida_kernels=["fp-hida"])
+    at.button(key="hida_scale_run").click()
+    at.run()
+    assert any("at least two lengths" in e.value for e in at.error)
+    set_and_run(at, hida_lens=[256, 512], hida_kernels=["fp-hida", "l-hida"], hida_mem=True)
+    at.button(key="hida_scale_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("fitted slope" in m.value for m in at.markdown)
