@@ -66,7 +66,12 @@ with st.container(border=True):
     with c7:
         lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 2e-3)
     steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
-    gating = st.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
+    g1, g2 = st.columns(2)
+    gating = g1.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
+    memory = g2.toggle(
+        "Memory path: SIDA -> GSR -> DMG (section 11.1)", value=False, key="trn_memory", bind="query-params",
+        help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
+    )  # fmt: skip
 
 task_size = None
 if size_arg is not None:
@@ -76,7 +81,14 @@ if size_arg is not None:
 spec_error = None
 try:
     spec = RunSpec(
-        task=task, attention=model, size=task_size, d_model=width, n_layers=layers, eps=eps, gating=gating
+        task=task,
+        attention=model,
+        size=task_size,
+        d_model=width,
+        n_layers=layers,
+        eps=eps,
+        gating=gating,
+        memory="gsr" if memory else "none",
     )
     config = TrainConfig(
         steps=int(steps),
