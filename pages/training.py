@@ -9,7 +9,7 @@ import torch
 import ui
 
 from georesolver_core.attention import ATTENTION
-from georesolver_core.device import device_label
+from georesolver_core.device import device_label, one_cpu_thread
 from georesolver_core.model.gate import gate_bound
 from georesolver_core.tasks import TASKS
 from georesolver_core.train import (
@@ -132,7 +132,8 @@ def _step() -> None:
     run = _active()
     if run is not None:
         run["status"] = "paused"
-        run["trainer"].run(steps=1)
+        with one_cpu_thread(run["trainer"].device):
+            run["trainer"].run(steps=1)
 
 
 # Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
@@ -176,10 +177,11 @@ def live() -> None:
     if run is not None and run["status"] == "running":
         trainer = run["trainer"]
         t0 = time.perf_counter()
-        while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
-            trainer.run(steps=1)
-            if trainer.diverged or trainer.message and "reached" in trainer.message:
-                break
+        with one_cpu_thread(trainer.device):  # small models: extra threads only add synchronisation
+            while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
+                trainer.run(steps=1)
+                if trainer.diverged or trainer.message and "reached" in trainer.message:
+                    break
         if trainer.diverged or trainer.step >= trainer.config.steps:
             run["status"] = "diverged" if trainer.diverged else "finished"
             st.rerun()  # the whole page: stops the timer and refreshes the table
