@@ -9,6 +9,9 @@ import torch
 # eps stays well inside float32's normal range: below ~1e-38 it rounds to 0 (0/0 at q = k), above
 # ~1e38 d^2 + eps overflows. Weights are already exactly one-hot in float32 for eps < 1e-12.
 EPS_MIN, EPS_MAX = 1e-30, 1e30
+# The ball's curvature parameter c (k = -c): c eps stays a normal float32 for every allowed eps
+# (the fused Poincaré kernel's regulariser), and the rim 1/sqrt(c) stays in [1e-3, 1e3].
+C_MIN, C_MAX = 1e-6, 1e6
 
 
 def check_eps(eps: float, name: str = "eps") -> float:
@@ -24,13 +27,14 @@ def check_eps(eps: float, name: str = "eps") -> float:
 
 
 def check_curvature(c: float, name: str = "c") -> float:
-    """Poincaré-ball curvature parameter c > 0 (sectional curvature k = -c). c = 0 never reaches geoopt."""
+    """Poincaré-ball curvature parameter c in [C_MIN, C_MAX] (sectional curvature k = -c). c = 0 never reaches geoopt."""
+    allowed = f"a finite number > 0 in [{C_MIN:g}, {C_MAX:g}], curvature k = -{name}"
     try:
         value = float(c)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number > 0 (got {c!r})") from None
-    if not math.isfinite(value) or value <= 0.0:
-        raise ValueError(f"{name} must be a finite number > 0, curvature k = -{name} (got {c!r})")
+        raise ValueError(f"{name} must be {allowed} (got {c!r})") from None
+    if not math.isfinite(value) or not C_MIN <= value <= C_MAX:
+        raise ValueError(f"{name} must be {allowed} (got {c!r})")
     return value
 
 

@@ -23,6 +23,18 @@ FAILS = "fails"
 CONDITIONAL = "holds only under conditions"
 VERDICTS = (HOLDS, CONDITIONAL, FAILS)
 
+__all__ = [
+    "CONDITIONAL",
+    "FAILS",
+    "HOLDS",
+    "VERDICTS",
+    "Claim",
+    "Evidence",
+    "fit_loglog_slope",
+    "verdict_inequality",
+    "verdict_scaling",
+]
+
 
 @dataclass
 class Evidence:

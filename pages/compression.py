@@ -25,7 +25,7 @@ DIMS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 KEY_COUNTS = [1, 10, 100, 500, 1000, 2000, 5000, 10000, 20000]
 CONTEXTS = [1024, 4096, 16384, 32768, 131072, 524288, 1048576]
 KINDS = {"tanh": "the paper's keys, x = 0.9 tanh(z)", "rim": "near the rim, 1 - norm from 1e-2 to 1e-9"}
-RADIUS_LABELS = {"euclidean": "Euclidean norm r (paper)", "hyperbolic": "hyperbolic distance to 0"}
+RADIUS_LABELS = {"euclidean": "norm r (paper)", "hyperbolic": "distance rho"}
 DIRECTION_LABELS = {
     "implicit": "d_h - 1 coordinates + sign (6.2's count)",
     "all": "every coordinate (6.1's proof)",
@@ -64,7 +64,8 @@ n = c2.select_slider("Number of keys", KEY_COUNTS, value=2000, key="cmp_n", bind
 radius = c3.segmented_control(
     "Radius mode", list(RADIUS_LABELS), default="euclidean", format_func=RADIUS_LABELS.get,
     key="cmp_radius", bind="query-params",
-    help="Hyperbolic: quantise the distance to the origin, uniform in hyperbolic length (finer near the rim).",
+    help="norm r: the paper's rounding of the Euclidean norm. distance rho: quantise the hyperbolic distance to "
+    "the origin, uniform in hyperbolic length (finer near the rim).",
 ) or "euclidean"  # fmt: skip
 direction = c3.radio(
     "Direction layout", list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get, key="cmp_direction",
@@ -150,13 +151,13 @@ st.caption(
 ui.download_csv("Download the sweep (CSV)", lab.sweep, "compression_sweep.csv", "cmp_dl_sweep")
 
 st.subheader("Memory saved in a model's KV cache")
-k1, k2 = st.columns([2, 1])
+k1, k2 = st.columns([3, 2])
 model = k1.selectbox("Model", list(MODELS), index=2, key="cmp_model", bind="query-params")
 context = k2.select_slider("Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
                            bind="query-params")  # fmt: skip
 table = memory_table(model, context, bits_dir=b, bits_radius=br, direction=direction)
 k1.plotly_chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory")
-k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]], hide_index=True)
+k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]].round(3), hide_index=True)
 k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
 
 st.subheader("Attention on quantised keys")

@@ -107,7 +107,7 @@ def test_figures_are_built_from_the_data(lab):
     h = error_histogram({"HCC": lab.errors}, lab.bound)
     assert any(s.x0 == lab.bound for s in h.layout.shapes)
     p = pareto_figure(lab.sweep, highlight=("now", 10.0))
-    assert len(p.data) == 2 * len(QUANTIZERS)
+    assert len(p.data) == 2 * len(QUANTIZERS) + 1  # mean and max per method, and the highlight
     r = ratio_figure(lab.ratio_by_dim)
     assert list(r.data[0].y) == list(lab.ratio_by_dim["formula"])
     m = memory_figure(memory_table(list(MODELS)[1], 1024, bits_dir=4, bits_radius=6))

@@ -51,9 +51,10 @@ def fused_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, sp
         return False
     if min(q.shape[-2], k.shape[-2], q.shape[-1]) == 0 or (v is not None and v.shape[-1] == 0):
         return False
-    # Each score is at most 1/eps and a row sums sum_j n_j of them: keep that inside the float range.
+    # Each tile score is at most 1/eps~ and a row sums sum_j n_j of them: keep that inside the float range.
     total = k.shape[-2] if spec.counts is None else max(1.0, float(spec.counts.sum(-1).max()))
-    return spec.eps * torch.finfo(q.dtype).max > 1e6 * total
+    eps_t = TILE_GEOMETRIES[spec.geometry].scaled_eps(spec.eps, spec.c)
+    return eps_t * torch.finfo(q.dtype).max > 1e6 * total
 
 
 @dataclass(frozen=True)

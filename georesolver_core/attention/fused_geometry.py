@@ -108,6 +108,11 @@ class TileGeometry:
     eps_t: float  # eps~ of the module doc
     grad_scale: float = 1.0  # constant factor left out of the dense pullback, applied in finalize
 
+    @staticmethod
+    def scaled_eps(eps: float, c: float) -> float:
+        """eps~ of the module doc: the largest tile score is 1/eps~."""
+        return eps
+
     def __init__(self, q: torch.Tensor, k: torch.Tensor, *, eps: float, c: float = 1.0):
         self.q, self.k = q, k  # (h, n, d), (h, m, d)
         self.eps, self.c = eps, c
@@ -237,9 +242,13 @@ class Poincare(TileGeometry):
 
     grad_scale = math.sqrt(2.0)
 
+    @staticmethod
+    def scaled_eps(eps: float, c: float) -> float:
+        return c * eps  # phi = c D
+
     def __init__(self, q, k, *, eps, c=1.0):
         super().__init__(q, k, eps=eps, c=c)
-        self.eps_t = c * eps
+        self.eps_t = self.scaled_eps(eps, c)
         self.eps_tensor = torch.tensor(self.eps_t, dtype=q.dtype, device=q.device)
         tiny = torch.finfo(q.dtype).eps
         self.nq, self.nk = _sq_norm(q), _sq_norm(k)

@@ -26,10 +26,11 @@ from georesolver_core.attention.reference import (
 )
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.geometry import check_points
-from georesolver_core.validate import check_finite, check_same_dim
+from georesolver_core.validate import broadcast_batch, check_finite, check_same_dim
 
 
-def _check_qkv(q, k, v, spec: KernelSpec):
+def _check_qkv(q, k, v, spec: KernelSpec) -> int:
+    """Validate the inputs of ``attend``; returns the number of batch entries (broadcast)."""
     check_points("q", q, geometry=spec.geometry, c=spec.c)
     check_points("k", k, geometry=spec.geometry, c=spec.c)
     check_same_dim("q", q, "k", k)
@@ -37,20 +38,68 @@ def _check_qkv(q, k, v, spec: KernelSpec):
         raise ValueError(
             f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})"
         )
-    if k.shape[-2] == 0:
+    m = k.shape[-2]
+    if m == 0:
         raise ValueError("k must hold at least one key (got m = 0): attention weights over no keys are undefined")
+    named = [("q", q.shape[:-2]), ("k", k.shape[:-2])]
     if v is not None:
         check_finite("v", v)
-        if v.dim() < 2 or v.shape[-2] != k.shape[-2]:
+        if v.dim() < 2 or v.shape[-2] != m:
             raise ValueError(
-                f"v must have shape (..., m, dv) with m = number of keys = {k.shape[-2]} (got {tuple(v.shape)})"
+                f"v must have shape (..., m, dv) with m = number of keys = {m} (got {tuple(v.shape)})"
             )
+        named.append(("v", v.shape[:-2]))
+    if spec.counts is not None:
+        if spec.counts.dim() < 1 or spec.counts.shape[-1] != m:
+            raise ValueError(
+                f"counts must have shape (..., m) with m = number of keys = {m} (got {tuple(spec.counts.shape)})"
+            )
+        named.append(("counts", spec.counts.shape[:-1]))
+    batch = broadcast_batch([name for name, _ in named], [shape for _, shape in named])
+    for name, x in (("q", q), ("k", k)):
+        _check_magnitude(name, x)
+    return batch.numel()
+
+
+def _check_magnitude(name: str, x: torch.Tensor) -> None:
+    """Coordinates small enough that |x|^2 + |y|^2 stays finite (the distances' matmul and differencing
+    forms both square them): below sqrt(max float) / (4 sqrt(d)), about 4.6e18 / sqrt(d) in float32."""
+    if x.numel() == 0 or not x.is_floating_point():
+        return
+    limit = math.sqrt(torch.finfo(x.dtype).max) / (4.0 * math.sqrt(x.shape[-1]))
+    biggest = float(x.detach().abs().amax())
+    if biggest > limit:
+        raise ValueError(
+            f"{name} must have coordinates of size <= {limit:.3g} in {x.dtype} (got {biggest:.3g}): their squares "
+            "overflow; rescale the inputs or use float64"
+        )
+
+
+def _check_dtypes(q, k, v) -> None:
+    """One dtype and device for q, k, v, and a precision the kernel is exact in."""
+    tensors = [("q", q), ("k", k)] + ([("v", v)] if v is not None else [])
+    got = ", ".join(f"{name} {t.dtype} on {t.device}" for name, t in tensors)
+    if len({(t.dtype, t.device) for _, t in tensors}) > 1:
+        raise ValueError(f"q, k and v must share one dtype and device (got {got}); convert with .to(q)")
+    if q.dtype not in (torch.float32, torch.float64):
+        # float16 / bfloat16: eps below their smallest normal (6e-5 / 1e-38 with 3 digits) rounds
+        # d^2 + eps to 0 at q = k, and 1/eps overflows for eps < 2e-5 in float16.
+        raise ValueError(
+            f"q, k and v must be float32 or float64 (got {got}): half precision cannot hold (d^2 + eps)^-1 "
+            "over the allowed eps range; compute attention with q.float(), k.float(), v.float()"
+        )
 
 
 IMPLS = ("auto", "fused", "reference")  # auto: the fused tile kernel where it applies, else the reference
 
 
-def _use_fused(impl: str, q, k, v, spec: KernelSpec) -> bool:
+# impl="auto" runs the O(n m)-memory reference kernel where the fused one does not apply; beyond this
+# many query-key pairs (over the batch; 2^26 = 64 M: 256 MB in float32 per n x m temporary, and the
+# reference holds several) it refuses instead of silently allocating gigabytes.
+REFERENCE_MAX_PAIRS = 1 << 26
+
+
+def _use_fused(impl: str, q, k, v, spec: KernelSpec, batch: int = 1) -> bool:
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {list(IMPLS)} (got {impl!r})")
     if impl == "fused" and not fused_supported(q, k, v, spec):
@@ -59,7 +108,17 @@ def _use_fused(impl: str, q, k, v, spec: KernelSpec) -> bool:
             "or CAUSAL, and eps large enough that m / eps stays finite (got dtypes "
             f"{[t.dtype for t in (q, k, v) if t is not None]}, eps={spec.eps!r}); use impl='auto'"
         )
-    return impl == "fused" or (impl == "auto" and fused_preferred(q, k, v, spec))
+    if impl == "fused" or (impl == "auto" and fused_preferred(q, k, v, spec)):
+        return True
+    pairs = batch * q.shape[-2] * k.shape[-2]
+    if impl == "auto" and pairs > REFERENCE_MAX_PAIRS:
+        raise ValueError(
+            f"impl='auto' would fall back to the O(n m)-memory reference kernel for {pairs:,} query-key pairs "
+            f"(more than {REFERENCE_MAX_PAIRS:,}) because the fused kernel does not apply here (dtype "
+            f"{q.dtype}, eps={spec.eps!r}, keys={type(spec.keys).__name__}); use float32/float64, a larger "
+            "eps, or pass impl='reference' to accept the memory"
+        )
+    return False
 
 
 def attend_weights(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec, *, impl: str = "auto") -> torch.Tensor:
@@ -67,21 +126,25 @@ def attend_weights(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec, *, impl: 
 
     Validates q and k, then runs the fused tile kernel where it applies and pays off, else the reference.
     """
-    _check_qkv(q, k, None, spec)
-    if _use_fused(impl, q, k, None, spec):
+    batch = _check_qkv(q, k, None, spec)
+    if _use_fused(impl, q, k, None, spec, batch):
         return fused_ida_weights(q, k, spec)
+    _check_dtypes(q, k, None)
     return reference_ida_weights(q, k, spec)
 
 
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec, *, impl: str = "auto") -> torch.Tensor:
+def attend(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec, *, impl: str = "auto"
+) -> torch.Tensor:
     """The output o_i = sum_{j in R_i} W_ij v_j of ``spec``. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv).
 
     The entry point for every member of the family (IDA, HIDA, SIDA; a causal, gathered or counted
     index set): validates, then picks the streaming kernel (O(T d) memory) or the reference (O(n m)).
     """
-    _check_qkv(q, k, v, spec)
-    if _use_fused(impl, q, k, v, spec):
+    batch = _check_qkv(q, k, v, spec)
+    if _use_fused(impl, q, k, v, spec, batch):
         return fused_ida(q, k, v, spec)
+    _check_dtypes(q, k, v)
     return reference_ida(q, k, v, spec)
 
 
@@ -135,7 +198,9 @@ def ida(
 def softmax_weights(
     q: torch.Tensor, k: torch.Tensor, *, scale: float | None = None, causal: bool = False
 ) -> torch.Tensor:
-    """Softmax attention weights softmax(scale q k^T), scale = 1/sqrt(d) by default. (..., n, m)."""
+    """Softmax attention weights softmax(scale q k^T), scale = 1/sqrt(d) by default. (..., n, m).
+
+    ``causal``: query i sees keys j <= i + m - n; a query that sees none gets an all-zero row."""
     check_finite("q", q)
     check_finite("k", k)
     check_same_dim("q", q, "k", k)
@@ -146,9 +211,14 @@ def softmax_weights(
         if not math.isfinite(scale) or scale <= 0:
             raise ValueError(f"scale must be a finite number > 0 (got {scale!r})")
     logits = scale * (q @ k.transpose(-1, -2))  # (..., n, m)
-    if causal:
-        logits = logits.masked_fill(~causal_mask(q.shape[-2], k.shape[-2], device=q.device), -math.inf)
-    return torch.softmax(logits, dim=-1)
+    if not causal:
+        return torch.softmax(logits, dim=-1)
+    mask = causal_mask(q.shape[-2], k.shape[-2], device=q.device)  # (n, m)
+    # A query that sees no key (more queries than keys) gets weight 0, as in IDA: its row of -inf
+    # logits is replaced by zeros before the softmax (no NaN, also in the gradient) and zeroed after.
+    seen = mask.any(dim=-1, keepdim=True)  # (n, 1)
+    logits = logits.masked_fill(~mask, -math.inf).masked_fill(~seen, 0.0)
+    return torch.softmax(logits, dim=-1) * seen
 
 
 def softmax_attention(

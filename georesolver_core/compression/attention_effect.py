@@ -23,6 +23,7 @@ import torch
 from georesolver_core.attention import ida, ida_weights
 from georesolver_core.compression.methods import quantize
 from georesolver_core.device import one_cpu_thread
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_eps, check_in_ball, check_positive_int
 
 ATTENTION_GEOMETRIES = {"euclidean": "IDA (Euclidean)", "poincare": "Dense-HIDA (Poincaré ball)"}
@@ -44,10 +45,13 @@ class AttentionEffect:
     n_moved_inside: np.ndarray  # (bits,) dequantised keys outside the ball, moved back in for Dense-HIDA
 
 
-def _inside(keys: torch.Tensor) -> tuple[torch.Tensor, int]:
+def _inside(keys: torch.Tensor, rim: float | None = 1.0) -> tuple[torch.Tensor, int]:
+    """Keys at or past the rim (None: the space has none) moved radially to rim (1 - RIM_MARGIN); and how many."""
+    if rim is None:
+        return keys, 0
     norm = keys.norm(dim=-1, keepdim=True)
-    out = norm >= 1.0 - RIM_MARGIN
-    return torch.where(out, keys * ((1.0 - RIM_MARGIN) / norm), keys), int(out.sum())
+    out = norm >= rim * (1.0 - RIM_MARGIN)
+    return torch.where(out, keys * (rim * (1.0 - RIM_MARGIN) / norm), keys), int(out.sum())
 
 
 def attention_effect(keys: torch.Tensor, **kwargs) -> AttentionEffect:
@@ -97,9 +101,10 @@ def _effect(
     for j, b in enumerate(bits):
         ck = quantize(k, method, bits=b, **options)
         nbytes[j] = ck.nbytes / m
-        k_hat, moved[j] = _inside(ck.dequantize())
+        k_raw = ck.dequantize()
         for a, gm in enumerate(geometries):
-            kh = k_hat if gm == "poincare" else ck.dequantize()
+            kh, n_out = _inside(k_raw, GEOMETRIES[gm].rim(1.0))
+            moved[j] = max(moved[j], n_out)
             for i, e in enumerate(eps):
                 o, o_hat = full_out[(gm, e)], ida(q, kh, v, eps=e, geometry=gm)
                 rel[a, i, j] = float((o_hat - o).norm() / o.norm())

@@ -19,7 +19,7 @@ from georesolver_core.device import one_cpu_thread
 from georesolver_core.theory.compression import hcc_compression_ratio, hcc_error_bound, kv_cache_bytes
 from georesolver_core.validate import check_positive_int
 
-BASELINES = tuple(m for m in QUANTIZERS if m != "hcc")
+BASELINES = ("uniform", "kivi-channel", "kivi-token", "hcc-rotated")  # what HCC is compared with
 SWEEP_BITS = (1, 2, 3, 4, 5, 6, 8, 10)
 SWEEP_ELEMENTS = 1 << 16  # n d per point of the sweep and of the ratio curve (at most 1024 keys)
 RATIO_DIMS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)

@@ -22,6 +22,24 @@ def safe_sqrt(s: torch.Tensor) -> torch.Tensor:
     return torch.where(pos, torch.sqrt(torch.where(pos, s, torch.ones_like(s))), torch.zeros_like(s))
 
 
+def stable_norm(x: torch.Tensor) -> torch.Tensor:
+    """||x|| over the last dim, keepdim, without overflow: x is scaled by its largest entry first, so
+    coordinates up to the float's maximum give a finite norm (plain sqrt(sum x^2) is inf from 1.8e19 in
+    float32). Gradient 0 at x = 0, like ``safe_sqrt``. (..., d) -> (..., 1)."""
+    scale = x.detach().abs().amax(dim=-1, keepdim=True)  # (..., 1); the norm is homogeneous in it
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    y = x / scale
+    return scale * safe_sqrt((y * y).sum(-1, keepdim=True))
+
+
+def smooth_ratio(x: torch.Tensor, fn, limit: float) -> torch.Tensor:
+    """fn(x) / x with its limit at x = 0, twice differentiable there (the double ``where`` keeps the
+    unused branch's gradient finite). Used for d^2 as x * (f(sqrt x) / sqrt x)^2."""
+    pos = x > 0
+    safe = torch.where(pos, x, torch.ones_like(x))
+    return torch.where(pos, fn(safe) / safe, torch.full_like(x, limit))
+
+
 def pairwise_sq_norms(x: torch.Tensor, y: torch.Tensor, *, plus: bool = False) -> torch.Tensor:
     """|x_i - y_j|^2 (or |x_i + y_j|^2 with ``plus``) for x (..., n, d), y (..., m, d) -> (..., n, m)."""
     batch = broadcast_batch(["x", "y"], [x.shape[:-2], y.shape[:-2]])

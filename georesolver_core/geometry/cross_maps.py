@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from georesolver_core.geometry._pairwise import stable_norm
 from georesolver_core.validate import check_finite, check_positive_int
 
 
@@ -30,8 +31,18 @@ def stereographic_map(c: torch.Tensor) -> torch.Tensor:
     The origin goes to the north pole e_{d+1}, the unit sphere to the equator; a conformal bijection.
     """
     check_finite("c", c)
-    sq = (c * c).sum(-1, keepdim=True)  # (..., 1)
-    return torch.cat([2.0 * c, 1.0 - sq], dim=-1) / (1.0 + sq)
+    r = stable_norm(c)  # (..., 1)
+    far = r > 1.0
+    # Inside the unit ball the formula as written; outside, in s = 1/r and the direction u = c/r, so that
+    # huge c (|c|^2 overflows from 1.8e19 in float32) still lands near the south pole: 2c/(1 + r^2) =
+    # 2 u s / (1 + s^2), (1 - r^2)/(1 + r^2) = (s^2 - 1)/(s^2 + 1). The double where keeps gradients finite.
+    near_c = torch.where(far, torch.zeros_like(c), c)
+    sq = (near_c * near_c).sum(-1, keepdim=True)  # (..., 1), <= 1
+    inner = torch.cat([2.0 * near_c, 1.0 - sq], dim=-1) / (1.0 + sq)
+    r_far = torch.where(far, r, torch.ones_like(r))
+    s = 1.0 / r_far
+    outer = torch.cat([2.0 * (c / r_far) * s, s * s - 1.0], dim=-1) / (1.0 + s * s)
+    return torch.where(far, outer, inner)
 
 
 class LearnableSphereMap(nn.Module):

@@ -18,7 +18,7 @@ import math
 import geoopt
 import torch
 
-from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt
+from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt, smooth_ratio, stable_norm
 
 BALL_SCALE = 0.9  # the paper's projection x = 0.9 tanh(z) keeps points 10% inside the rim
 
@@ -43,6 +43,16 @@ def _dist_from_u(u: torch.Tensor, c: float) -> torch.Tensor:
     return (2.0 / math.sqrt(c)) * torch.asinh(safe_sqrt(0.5 * u))
 
 
+def _sq_dist_from_u(u: torch.Tensor, c: float) -> torch.Tensor:
+    """d^2 = (4/c) asinh(sqrt(x))^2 with x = u/2, written as (4/c) x (asinh(s)/s)^2, s = sqrt(x): smooth at
+    x = 0, so the Hessian at x = y is 2 lambda^2 I (squaring the distance would give 0 there, the
+    distance's gradient being set to 0 at x = y)."""
+    x = 0.5 * u
+    s = safe_sqrt(x)
+    ratio = smooth_ratio(s, torch.asinh, 1.0)  # asinh(s)/s, -> 1 as s -> 0
+    return (4.0 / c) * x * ratio * ratio
+
+
 def pairwise_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """d_c(x_i, y_j). (..., n, d), (..., m, d) -> (..., n, m)."""
     nx = (x * x).sum(-1, keepdim=True)  # (..., n, 1)
@@ -52,7 +62,9 @@ def pairwise_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch
 
 def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """d_c(x_i, y_j)^2, smooth at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
-    return pairwise_distance(x, y, c=c) ** 2
+    nx = (x * x).sum(-1, keepdim=True)  # (..., n, 1)
+    ny = (y * y).sum(-1).unsqueeze(-2)  # (..., 1, m)
+    return _sq_dist_from_u(_u(pairwise_sq_norms(x, y), nx, ny, c), c)
 
 
 def distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
@@ -62,8 +74,9 @@ def distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
 
 
 def sq_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
-    """d_c(x, y)^2 elementwise over the last dim. (..., d), (..., d) -> (...)."""
-    return distance(x, y, c) ** 2
+    """d_c(x, y)^2 elementwise over the last dim, smooth at x = y. (..., d), (..., d) -> (...)."""
+    diff = x - y
+    return _sq_dist_from_u(_u((diff * diff).sum(-1), (x * x).sum(-1), (y * y).sum(-1), c), c)
 
 
 def riemannian_hessian(x: torch.Tensor, g: torch.Tensor, h: torch.Tensor, c: float = 1.0) -> torch.Tensor:
@@ -90,7 +103,7 @@ def to_ball(z: torch.Tensor, *, c: float = 1.0, scale: float = BALL_SCALE) -> to
 
     Radial (not coordinate-wise) so that ||x|| <= scale / sqrt(c) < 1 / sqrt(c) in any dimension.
     """
-    norm = safe_sqrt((z * z).sum(-1, keepdim=True))  # (..., 1)
+    norm = stable_norm(z)  # (..., 1); finite for every finite z, so huge z lands on the 0.9 sphere
     # tanh(r)/r -> 1 as r -> 0; the where keeps the zero vector at the origin with a finite gradient.
     ratio = torch.where(norm > 0, torch.tanh(norm) / torch.where(norm > 0, norm, torch.ones_like(norm)), 1.0)
     return (scale / math.sqrt(c)) * ratio * z

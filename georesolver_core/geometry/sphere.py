@@ -12,7 +12,7 @@ import functools
 import geoopt
 import torch
 
-from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt
+from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt, smooth_ratio
 
 
 @functools.lru_cache(maxsize=1)
@@ -28,9 +28,23 @@ def pairwise_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return 2.0 * torch.atan2(minus, plus)
 
 
+def _theta_sq(minus_sq: torch.Tensor, plus_sq: torch.Tensor) -> torch.Tensor:
+    """theta^2 = (2 atan2(a, b))^2 from a^2 = |x - y|^2 and b^2 = |x + y|^2, smooth at x = y.
+
+    Up to a right angle (a <= b) it is 4 t (atan(sqrt t) / sqrt t)^2 with t = a^2 / b^2, analytic in t,
+    so the Hessian at x = y is 2 I (squaring the distance would give 0 there); beyond, where a > 0,
+    the plain angle squared (still exact up to antipodal pairs, b = 0).
+    """
+    near = minus_sq <= plus_sq
+    t = minus_sq / torch.where(near, plus_sq, torch.ones_like(plus_sq))  # (...), in [0, 1] where near
+    ratio = smooth_ratio(safe_sqrt(t), torch.atan, 1.0)  # atan(s)/s, -> 1 as s -> 0
+    far = 2.0 * torch.atan2(safe_sqrt(torch.where(near, torch.ones_like(minus_sq), minus_sq)), safe_sqrt(plus_sq))
+    return torch.where(near, 4.0 * t * ratio * ratio, far * far)
+
+
 def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """d_S(x_i, y_j)^2. (..., n, d), (..., m, d) -> (..., n, m)."""
-    return pairwise_distance(x, y) ** 2
+    """d_S(x_i, y_j)^2, smooth at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
+    return _theta_sq(pairwise_sq_norms(x, y), pairwise_sq_norms(x, y, plus=True))
 
 
 def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -40,8 +54,9 @@ def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """d_S(x, y)^2 elementwise over the last dim. (..., d), (..., d) -> (...)."""
-    return distance(x, y) ** 2
+    """d_S(x, y)^2 elementwise over the last dim, smooth at x = y. (..., d), (..., d) -> (...)."""
+    minus, plus = x - y, x + y
+    return _theta_sq((minus * minus).sum(-1), (plus * plus).sum(-1))
 
 
 def normalise(x: torch.Tensor) -> torch.Tensor:

@@ -29,7 +29,7 @@ import torch
 
 from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.geometry.sphere import tangent_basis  # noqa: F401 - re-exported for callers
-from georesolver_core.landscape.two_key import check_kernel, retrieval_loss
+from georesolver_core.landscape.two_key import check_kernel, retrieval_loss, riemannian_grad_sq
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
 
 
@@ -68,9 +68,13 @@ def riemannian_hessian(f, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> 
     return GEOMETRIES[geometry].riemannian_hessian(x, g, h, check_curvature(c))
 
 
+POINTS = ("equidistant", "target")  # q_0, where every key has weight 1/n; q = k_1, the paper's IDA point
+
+
 @dataclass
 class HessianSpectrum:
-    """Eigenvalues of the Riemannian Hessian at the equidistant initialisation, and their spread."""
+    """Eigenvalues of the Riemannian Hessian at one point (the equidistant initialisation or the target
+    key), their spread, and the gradient norm there (a saddle or minimum needs it to vanish)."""
 
     n: int
     kernel: str
@@ -80,6 +84,8 @@ class HessianSpectrum:
     spread: float  # largest |eigenvalue| / smallest non-zero |eigenvalue|
     n_flat: int  # eigenvalues with |lambda| <= 1e-9 * curvature (directions the loss cannot see)
     n_negative: int  # directions of negative curvature (the initialisation is not a minimum)
+    point: str = "equidistant"  # where: "equidistant" (q_0) or "target" (q = k_1)
+    grad_norm: float = math.nan  # Riemannian |grad L| at the point
 
 
 def hessian_spectrum(
@@ -92,21 +98,29 @@ def hessian_spectrum(
     c: float = 1.0,
     tau: float | None = None,
     dtype: torch.dtype = torch.float64,
+    point: str = "equidistant",
 ) -> HessianSpectrum:
-    """Lemma 2: autograd Hessian of L(q) = (1 - W_1(q))^2 at the equidistant q_0; eigenvalues and spread.
+    """Lemma 2: autograd Hessian of L(q) = (1 - W_1(q))^2 at q_0 (point "equidistant") or at the target
+    key q = k_1 (point "target"); eigenvalues, spread and the gradient norm there.
 
     tau defaults to sqrt(n). Flat directions (|lambda| <= 1e-9 max |lambda|) are excluded from the
-    spread and counted in ``n_flat``: softmax has one (moving q_0 towards all keys equally).
+    spread and counted in ``n_flat``: softmax has one at q_0 (moving q_0 towards all keys equally).
     """
     check_kernel(kernel)
     eps = check_eps(eps)
+    if point not in POINTS:
+        raise ValueError(f"point must be one of {POINTS} (got {point!r})")
     q0, keys = equidistant_setup(n, geometry=geometry, rho=rho, c=c, dtype=dtype)
+    q0 = q0 if point == "equidistant" else keys[0].clone()
     tau = math.sqrt(n) if tau is None else float(tau)
 
     def f(q: torch.Tensor) -> torch.Tensor:
         return retrieval_loss(q[None], keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)[0]
 
     hess = riemannian_hessian(f, q0, geometry=geometry, c=c)
+    qg = q0.clone().requires_grad_(True)
+    (egrad,) = torch.autograd.grad(f(qg), qg)  # (d,)
+    grad_norm = float(riemannian_grad_sq(q0, egrad, geometry=geometry, c=c).sqrt())
     ev = torch.linalg.eigvalsh(0.5 * (hess + hess.T)).cpu().double().numpy()
     mag = np.abs(ev)
     curvature = float(mag.max())
@@ -121,6 +135,8 @@ def hessian_spectrum(
         spread=spread,
         n_flat=int((~live).sum()),
         n_negative=int((ev < -1e-9 * curvature).sum()),
+        point=point,
+        grad_norm=grad_norm,
     )
 
 

@@ -89,6 +89,18 @@ def softmax_width_lower_bound_bounded(n, delta, b=1.0):
     return (delta_log(n, delta) / (2.0 * float(b) ** 2)) ** 2
 
 
+def softmax_width_lower_bound_all_keys(n, delta, b=1.0):
+    """The width softmax needs when EVERY key is retrieved by its own query (W_ii >= 1 - delta for all i),
+    coordinates in [-b, b], scale 1/sqrt d (our derivation).
+
+    sum_{i != j} (k_i.k_i - k_i.k_j) = n sum_i |k_i|^2 - |sum_i k_i|^2 <= n^2 d b^2, so some key i has mean
+    logit gap at most n b^2 sqrt(d) / (n - 1); by Jensen W_ii <= 1 / (1 + (n - 1) exp(-that)). Hence
+    d >= ((n - 1) log((n-1)(1-delta)/delta) / (n b^2))^2, about 4x the single-query bound.
+    """
+    n = _f(n)
+    return ((n - 1.0) * delta_log(n, delta) / (n * float(b) ** 2)) ** 2
+
+
 def gaussian_nn_radius_sq(n, d, sigma=1.0):
     """Dense-key degradation (section 2.3): for Gaussian keys, r^2 = Theta(d sigma^2 n^{-2/d}) (constant 1 here).
 

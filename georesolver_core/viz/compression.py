@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import base_layout, equal_aspect, unit_disk_shapes
+from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, unit_disk_shapes
 
 METHOD_COLORS = {
     "hcc": "#d62728",
@@ -16,6 +16,13 @@ METHOD_COLORS = {
     "kivi-token": "#17becf",
     "uniform": "#7f7f7f",
 }
+
+
+def _legend_below(fig: go.Figure) -> go.Figure:
+    """Long legends go under the plot, where they cannot cover the title."""
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0))
+    fig.update_layout(margin=dict(b=150))
+    return fig
 
 
 def _segments(a: np.ndarray, b: np.ndarray) -> tuple[list, list]:
@@ -47,7 +54,7 @@ def disk_figure(keys: np.ndarray, recon: dict[str, np.ndarray], title: str = "",
         )  # fmt: skip
     fig.update_layout(shapes=unit_disk_shapes())
     base_layout(fig, title, "x1", "x2", height=height)
-    return equal_aspect(fig)
+    return _legend_below(equal_aspect(fig))
 
 
 def error_histogram(
@@ -62,10 +69,11 @@ def error_histogram(
         )  # fmt: skip
     fig.add_vline(
         x=bound, line=dict(color="black", dash="dash", width=2),
-        annotation_text=f"bound 4(2^-b + 2^-b_r) = {bound:.3g}", annotation_position="top",
+        annotation_text=f"bound 4(2^-b + 2^-b_r) = {bound:.3g}", annotation_position="top right",
     )  # fmt: skip
     fig.update_layout(barmode="overlay")
-    return base_layout(fig, title, "squared reconstruction error ||k - k_hat||^2", "number of keys")
+    base_layout(fig, title, "squared reconstruction error ||k - k_hat||^2", "number of keys")
+    return _legend_below(fig)
 
 
 def pareto_figure(
@@ -87,14 +95,15 @@ def pareto_figure(
             go.Scatter(x=rows["bytes_per_key"], y=rows["max_sq_error"], mode="lines", name=f"{method} (max)",
                        line=dict(color=color, dash="dot"), legendgroup=method, showlegend=False)
         )  # fmt: skip
-    if highlight is not None:
-        fig.add_vline(
-            x=highlight[1], line=dict(color="black", dash="dash"),
-            annotation_text=f"{highlight[0]}: {highlight[1]:.1f} bytes/key",
+    if highlight is not None:  # a trace, not add_vline: vline annotations misplace log-axis ranges
+        lo, hi = float(sweep["mean_sq_error"].min()), float(sweep["max_sq_error"].max())
+        fig.add_trace(
+            go.Scatter(x=[highlight[1], highlight[1]], y=[lo, hi], mode="lines", name=highlight[0],
+                       line=dict(color="black", dash="dash"))
         )  # fmt: skip
     fig.update_yaxes(type="log")
-    fig.update_xaxes(type="log")
-    return base_layout(fig, title, "storage per key (bytes, side data included)", "squared error ||k - k_hat||^2")
+    base_layout(fig, title, "storage per key (bytes, side data included)", "squared error ||k - k_hat||^2")
+    return _legend_below(fig)
 
 
 def ratio_figure(ratio: pd.DataFrame, title: str = "") -> go.Figure:
@@ -113,7 +122,8 @@ def ratio_figure(ratio: pd.DataFrame, title: str = "") -> go.Figure:
                    name="measured: every coordinate (the proof's quantiser)", line=dict(color="#9467bd"))
     )  # fmt: skip
     fig.update_xaxes(type="log")
-    return base_layout(fig, title, "key dimension d_h", "compression ratio vs float32 keys")
+    base_layout(fig, title, "key dimension d_h", "compression ratio vs float32 keys")
+    return _legend_below(fig)
 
 
 def memory_figure(table: pd.DataFrame, title: str = "") -> go.Figure:
@@ -140,7 +150,7 @@ def attention_effect_figure(effect, title: str = "") -> go.Figure:
                                         "top-1 key agrees with full keys"),
     )  # fmt: skip
     dashes = ["solid", "dash", "dot", "dashdot"]
-    palette = {"euclidean": "#1f77b4", "poincare": "#d62728"}
+    palette = GEOMETRY_COLORS
     for a, gm in enumerate(effect.geometries):
         label = ATTENTION_GEOMETRIES.get(gm, gm)
         for i, eps in enumerate(effect.eps):

@@ -304,6 +304,7 @@ def comm_figure(rows: list[dict], *, per: str = "batch", height: int = 420) -> g
             )
     y = "bytes per batch (all workers)" if per == "batch" else "bytes per query"
     base_layout(fig, f"Measured traffic ({y})", "batch size B (queries)", y, height)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
     fig.update_xaxes(type="log")
     fig.update_yaxes(type="log")
     return fig
