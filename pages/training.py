@@ -9,7 +9,7 @@ import torch
 import ui
 
 from georesolver_core.attention import ATTENTION
-from georesolver_core.device import device_label
+from georesolver_core.device import device_label, one_cpu_thread
 from georesolver_core.model.gate import gate_bound
 from georesolver_core.tasks import TASKS
 from georesolver_core.train import (
@@ -64,9 +64,14 @@ with st.container(border=True):
     with c6:
         eps = ui.log_slider("eps (inverse-distance regulariser)", "trn_eps", 1e-4, 10.0, 0.1)
     with c7:
-        lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 3e-3)
+        lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 2e-3)
     steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
-    gating = st.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
+    g1, g2 = st.columns(2)
+    gating = g1.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
+    memory = g2.toggle(
+        "Memory path: SIDA -> GSR -> DMG (section 11.1)", value=False, key="trn_memory", bind="query-params",
+        help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
+    )  # fmt: skip
 
 task_size = None
 if size_arg is not None:
@@ -76,10 +81,22 @@ if size_arg is not None:
 spec_error = None
 try:
     spec = RunSpec(
-        task=task, attention=model, size=task_size, d_model=width, n_layers=layers, eps=eps, gating=gating
+        task=task,
+        attention=model,
+        size=task_size,
+        d_model=width,
+        n_layers=layers,
+        eps=eps,
+        gating=gating,
+        memory="gsr" if memory else "none",
     )
     config = TrainConfig(
-        steps=int(steps), lr=lr, batch_size=64, eval_every=25, seed=ui.settings().seed, device="auto"
+        steps=int(steps),
+        lr=lr,
+        batch_size=64,
+        eval_every=25,
+        seed=ui.settings().seed,
+        device=ui.settings().device.type,
     )
 except ValueError as err:
     spec, config, spec_error = None, None, str(err)
@@ -115,7 +132,8 @@ def _step() -> None:
     run = _active()
     if run is not None:
         run["status"] = "paused"
-        run["trainer"].run(steps=1)
+        with one_cpu_thread(run["trainer"].device):
+            run["trainer"].run(steps=1)
 
 
 # Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
@@ -144,7 +162,10 @@ if spec_error:
 build_error = state.pop("trn_error", None)
 if build_error:
     st.error(build_error)
-st.caption(f"Device: **{device_label(resolve_device('auto'))}** (CUDA when available, else CPU)")
+st.caption(
+    f"Device: **{device_label(resolve_device(config.device if config else 'auto'))}** "
+    "(the sidebar's device: CUDA when available, else CPU)"
+)
 
 active = _active()
 
@@ -156,10 +177,11 @@ def live() -> None:
     if run is not None and run["status"] == "running":
         trainer = run["trainer"]
         t0 = time.perf_counter()
-        while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
-            trainer.run(steps=1)
-            if trainer.diverged or trainer.message and "reached" in trainer.message:
-                break
+        with one_cpu_thread(trainer.device):  # small models: extra threads only add synchronisation
+            while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
+                trainer.run(steps=1)
+                if trainer.diverged or trainer.message and "reached" in trainer.message:
+                    break
         if trainer.diverged or trainer.step >= trainer.config.steps:
             run["status"] = "diverged" if trainer.diverged else "finished"
             st.rerun()  # the whole page: stops the timer and refreshes the table

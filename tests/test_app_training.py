@@ -90,3 +90,12 @@ def test_corrupt_upload_is_refused_with_an_error(at):
 
     with pytest.raises(ValueError, match="not a readable checkpoint"):
         load_checkpoint(b"\x00garbage")
+
+
+def test_memory_path_run_starts(at):
+    set_and_run(at, trn_task="recall")
+    set_and_run(at, trn_model="ida", trn_memory=True, trn_size=4, trn_width=16, trn_layers=1, trn_steps=10)
+    _click(at, "trn_start")
+    assert _runs(at)[-1]["spec"].memory == "gsr" and _runs(at)[-1]["trainer"].step >= 1
+    _click(at, "trn_reset")
+    set_and_run(at, trn_memory=False)

@@ -116,3 +116,21 @@ def test_wrong_input_shape_is_a_clear_error():
     model = build_model(ModelConfig(d_in=4, n_classes=2, max_len=5, d_model=8, n_heads=2))
     with pytest.raises(ValueError, match="x must have shape"):
         model(torch.randn(2, 6, 4))
+
+
+def test_memory_path_routes_to_a_growing_preallocated_pool():
+    """SIDA -> GSR -> DMG: the pool spawns prototypes, the value table keeps its shape, gradients reach it."""
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(d_in=6, n_classes=3, max_len=7, d_model=16, n_heads=2, memory="gsr"))
+    memory = model.blocks[0].memory
+    shape = memory.values.shape
+    for _ in range(3):
+        model(torch.randn(4, 7, 6)).square().mean().backward()
+    assert 1 <= memory.pool.n_active <= memory.pool.config.capacity
+    assert memory.values.shape == shape and memory.values.grad is not None
+    assert bool(torch.isfinite(memory.values.grad).all()) and memory.values.grad.abs().sum() > 0
+    assert model.blocks[0].gate.token is not None  # the token gate beta_i mixes the two paths
+    model.eval()
+    n = memory.pool.n_active
+    model(torch.randn(2, 7, 6))
+    assert memory.pool.n_active == n  # evaluation does not grow the pool
