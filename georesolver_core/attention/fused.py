@@ -37,7 +37,11 @@ FUSED_MIN_PAIRS = 2048  # crossover measured on a 2-core CPU: 64 x 64 pairs and 
 
 def fused_preferred(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, spec: KernelSpec) -> bool:
     """What ``impl="auto"`` picks: the fused kernel where it applies and the problem is big enough
-    (below ``FUSED_MIN_PAIRS`` query-key pairs the naive kernel's fewer, smaller calls are faster)."""
+    (below ``FUSED_MIN_PAIRS`` query-key pairs the naive kernel's fewer, smaller calls are faster).
+    CPU only: the tile scheduler is a CPU thread pool, and on CUDA its per-tile launches would stall
+    the stream, so GPU inputs take the reference kernel (or ``impl="flex"``)."""
+    if q.device.type != "cpu":
+        return False
     return q.shape[-2] * k.shape[-2] >= FUSED_MIN_PAIRS and fused_supported(q, k, v, spec)
 
 
