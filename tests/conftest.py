@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import project, to_ball
+from georesolver_core.geometry import embed
 
 DTYPES = [torch.float32, torch.float64]
 GEOMETRY_NAMES = ["euclidean", "poincare", "sphere"]
@@ -26,11 +26,7 @@ def random_points(geometry: str, *shape: int, dtype=torch.float64, seed: int = 0
     """Random valid points of a geometry: Gaussian in R^d, mapped into the ball, or normalised."""
     g = torch.Generator().manual_seed(seed)
     z = torch.randn(*shape, generator=g, dtype=torch.float64)
-    if geometry == "poincare":
-        z = to_ball(z, c=c)
-    elif geometry == "sphere":
-        z = project(z, geometry="sphere")
-    return z.to(dtype)
+    return embed(z, geometry=geometry, c=c).to(dtype)
 
 
 def tol(dtype) -> dict:

@@ -14,20 +14,22 @@ import torch
 from georesolver_core.attention import ida, ida_weights
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_supported
 from georesolver_core.attention.fused_schedule import Schedule, _pool
-from georesolver_core.attention.kernel import reference_ida, reference_ida_weights
+from georesolver_core.attention.reference import reference_ida, reference_ida_weights
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench import peak_memory_mb
-from georesolver_core.geometry import to_ball
+from georesolver_core.geometry import embed
 
 GEOMETRIES = ["euclidean", "poincare", "sphere"]
+
+
+def spec(eps, geometry="euclidean", causal=False, c=1.0, counts=None):
+    """The kernels' spec from the keywords of the public functions."""
+    return KernelSpec(eps, geometry, c, keys=CAUSAL if causal else ALL_KEYS, counts=counts)
 SMALL = dict(block_q=16, block_k=16)  # several tiles even on small inputs, with ragged edges
 
 
 def to_geometry(geometry, z):
-    if geometry == "poincare":
-        return to_ball(z)
-    if geometry == "sphere":
-        return z / z.norm(dim=-1, keepdim=True)
-    return z
+    return embed(z, geometry=geometry)
 
 
 def points(geometry, *shape, dtype=torch.float64, seed=0):
@@ -70,9 +72,9 @@ def test_matches_reference_float64(geometry, causal, eps):
     q, k, v = qkv(geometry)
     gout = torch.randn(q.shape[0], q.shape[1], v.shape[-1], dtype=torch.float64)
     fast = grads(
-        lambda a, b, c: fused_ida(a, b, c, eps=eps, geometry=geometry, causal=causal, **SMALL), (q, k, v), gout
+        lambda a, b, c: fused_ida(a, b, c, spec(eps=eps, geometry=geometry, causal=causal), **SMALL), (q, k, v), gout
     )
-    ref = grads(lambda a, b, c: reference_ida(a, b, c, eps=eps, geometry=geometry, causal=causal), (q, k, v), gout)
+    ref = grads(lambda a, b, c: reference_ida(a, b, c, spec(eps=eps, geometry=geometry, causal=causal)), (q, k, v), gout)
     for name, a, b in zip(["o", "dq", "dk", "dv"], fast, ref, strict=True):
         assert rel(a, b) < 1e-9, f"{name}: relative error {rel(a, b):.2e}"
 
@@ -83,10 +85,10 @@ def test_float32_matches_float64_reference(geometry, eps):
     # d = 64, exact duplicates and pairs 1e-3 apart: the plain matmul form would lose both in float32.
     q, k, v = qkv(geometry, n=150, m=170, d=64, dv=32, heads=2, near=1e-3)
     gout = torch.randn(2, 150, 32, dtype=torch.float64)
-    ref = grads(lambda a, b, c: reference_ida(a, b, c, eps=eps, geometry=geometry), (q, k, v), gout)
+    ref = grads(lambda a, b, c: reference_ida(a, b, c, spec(eps=eps, geometry=geometry)), (q, k, v), gout)
     low = [t.float() for t in (q, k, v)]
-    f32 = grads(lambda a, b, c: fused_ida(a, b, c, eps=eps, geometry=geometry), low, gout)
-    r32 = grads(lambda a, b, c: reference_ida(a, b, c, eps=eps, geometry=geometry), low, gout)
+    f32 = grads(lambda a, b, c: fused_ida(a, b, c, spec(eps=eps, geometry=geometry)), low, gout)
+    r32 = grads(lambda a, b, c: reference_ida(a, b, c, spec(eps=eps, geometry=geometry)), low, gout)
     for name, a, b, c in zip(["o", "dq", "dk", "dv"], f32, r32, ref, strict=True):
         assert a.dtype == torch.float32
         # As accurate as float32 allows: within a small factor of the float32 reference's own error
@@ -100,9 +102,9 @@ def test_weights_match_reference_and_rows_sum_to_one(geometry, causal):
     q, k, _ = qkv(geometry, n=29, m=23)
     gW = torch.randn(2, 29, 23, dtype=torch.float64)
     fast = grads(
-        lambda a, b: fused_ida_weights(a, b, eps=1e-3, geometry=geometry, causal=causal, **SMALL), (q, k), gW
+        lambda a, b: fused_ida_weights(a, b, spec(eps=1e-3, geometry=geometry, causal=causal), **SMALL), (q, k), gW
     )
-    ref = grads(lambda a, b: reference_ida_weights(a, b, eps=1e-3, geometry=geometry, causal=causal), (q, k), gW)
+    ref = grads(lambda a, b: reference_ida_weights(a, b, spec(eps=1e-3, geometry=geometry, causal=causal)), (q, k), gW)
     for a, b in zip(fast, ref, strict=True):
         assert rel(a, b) < 1e-9
     sums = fast[0].sum(-1)
@@ -119,11 +121,11 @@ def test_gradcheck_float64(geometry, causal):
     inputs = [t.clone().requires_grad_() for t in (q, k, v)]
 
     def f(a, b, c):
-        return fused_ida(a, b, c, eps=0.05, geometry=geometry, causal=causal)
+        return fused_ida(a, b, c, spec(eps=0.05, geometry=geometry, causal=causal))
 
     assert torch.autograd.gradcheck(f, inputs, atol=1e-6, fast_mode=True)
     assert torch.autograd.gradcheck(
-        lambda a, b: fused_ida_weights(a, b, eps=0.05, geometry=geometry, causal=causal),
+        lambda a, b: fused_ida_weights(a, b, spec(eps=0.05, geometry=geometry, causal=causal)),
         inputs[:2],
         atol=1e-6,
         fast_mode=True,
@@ -134,7 +136,7 @@ def test_gradcheck_float64(geometry, causal):
 def test_double_backward_through_reference(geometry):
     q, k, v = qkv(geometry, n=3, m=4, d=2, dv=2, heads=1, dup=False)
     inputs = [t.clone().requires_grad_() for t in (q, k, v)]
-    f = lambda a, b, c: fused_ida(a, b, c, eps=0.1, geometry=geometry)  # noqa: E731
+    f = lambda a, b, c: fused_ida(a, b, c, spec(eps=0.1, geometry=geometry))  # noqa: E731
     assert torch.autograd.gradgradcheck(f, inputs, fast_mode=True)
 
 
@@ -142,12 +144,12 @@ def test_double_backward_through_reference(geometry):
 def test_exact_retrieval_float32(geometry):
     """q = k rows at eps = 1e-6 in float32: the matched key takes the weight the float64 reference gives it."""
     q = points(geometry, 1, 256, 64, dtype=torch.float64)
-    ref = reference_ida_weights(q, q, eps=1e-6, geometry=geometry).diagonal(dim1=-2, dim2=-1)
-    fast = fused_ida_weights(q.float(), q.float(), eps=1e-6, geometry=geometry).diagonal(dim1=-2, dim2=-1)
+    ref = reference_ida_weights(q, q, spec(eps=1e-6, geometry=geometry)).diagonal(dim1=-2, dim2=-1)
+    fast = fused_ida_weights(q.float(), q.float(), spec(eps=1e-6, geometry=geometry)).diagonal(dim1=-2, dim2=-1)
     assert ref.min() > 0.999
     assert (fast.double() - ref).abs().max() < 1e-6
     v = torch.randn(1, 256, 8)
-    out = fused_ida(q.float(), q.float(), v, eps=1e-6, geometry=geometry)
+    out = fused_ida(q.float(), q.float(), v, spec(eps=1e-6, geometry=geometry))
     assert rel(out, v) < 2e-3
 
 
@@ -156,7 +158,7 @@ def test_exact_retrieval_float32(geometry):
 def test_finite_gradients_at_q_equal_k(geometry, dtype):
     q = points(geometry, 2, 40, 16, dtype=dtype).requires_grad_()
     v = torch.randn(2, 40, 4, dtype=dtype, requires_grad=True)
-    fused_ida(q, q, v, eps=1e-6, geometry=geometry).square().sum().backward()
+    fused_ida(q, q, v, spec(eps=1e-6, geometry=geometry)).square().sum().backward()
     assert torch.isfinite(q.grad).all() and torch.isfinite(v.grad).all()
 
 
@@ -167,9 +169,9 @@ def test_poincare_near_rim(dtype, radius):
     k = radius * k / k.norm(dim=-1, keepdim=True)
     k[:, ::4] = q[:, ::4]
     gout = torch.randn(1, 30, 3, dtype=torch.float64)
-    ref = grads(lambda a, b, c: reference_ida(a, b, c, eps=1e-3, geometry="poincare"), (q, k, v), gout)
+    ref = grads(lambda a, b, c: reference_ida(a, b, c, spec(eps=1e-3, geometry="poincare")), (q, k, v), gout)
     fast = grads(
-        lambda a, b, c: fused_ida(a, b, c, eps=1e-3, geometry="poincare", **SMALL),
+        lambda a, b, c: fused_ida(a, b, c, spec(eps=1e-3, geometry="poincare"), **SMALL),
         [t.to(dtype) for t in (q, k, v)],
         gout,
     )
@@ -182,8 +184,8 @@ def test_sphere_antipodal_pairs():
     q, k, v = qkv("sphere", n=20, m=20, d=4, heads=1, dup=False)
     k[:, ::2] = -q[:, ::2]
     gout = torch.randn(1, 20, 3, dtype=torch.float64)
-    ref = grads(lambda a, b, c: reference_ida(a, b, c, eps=1e-2, geometry="sphere"), (q, k, v), gout)
-    fast = grads(lambda a, b, c: fused_ida(a, b, c, eps=1e-2, geometry="sphere", **SMALL), (q, k, v), gout)
+    ref = grads(lambda a, b, c: reference_ida(a, b, c, spec(eps=1e-2, geometry="sphere")), (q, k, v), gout)
+    fast = grads(lambda a, b, c: fused_ida(a, b, c, spec(eps=1e-2, geometry="sphere"), **SMALL), (q, k, v), gout)
     for a, b in zip(fast, ref, strict=True):
         assert rel(a, b) < 1e-9
 
@@ -191,11 +193,11 @@ def test_sphere_antipodal_pairs():
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 def test_large_eps_averages_values_and_key_permutation_is_invisible(geometry):
     q, k, v = qkv(geometry, n=12, m=15, dup=False)
-    out = fused_ida(q, k, v, eps=1e8, geometry=geometry, **SMALL)
+    out = fused_ida(q, k, v, spec(eps=1e8, geometry=geometry), **SMALL)
     assert torch.allclose(out, v.mean(-2, keepdim=True).expand_as(out), atol=1e-6)
     perm = torch.randperm(15, generator=torch.Generator().manual_seed(3))
-    a = fused_ida(q, k, v, eps=0.1, geometry=geometry, **SMALL)
-    b = fused_ida(q, k[:, perm], v[:, perm], eps=0.1, geometry=geometry, **SMALL)
+    a = fused_ida(q, k, v, spec(eps=0.1, geometry=geometry), **SMALL)
+    b = fused_ida(q, k[:, perm], v[:, perm], spec(eps=0.1, geometry=geometry), **SMALL)
     assert torch.allclose(a, b, atol=1e-12)
 
 
@@ -203,34 +205,34 @@ def test_batch_dims_broadcast_like_the_reference():
     q = torch.randn(3, 2, 9, 4, dtype=torch.float64)
     k = torch.randn(1, 2, 11, 4, dtype=torch.float64)
     v = torch.randn(2, 11, 5, dtype=torch.float64)
-    assert rel(fused_ida(q, k, v, eps=0.1), reference_ida(q, k, v, eps=0.1)) < 1e-12
+    assert rel(fused_ida(q, k, v, spec(eps=0.1)), reference_ida(q, k, v, spec(eps=0.1))) < 1e-12
 
 
 def test_causal_more_queries_than_keys_gives_zero_rows():
     q, k, v = qkv("euclidean", n=10, m=6)
-    out = fused_ida(q, k, v, eps=0.1, causal=True, **SMALL)
+    out = fused_ida(q, k, v, spec(eps=0.1, causal=True), **SMALL)
     assert out[:, :4].abs().max() == 0  # query i sees keys j <= i - 4
-    assert rel(out, reference_ida(q, k, v, eps=0.1, causal=True)) < 1e-12
+    assert rel(out, reference_ida(q, k, v, spec(eps=0.1, causal=True))) < 1e-12
 
 
 def test_public_functions_dispatch_and_reference_stays_reachable():
     q, k, v = qkv("poincare", n=64, m=40)  # 2560 pairs: auto picks the fused kernel
     assert torch.equal(
-        ida(q, k, v, eps=0.1, geometry="poincare"), fused_ida(q, k, v, eps=0.1, geometry="poincare")
+        ida(q, k, v, eps=0.1, geometry="poincare"), fused_ida(q, k, v, spec(eps=0.1, geometry="poincare"))
     )
     assert torch.equal(
         ida(q, k, v, eps=0.1, geometry="poincare", impl="reference"),
-        reference_ida(q, k, v, eps=0.1, geometry="poincare"),
+        reference_ida(q, k, v, spec(eps=0.1, geometry="poincare")),
     )
     W = ida_weights(q, k, eps=0.1, geometry="poincare")
-    assert torch.equal(W, fused_ida_weights(q, k, eps=0.1, geometry="poincare"))
-    assert rel(W, reference_ida_weights(q, k, eps=0.1, geometry="poincare")) < 1e-12
+    assert torch.equal(W, fused_ida_weights(q, k, spec(eps=0.1, geometry="poincare")))
+    assert rel(W, reference_ida_weights(q, k, spec(eps=0.1, geometry="poincare"))) < 1e-12
     small = [t[:, :8] for t in (q, k, v)]  # 64 pairs: auto picks the naive kernel, impl="fused" forces
     assert torch.equal(
-        ida(*small, eps=0.1, geometry="poincare"), reference_ida(*small, eps=0.1, geometry="poincare")
+        ida(*small, eps=0.1, geometry="poincare"), reference_ida(*small, spec(eps=0.1, geometry="poincare"))
     )
     assert torch.equal(
-        ida(*small, eps=0.1, geometry="poincare", impl="fused"), fused_ida(*small, eps=0.1, geometry="poincare")
+        ida(*small, eps=0.1, geometry="poincare", impl="fused"), fused_ida(*small, spec(eps=0.1, geometry="poincare"))
     )
     with pytest.raises(ValueError, match="impl must be one of"):
         ida(q, k, v, eps=0.1, impl="fast")
@@ -240,10 +242,10 @@ def test_public_functions_dispatch_and_reference_stays_reachable():
 
 def test_fallback_where_fused_does_not_apply():
     q = torch.randn(400, 3)
-    assert not fused_supported(q, q, q, 1e-30)  # m / eps would come near the float32 range
-    assert fused_supported(q.double(), q.double(), q.double(), 1e-30)
-    assert not fused_supported(q.half(), q.half(), q.half(), 0.1)
-    assert not fused_supported(q, q.double(), q, 0.1)
+    assert not fused_supported(q, q, q, spec(1e-30))  # m / eps would come near the float32 range
+    assert fused_supported(q.double(), q.double(), q.double(), spec(1e-30))
+    assert not fused_supported(q.half(), q.half(), q.half(), spec(0.1))
+    assert not fused_supported(q, q.double(), q, spec(0.1))
     out = ida(q, q, q, eps=1e-30)  # the reference's ratio form handles it
     assert torch.isfinite(out).all() and torch.allclose(out, q)
 
@@ -251,8 +253,8 @@ def test_fallback_where_fused_does_not_apply():
 def test_tiny_eps_stays_finite_in_float32():
     q = points("euclidean", 1, 50, 4, dtype=torch.float32).requires_grad_()
     v = torch.randn(1, 50, 2, requires_grad=True)
-    assert fused_supported(q, q, v, 1e-30)
-    out = fused_ida(q, q, v, eps=1e-30)
+    assert fused_supported(q, q, v, spec(1e-30))
+    out = fused_ida(q, q, v, spec(eps=1e-30))
     out.sum().backward()
     assert torch.allclose(out, v, atol=1e-6)
     assert torch.isfinite(q.grad).all() and torch.isfinite(v.grad).all()
@@ -261,7 +263,7 @@ def test_tiny_eps_stays_finite_in_float32():
 def test_block_sizes_are_validated():
     q = torch.randn(4, 3)
     with pytest.raises(ValueError, match="block_q must be an integer in"):
-        fused_ida(q, q, q, eps=0.1, block_q=8)
+        fused_ida(q, q, q, spec(eps=0.1), block_q=8)
 
 
 def test_peak_memory_far_below_a_dense_matrix():
@@ -269,7 +271,7 @@ def test_peak_memory_far_below_a_dense_matrix():
     T, d = 2048, 8
     q, k, v = (torch.randn(1, T, d, requires_grad=True) for _ in range(3))
     g = torch.randn(1, T, d)
-    peak = peak_memory_mb(lambda: fused_ida(q, k, v, eps=0.1).backward(g), "cpu")
+    peak = peak_memory_mb(lambda: fused_ida(q, k, v, spec(eps=0.1)).backward(g), "cpu")
     assert peak is not None and peak < 16 / 4
 
 
@@ -280,7 +282,7 @@ def test_peak_memory_far_below_a_dense_matrix():
 def test_worker_threads_agree_with_one_thread(heads, n, block_q):
     q, k, v = qkv("poincare", n=n, m=n, d=4, heads=heads)
     gout = torch.randn(heads, n, 3, dtype=torch.float64)
-    f = lambda a, b, c: fused_ida(a, b, c, eps=1e-3, geometry="poincare", causal=True, block_q=block_q)  # noqa: E731
+    f = lambda a, b, c: fused_ida(a, b, c, spec(eps=1e-3, geometry="poincare", causal=True), block_q=block_q)  # noqa: E731
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -294,7 +296,7 @@ def test_worker_threads_agree_with_one_thread(heads, n, block_q):
 
 
 def _traced_schedule(heads, n, workers, in_flight):
-    sched = Schedule(torch.zeros(heads, n, 4), n, n, 16, 16, causal=False)
+    sched = Schedule(torch.zeros(heads, n, 4), n, n, 16, 16, ALL_KEYS)
     sched.workers, sched.in_flight = workers, in_flight
     sched.chunks = [slice(h, min(heads, h + 5)) for h in range(0, heads, 5)]  # several chunks of 5 heads
     log, lock = [], threading.Lock()
@@ -354,7 +356,7 @@ def test_worker_pool_leaves_the_thread_count_of_new_threads_alone():
     try:
         torch.set_num_threads(5)  # a pool size no other test uses: this call creates it
         q, k, v = qkv("euclidean", n=64, m=64, d=4, heads=8)
-        fused_ida(q, k, v, eps=0.1, block_q=16)
+        fused_ida(q, k, v, spec(eps=0.1), block_q=16)
         seen = []
         worker = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
         worker.start()

@@ -12,9 +12,9 @@ from georesolver_core.attention import CHIDA, fp_hida, l_hida
 from georesolver_core.attention.c_hida import two_point_midpoint
 from georesolver_core.attention.fp_hida import fp_index, fp_index_size_bound, fp_stats
 from georesolver_core.attention.gathered import gathered_ida
-from georesolver_core.attention.kernel import reference_ida
 from georesolver_core.attention.l_hida import gyro_midpoints, hyperbolic_kmeans, l_hida_nystrom
-from georesolver_core.attention.spec import Gathered, KernelSpec
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, Gathered, KernelSpec
 from georesolver_core.geometry import ball
 from tests.conftest import random_points, tol
 
@@ -29,7 +29,7 @@ def _qkv(n=12, d=4, dv=3, batch=(2, 2), dtype=F64, seed=0, grad=True):
 
 
 def _dense(q, k, v, causal=False):
-    return reference_ida(q, k, v, eps=0.1, geometry="poincare", causal=causal)
+    return reference_ida(q, k, v, KernelSpec(0.1, "poincare", keys=CAUSAL if causal else ALL_KEYS))
 
 
 def _assert_same_values_and_grads(fn, q, k, v, causal, dtype=F64):

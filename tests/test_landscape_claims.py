@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from georesolver_core.claims import CLAIMS, CONDITIONAL, FAILS, HOLDS, VERDICTS, run_claim
-from georesolver_core.claims.landscape_claims import PAGE, _shape_verdict, spurious_minima_counts
+from georesolver_core.claims.landscape import PAGE, _shape_verdict, spurious_minima_counts
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.theory import landscape as th
 

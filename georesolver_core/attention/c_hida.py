@@ -20,7 +20,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from georesolver_core.attention.kernel import reference_ida
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import CAUSAL, KernelSpec
 from georesolver_core.geometry._pairwise import safe_sqrt
 from georesolver_core.validate import check_curvature, check_eps, check_finite, check_in_ball, check_positive_int
 
@@ -88,7 +89,7 @@ class CHIDA(nn.Module):
         C, eps, c = self.n_summaries, self.eps, self.c
         P = min(C, T)
         # The first P tokens open one summary each: causal Dense-HIDA over a P x P block.
-        out = [reference_ida(q[:, :P], k[:, :P], v[:, :P], eps=eps, geometry="poincare", c=c, causal=True)]
+        out = [reference_ida(q[:, :P], k[:, :P], v[:, :P], KernelSpec(eps, "poincare", c, keys=CAUSAL))]
         s, vbar = k[:, :P], v[:, :P]  # (B, P, d), (B, P, dv)
         counts = torch.ones(B, P, dtype=q.dtype, device=q.device)  # (B, P)
         losses = [q.new_zeros(B, P)]  # opening a slot costs nothing

@@ -14,25 +14,23 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from georesolver_core.attention.kernel import (
-    ida_weights,
-    ida_weights_from_sq,
-    softmax_attention,
-    softmax_weights,
-)
+from georesolver_core.attention.kernel import ida_weights, softmax_attention, softmax_weights
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.attention.reference import ida_weights_from_sq, inverse_sq
 from georesolver_core.geometry import (
+    GEOMETRIES,
     check_geometry,
     check_points,
+    embed,
     geodesic,
     pairwise_distance,
     pairwise_sq_distance,
     project,
-    to_ball,
 )
 from georesolver_core.theory import attention as th
 from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
 
-KERNELS = {"ida": "Inverse-distance (IDA)", "softmax": "Softmax of q.k / (T sqrt d)"}
+KERNELS = KERNEL_CHOICES  # "ida" (in the lab's geometry) or "softmax"
 QUERY_MODES = {
     "random": "a random point",
     "key": "equal to key j",
@@ -82,12 +80,10 @@ def clustered_points(
 
 
 def _embed(z: torch.Tensor, geometry: str, c: float) -> torch.Tensor:
-    if geometry == "poincare":
-        return to_ball(z, c=c)
-    if geometry == "sphere":
-        # a zero draw has no direction; nudging it keeps the sampler total (probability zero anyway)
-        return project(torch.where(z.norm(dim=-1, keepdim=True) > 0, z, torch.ones_like(z)), geometry="sphere")
-    return z
+    # A zero draw has no direction on the sphere; nudging it keeps the sampler total (probability
+    # zero anyway) and changes nothing elsewhere.
+    z = torch.where(z.norm(dim=-1, keepdim=True) > 0, z, torch.ones_like(z))
+    return embed(z, geometry=geometry, c=c)
 
 
 def place_query(
@@ -128,10 +124,10 @@ def place_query(
     if q.numel() != d:
         raise ValueError(f"coords must have d = {d} numbers (got {q.numel()})")
     check_finite("coords", q)
-    if geometry == "sphere":
+    if GEOMETRIES[geometry].extra_dims:  # the sphere: typed coordinates are normalised onto it
         if float(q.norm()) == 0.0:
             raise ValueError("coords must not be the zero vector on the sphere: it has no direction")
-        return project(q, geometry="sphere")
+        return project(q, geometry=geometry)
     check_points("coords", q[None], geometry=geometry, c=c)
     return q
 
@@ -161,8 +157,7 @@ def attention_weights(
 
 def kernel_matrix(x: torch.Tensor, y: torch.Tensor, *, eps: float, geometry: str = "euclidean", c: float = 1.0):
     """K_ij = (d(x_i, y_j)^2 + eps)^-1 (section 2.7, Lemma 5.1). (..., n, d), (..., m, d) -> (..., n, m)."""
-    eps = check_eps(eps)
-    return 1.0 / (pairwise_sq_distance(x, y, geometry=geometry, c=c) + eps)
+    return inverse_sq(pairwise_sq_distance(x, y, geometry=geometry, c=c), check_eps(eps))
 
 
 def effective_rank(K: torch.Tensor) -> torch.Tensor:
@@ -395,7 +390,8 @@ def attention_lab(
 ) -> Lab:
     """Draw n keys of the geometry from ``seed``, place the query, and measure everything the page draws."""
     check_positive_int("n", n, 1, 4096)
-    check_positive_int("d", d, 2 if geometry == "sphere" else 1, 1024)
+    check_geometry(geometry)
+    check_positive_int("d", d, 1 + GEOMETRIES[geometry].extra_dims, 1024)
     eps = check_eps(eps)
     g = torch.Generator().manual_seed(seed)
     keys = random_points(n, d, geometry=geometry, c=c, spread=spread, generator=g, dtype=torch.float64)

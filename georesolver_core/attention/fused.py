@@ -1,193 +1,238 @@
 """Streaming inverse-distance attention in O(T) memory, forward and backward (sections 2.1, 5.1, 8.1, 11.2).
 
-    o_i = sum_j s_ij v_j / S_i,   s_ij = 1 / (d(q_i, k_j)^2 + eps),   S_i = sum_j s_ij.
+    o_i = sum_j n_j s_ij v_j / S_i,   s_ij = 1 / (d(q_i, k_j)^2 + eps),   S_i = sum_j n_j s_ij,
 
-Every s_ij lies in (0, 1/eps], so the normaliser is a plain running sum over key blocks: unlike a
-softmax, no running maximum and no rescaling of partial sums. The forward pass keeps o and S only;
-the backward pass recomputes each tile (flash-attention style) and uses
+with n_j the key multiplicities of ``spec.counts`` (1 when None). Every s_ij lies in (0, 1/eps], so
+the normaliser is a plain running sum over key blocks: unlike a softmax, no running maximum and no
+rescaling of partial sums. The multiplicities ride in the value block: one matmul of the score tile
+with v_aug = [n_j v_j, n_j] gives both sums. The forward pass keeps o and S only; the backward pass
+recomputes each tile (flash-attention style) and uses
 
-    dL/dv_j    = sum_i (s_ij / S_i) g_i
-    dL/ds_ij   = g_i . (v_j - o_i) / S_i
+    dL/dv_j    = n_j sum_i (s_ij / S_i) g_i
+    dL/ds_ij   = n_j g_i . (v_j - o_i) / S_i  = g_aug_i . v_aug_j,   g_aug = [g / S, -g.o / S]
     dL/dphi_ij = -s_ij^2 dL/ds_ij        (phi the scaled squared distance of fused_geometry)
 
 then the geometry's pullback to q and k (two matmuls per tile). Peak extra memory is O(T d + tile),
 the tile being ``TILE_ELEMENTS`` numbers over a chunk of heads. Double backward (create_graph=True,
-e.g. Hessians) recomputes through the reference kernel, whose memory is O(T^2).
+e.g. Hessians) recomputes through the reference kernel, whose memory is O(T^2). The index sets are
+``ALL_KEYS`` and ``CAUSAL``; a ``Gathered`` set runs in the reference kernel.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import torch
 
-from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, blocks, transpose_into
+from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, TileGeometry, blocks, transpose_into
 from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, Schedule
+from georesolver_core.attention.reference import reference_ida, reference_ida_weights
+from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
 from georesolver_core.validate import broadcast_batch
 
 KEEP_ELEMENTS = 1 << 22  # forward operands up to this many numbers are kept for the backward pass
 FUSED_MIN_PAIRS = 2048  # crossover measured on a 2-core CPU: 64 x 64 pairs and up run faster fused
 
 
-def fused_preferred(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, eps: float) -> bool:
+def fused_preferred(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, spec: KernelSpec) -> bool:
     """What ``impl="auto"`` picks: the fused kernel where it applies and the problem is big enough
     (below ``FUSED_MIN_PAIRS`` query-key pairs the naive kernel's fewer, smaller calls are faster)."""
-    return q.shape[-2] * k.shape[-2] >= FUSED_MIN_PAIRS and fused_supported(q, k, v, eps)
+    return q.shape[-2] * k.shape[-2] >= FUSED_MIN_PAIRS and fused_supported(q, k, v, spec)
 
 
-def fused_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, eps: float) -> bool:
-    """Whether the fused kernel applies: one float dtype and device, non-empty, 1/eps far from overflow."""
+def fused_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, spec: KernelSpec) -> bool:
+    """Whether the fused kernel applies: one float dtype and device, non-empty, a dense or causal
+    index set, and 1/eps far from overflow."""
     tensors = [q, k] if v is None else [q, k, v]
     if any(t.dtype not in TAU or t.dtype != q.dtype or t.device != q.device for t in tensors):
         return False
+    if not isinstance(spec.keys, AllKeys | Causal):
+        return False
     if min(q.shape[-2], k.shape[-2], q.shape[-1]) == 0 or (v is not None and v.shape[-1] == 0):
         return False
-    # Each score is at most 1/eps and a row sums m of them: keep m/eps well inside the float range.
-    return eps * torch.finfo(q.dtype).max > 1e6 * k.shape[-2]
+    # Each score is at most 1/eps and a row sums sum_j n_j of them: keep that inside the float range.
+    total = k.shape[-2] if spec.counts is None else max(1.0, float(spec.counts.sum(-1).max()))
+    return spec.eps * torch.finfo(q.dtype).max > 1e6 * total
 
 
-def _with_ones(v: torch.Tensor) -> torch.Tensor:
-    return torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # (h, m, dv + 1)
+@dataclass(frozen=True)
+class _Problem:
+    """One flattened call: q (H, n, d), k (H, m, d), counts (H, m) or None, the spec and the tile shape."""
+
+    q: torch.Tensor
+    k: torch.Tensor
+    counts: torch.Tensor | None
+    spec: KernelSpec
+    block_q: int
+    block_k: int
+
+    def schedule(self) -> Schedule:
+        return Schedule(self.q, self.q.shape[1], self.k.shape[1], self.block_q, self.block_k, self.spec.keys)
+
+    def tile_geometry(self, hs: slice, sched: Schedule) -> TileGeometry:
+        geo = TILE_GEOMETRIES[self.spec.geometry](self.q[hs], self.k[hs], eps=self.spec.eps, c=self.spec.c)
+        geo.tile(sched.tiling.rows, sched.tiling.cols)
+        return geo
+
+    def v_aug_T(self, v: torch.Tensor, hs: slice, cols) -> list[torch.Tensor]:
+        """[n_j v_j, n_j]^T in key blocks, (h, dv + 1, bk) each: one matmul with a score tile gives
+        sum_j n_j s_ij v_j and the row sum S_i together."""
+        ones = torch.ones_like(v[hs, :, :1])  # (h, m, 1)
+        v_aug = torch.cat([v[hs], ones], dim=-1)  # (h, m, dv + 1)
+        if self.counts is not None:
+            v_aug = v_aug.mul_(self.counts[hs, :, None])
+        return _columns(v_aug.transpose(1, 2), cols)
+
+    def reference_spec(self) -> KernelSpec:
+        """The spec for the reference kernel on the flattened tensors."""
+        return dataclasses.replace(self.spec, counts=self.counts)
 
 
-def _inverse(S: torch.Tensor) -> torch.Tensor:
+def _inverse(row_sum: torch.Tensor) -> torch.Tensor:
     # A query that sees no key (causal, more queries than keys) has S = 0 and gets output 0.
-    return torch.where(S > 0, 1.0 / torch.where(S > 0, S, torch.ones_like(S)), torch.zeros_like(S))
+    pos = row_sum > 0
+    return torch.where(pos, 1.0 / torch.where(pos, row_sum, torch.ones_like(row_sum)), torch.zeros_like(row_sum))
 
 
-def _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk):
-    """(h, n, d), (h, m, d), (h, m, dv) -> o (h, n, dv), S (h, n, 1), the tiles holding suspects, and
-    the per-chunk operands (geometry, [v, 1]^T blocks) when they are small enough to keep for backward."""
-    H, n, d = q.shape
-    m, dv = k.shape[1], v.shape[-1]
-    o, S = q.new_empty(H, n, dv), q.new_empty(H, n, 1)
-    sched = Schedule(q, n, m, bq, bk, causal)
+def _ida_forward(p: _Problem, v: torch.Tensor):
+    """v (H, m, dv) -> o (H, n, dv), S (H, n, 1), the tiles holding suspects, and the per-chunk
+    operands (tile geometry, v_aug^T blocks) when they are small enough to keep for backward."""
+    H, n, d = p.q.shape
+    m, dv = p.k.shape[1], v.shape[-1]
+    o, row_sum = p.q.new_empty(H, n, dv), p.q.new_empty(H, n, 1)
+    sched = p.schedule()
     tiling = sched.tiling
     dirty: set = set()  # (first head of chunk, ib, jb) of tiles with suspects; set.add is atomic
     # Building a chunk's operands costs about 1/8 of its tiles at T = 1024; beyond KEEP_ELEMENTS they are rebuilt.
     kept: dict | None = {} if H * ((n + m) * (d + 2) + m * (dv + 1)) <= KEEP_ELEMENTS else None
 
     def setup(hs):
-        geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
-        geo.tile(tiling.rows, tiling.cols)
-        vaT = _columns(_with_ones(v[hs]).transpose(1, 2), tiling.cols)  # (h, dv + 1, bk): ones row sums s
+        state = p.tile_geometry(hs, sched), p.v_aug_T(v, hs, tiling.cols)
         if kept is not None:
-            kept[hs.start] = geo, vaT
-        return geo, vaT
+            kept[hs.start] = state
+        return state
 
     def task(hs, state, ib, ws, _private):
-        geo, vaT = state
+        geo, v_aug_T = state
         i0, i1 = tiling.rows[ib]
-        accT = ws.get("acc", (geo.q.shape[0], dv + 1, i1 - i0))  # [sum_j s_ij v_j, S_i]^T
+        acc_T = ws.get("acc", (geo.q.shape[0], dv + 1, i1 - i0))  # [sum_j n_j s_ij v_j, S_i]^T
         if not tiling.row_tiles[ib]:
-            accT.zero_()  # causal, more queries than keys: rows that see no key
+            acc_T.zero_()  # causal, more queries than keys: rows that see no key
         for t, (jb, diag) in enumerate(tiling.row_tiles[ib]):
-            s, _, sus = geo.scores(ib, jb, ws, keep=False)
+            s, _, sus = geo.scores(ib, jb, ws, keep=False)  # (h, bq, bk)
             if sus is not None:
                 dirty.add((hs.start, ib, jb))
             if diag is not None:
                 s.tril_(diag)
             # beta=0 on the first tile: the buffer's previous contents are ignored, no zero fill needed.
-            accT.baddbmm_(vaT[jb], s.transpose(1, 2), beta=1 if t else 0)
-        S_rows = S[hs, i0:i1]
-        transpose_into(S_rows, accT[:, dv:])
-        transpose_into(o[hs, i0:i1], accT[:, :dv]).mul_(_inverse(S_rows))
+            acc_T.baddbmm_(v_aug_T[jb], s.transpose(1, 2), beta=1 if t else 0)
+        rows_S = row_sum[hs, i0:i1]  # (h, bq, 1)
+        transpose_into(rows_S, acc_T[:, dv:])
+        transpose_into(o[hs, i0:i1], acc_T[:, :dv]).mul_(_inverse(rows_S))
 
     sched.run(setup, task)
-    return o, S, dirty, kept
+    return o, row_sum, dirty, kept
 
 
-def _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=None, kept=None):
+def _pullback(p: _Problem, chunk_fns, dirty, dv=None, kept=None):
     """Shared backward pass. ``chunk_fns(hs)`` gives, for a chunk of heads, ``dl_ds(ib, jb, out)``
-    writing dL/ds~ of tile (ib, jb) into out and, when ``dv`` is given, the row blocks of g/S whose
-    products with the score tiles accumulate dL/dv. Only tiles in ``dirty`` (where the forward pass
-    found suspects) are searched for suspects again. ``kept`` holds the forward pass's chunk operands, if kept.
+    writing dL/ds~ of tile (ib, jb) into out and, when ``dv`` is given, the row blocks of (g/S)^T whose
+    products with the score tiles accumulate dL/dv (before the factor n_j). Only tiles in ``dirty``
+    (where the forward pass found suspects) are searched for suspects again. ``kept`` holds the
+    forward pass's chunk operands, if kept.
 
-    Per tile: G = s~^2 dL/ds~ = -dL/dphi; suspects take their share from the exact formula; the
-    geometry turns G into H and two matmuls accumulate H @ ka (per query block) and H^T @ qa (per
-    key block). Each worker keeps its own key-side sums for a chunk, added up when the chunk is done.
+    Per tile: neg_dphi = s~^2 dL/ds~ = -dL/dphi; suspects take their share from the exact formula;
+    the geometry turns it into neg_dx = -dL/dx and two matmuls accumulate neg_dx @ ka (per query
+    block) and neg_dx^T @ qa (per key block). Each worker keeps its own key-side sums for a chunk,
+    added up when the chunk is done.
 
     The sums are kept transposed, (h, D, n): BLAS accumulates a wide D x block output faster than a
     tall block x D one (measured 15-30% per matmul on CPU).
     """
-    H, n, _ = q.shape
-    m = k.shape[1]
+    q, k = p.q, p.k
+    n, m = q.shape[1], k.shape[1]
     dq, dk = torch.empty_like(q), torch.empty_like(k)
-    sched = Schedule(q, n, m, bq, bk, causal)
+    sched = p.schedule()
     tiling = sched.tiling
 
     def setup(hs):
-        if kept is not None:
-            geo = kept[hs.start][0]
-        else:
-            geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
-            geo.tile(tiling.rows, tiling.cols)
-        kaT, qaT = _columns(geo.ka.transpose(1, 2), tiling.cols), _columns(geo.qa.transpose(1, 2), tiling.rows)
-        MqT = q.new_empty(geo.q.shape[0], kaT[0].shape[1], n)  # (h, Dk, n); each task writes its columns
-        return geo, kaT, qaT, MqT, *chunk_fns(hs)
+        geo = kept[hs.start][0] if kept is not None else p.tile_geometry(hs, sched)
+        ka_T = _columns(geo.ka.transpose(1, 2), tiling.cols)  # (h, Dk, bk) per key block
+        qa_T = _columns(geo.qa.transpose(1, 2), tiling.rows)  # (h, Dq, bq) per query block
+        query_sums_T = q.new_empty(geo.q.shape[0], ka_T[0].shape[1], n)  # (h, Dk, n); each task writes its columns
+        dl_ds, g_scaled_T = chunk_fns(hs)
+        return geo, ka_T, qa_T, query_sums_T, dl_ds, g_scaled_T
 
     def task(hs, state, ib, ws, private):
-        geo, kaT, qaT, MqT, dl_ds, gsT = state
+        geo, ka_T, qa_T, query_sums_T, dl_ds, g_scaled_T = state
         if not private:  # this worker's key-side sums for the chunk: (h, Dq, m) and (h, dv, m)
-            private["NkT"] = k.new_zeros(geo.k.shape[0], qaT[0].shape[1], m)
-            private["dvT"] = None if dv is None else k.new_zeros(geo.k.shape[0], dv.shape[-1], m)
-            sums = (private["NkT"], private["dvT"])
+            h = geo.k.shape[0]
+            private["key_sums_T"] = k.new_zeros(h, qa_T[0].shape[1], m)
+            private["dv_T"] = None if dv is None else k.new_zeros(h, dv.shape[-1], m)
+            sums = (private["key_sums_T"], private["dv_T"])
             private["blocks"] = [None if t is None else _columns(t, tiling.cols) for t in sums]
             private["sparse"] = {}
-        (NkT_b, dvT_b), sparse = private["blocks"], private["sparse"]
-        MqT_i = MqT[..., slice(*tiling.rows[ib])]
+        (key_sums_T, dv_T), sparse = private["blocks"], private["sparse"]
+        query_sums_T_i = query_sums_T[..., slice(*tiling.rows[ib])]  # (h, Dk, bq)
         if not tiling.row_tiles[ib]:
-            MqT_i.zero_()
+            query_sums_T_i.zero_()
         for t, (jb, diag) in enumerate(tiling.row_tiles[ib]):
-            s, aux, sus = geo.scores(ib, jb, ws, keep=True, check=(hs.start, ib, jb) in dirty)
+            s, aux, sus = geo.scores(ib, jb, ws, keep=True, check=(hs.start, ib, jb) in dirty)  # (h, bq, bk)
             if diag is not None:
                 s.tril_(diag)
-            if dvT_b is not None:
-                dvT_b[jb].baddbmm_(gsT[ib], s)
-            G = dl_ds(ib, jb, ws.get("T", s.shape)).mul_(s).mul_(s)  # -dL/dphi
+            if dv_T is not None:
+                dv_T[jb].baddbmm_(g_scaled_T[ib], s)  # (h, dv, bk) += (g/S)^T s
+            neg_dphi = dl_ds(ib, jb, ws.get("T", s.shape)).mul_(s).mul_(s)  # (h, bq, bk)
             if sus is not None:
                 if not sparse:
                     sparse["dq"], sparse["dk"] = torch.zeros_like(geo.q), torch.zeros_like(geo.k)
-                geo.add_exact_grads(sus, -G[sus.b, sus.li, sus.lj], sparse["dq"], sparse["dk"])
-            Hm = geo.pullback_(G, aux)
+                geo.add_exact_grads(sus, -neg_dphi[sus.b, sus.li, sus.lj], sparse["dq"], sparse["dk"])
+            neg_dx = geo.pullback_(neg_dphi, aux)  # (h, bq, bk), in neg_dphi's storage
             if sus is not None:
-                Hm[sus.b, sus.li, sus.lj] = 0.0
-            MqT_i.baddbmm_(kaT[jb], Hm.transpose(1, 2), beta=1 if t else 0)
-            NkT_b[jb].baddbmm_(qaT[ib], Hm)
+                neg_dx[sus.b, sus.li, sus.lj] = 0.0
+            query_sums_T_i.baddbmm_(ka_T[jb], neg_dx.transpose(1, 2), beta=1 if t else 0)
+            key_sums_T[jb].baddbmm_(qa_T[ib], neg_dx)
 
     def finish(hs, state, privates):
-        geo, MqT = state[0], state[3]
-        NkT, dvT, sparse = privates[0]["NkT"], privates[0]["dvT"], privates[0]["sparse"]
-        for p in privates[1:]:  # the other workers' key-side sums
-            NkT.add_(p["NkT"])
-            if dvT is not None:
-                dvT.add_(p["dvT"])
-            for key, val in p["sparse"].items():
-                sparse[key] = sparse[key].add_(val) if key in sparse else val
-        if dvT is not None:
-            transpose_into(dv[hs], dvT)
+        geo, query_sums_T = state[0], state[3]
+        mine = privates[0]
+        key_sums_T, dv_T, sparse = mine["key_sums_T"], mine["dv_T"], mine["sparse"]
+        for other in privates[1:]:  # the other workers' key-side sums
+            key_sums_T.add_(other["key_sums_T"])
+            if dv_T is not None:
+                dv_T.add_(other["dv_T"])
+            for name, val in other["sparse"].items():
+                sparse[name] = sparse[name].add_(val) if name in sparse else val
+        if dv_T is not None:
+            out = transpose_into(dv[hs], dv_T)  # (h, m, dv)
+            if p.counts is not None:
+                out.mul_(p.counts[hs, :, None])
         if kept is None:
             geo.release()  # the chunk's matmul operands go before finalize allocates
-        geo.finalize(MqT, NkT, sparse.get("dq"), sparse.get("dk"), dq[hs], dk[hs])
+        geo.finalize(query_sums_T, key_sums_T, sparse.get("dq"), sparse.get("dk"), dq[hs], dk[hs])
 
     sched.run(setup, task, finish)
     return dq, dk
 
 
-def _ida_backward(q, k, v, o, S, g, eps, c, geometry, causal, bq, bk, dirty, kept):
+def _ida_backward(p: _Problem, v, o, row_sum, g, dirty, kept):
     dv = torch.empty_like(v)  # every head chunk writes its rows (a zero fill here would run in the caller)
-    rows, cols = _ranges(q.shape[1], bq), _ranges(k.shape[1], bk)
+    rows, cols = _ranges(p.q.shape[1], p.block_q), _ranges(p.k.shape[1], p.block_k)
 
     def chunk_fns(hs):
-        ga = torch.cat([g[hs], -(g[hs] * o[hs]).sum(-1, keepdim=True)], dim=-1).mul_(_inverse(S[hs]))
-        # ga = [g/S, -g.o/S] (h, n, dv + 1): one matmul with [v, 1] gives dL/ds~; its first dv columns are g/S.
-        ga_b, gsT = blocks(ga, rows), _columns(ga[..., :-1].transpose(1, 2), rows)
-        vaT = kept[hs.start][1] if kept is not None else _columns(_with_ones(v[hs]).transpose(1, 2), cols)
+        # g_aug = [g/S, -g.o/S] (h, n, dv + 1): one matmul with v_aug^T gives dL/ds~; its first dv columns are g/S.
+        g_aug = torch.cat([g[hs], -(g[hs] * o[hs]).sum(-1, keepdim=True)], dim=-1).mul_(_inverse(row_sum[hs]))
+        g_aug_blocks = blocks(g_aug, rows)  # (h, bq, dv + 1) each
+        g_scaled_T = _columns(g_aug[..., :-1].transpose(1, 2), rows)  # (h, dv, bq) each
+        v_aug_T = kept[hs.start][1] if kept is not None else p.v_aug_T(v, hs, cols)
 
         def dl_ds(ib, jb, out):
-            return torch.bmm(ga_b[ib], vaT[jb], out=out)
+            return torch.bmm(g_aug_blocks[ib], v_aug_T[jb], out=out)  # (h, bq, bk)
 
-        return dl_ds, gsT
+        return dl_ds, g_scaled_T
 
-    dq, dk = _pullback(q, k, eps, c, geometry, causal, bq, bk, chunk_fns, dirty, dv=dv, kept=kept)
+    dq, dk = _pullback(p, chunk_fns, dirty, dv=dv, kept=kept)
     return dq, dk, dv
 
 
@@ -200,106 +245,107 @@ def _ranges(n: int, b: int) -> list[tuple[int, int]]:
     return [(a, min(n, a + b)) for a in range(0, n, b)]  # the same blocks as Tiling.rows / .cols
 
 
-def _reference(q, k, v, eps, c, geometry, causal):
-    from georesolver_core.attention.kernel import reference_ida, reference_ida_weights
-
-    if v is None:
-        return reference_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal)
-    return reference_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
-
-
-def _double_backward(ctx, inputs, grads_out, v_present):
+def _double_backward(p: _Problem, inputs, grads_out):
     """create_graph=True: differentiate the reference kernel so that the result is differentiable again."""
     q, k, v = inputs
-    out = _reference(q, k, v, ctx.eps, ctx.c, ctx.geometry, ctx.causal)
+    spec = p.reference_spec()
+    out = reference_ida_weights(q, k, spec) if v is None else reference_ida(q, k, v, spec)
     wrt = [t for t in (q, k, v) if t is not None and t.requires_grad]
     got = iter(torch.autograd.grad(out, wrt, grads_out, create_graph=True, allow_unused=True)) if wrt else iter(())
     res = [next(got) if t is not None and t.requires_grad else None for t in (q, k, v)]
-    return tuple(res[:3] if v_present else res[:2])
+    return tuple(res if v is not None else res[:2])
 
 
 class FusedIDA(torch.autograd.Function):
-    """o = IDA(q, k, v) for (h, n, d), (h, m, d), (h, m, dv) inputs of one dtype and device."""
+    """o = IDA(q, k, v) for (H, n, d), (H, m, d), (H, m, dv) inputs of one dtype and device."""
 
     @staticmethod
-    def forward(ctx, q, k, v, eps, c, geometry, causal, bq, bk):
-        o, S, ctx.dirty, ctx.kept = _ida_forward(q, k, v, eps, c, geometry, causal, bq, bk)
-        ctx.save_for_backward(q, k, v, o, S)
-        ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk = eps, c, geometry, causal, bq, bk
+    def forward(ctx, q, k, v, counts, spec, block_q, block_k):
+        ctx.problem = _Problem(q, k, counts, spec, block_q, block_k)
+        o, row_sum, ctx.dirty, ctx.kept = _ida_forward(ctx.problem, v)
+        ctx.save_for_backward(q, k, v, o, row_sum)
         return o
 
     @staticmethod
     def backward(ctx, g):
-        q, k, v, o, S = ctx.saved_tensors
+        q, k, v, o, row_sum = ctx.saved_tensors
+        p = dataclasses.replace(ctx.problem, q=q, k=k)
         if torch.is_grad_enabled():
-            return (*_double_backward(ctx, (q, k, v), g, True), None, None, None, None, None, None)
-        grads = _ida_backward(
-            q, k, v, o, S, g.contiguous(), ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk,
-            ctx.dirty, ctx.kept,
-        )
-        return (*grads, None, None, None, None, None, None)
+            return (*_double_backward(p, (q, k, v), g), None, None, None, None)
+        grads = _ida_backward(p, v, o, row_sum, g.contiguous(), ctx.dirty, ctx.kept)
+        return (*grads, None, None, None, None)
 
 
 class FusedIDAWeights(torch.autograd.Function):
-    """W = IDA weights (h, n, m): tiles of s~ written into the output, then divided by the row sums."""
+    """W = IDA weights (H, n, m): tiles of n_j s~ written into the output, then divided by the row sums."""
 
     @staticmethod
-    def forward(ctx, q, k, eps, c, geometry, causal, bq, bk):
+    def forward(ctx, q, k, counts, spec, block_q, block_k):
+        p = ctx.problem = _Problem(q, k, counts, spec, block_q, block_k)
         H, n, _ = q.shape
         m = k.shape[1]
         W = q.new_zeros(H, n, m)
-        sched = Schedule(q, n, m, bq, bk, causal)
+        sched = p.schedule()
         tiling = sched.tiling
         dirty: set = set()
 
         def setup(hs):
-            geo = TILE_GEOMETRIES[geometry](q[hs], k[hs], eps=eps, c=c)
-            geo.tile(tiling.rows, tiling.cols)
-            return geo
+            return p.tile_geometry(hs, sched)
 
         def task(hs, geo, ib, ws, _private):
             for jb, diag in tiling.row_tiles[ib]:
-                s, _, sus = geo.scores(ib, jb, ws, keep=False)
+                s, _, sus = geo.scores(ib, jb, ws, keep=False)  # (h, bq, bk)
                 if sus is not None:
                     dirty.add((hs.start, ib, jb))
                 (i0, i1), (j0, j1) = tiling.rows[ib], tiling.cols[jb]
-                W[hs, i0:i1, j0:j1] = s.tril_(diag) if diag is not None else s
+                if diag is not None:
+                    s.tril_(diag)
+                if counts is not None:
+                    s.mul_(counts[hs, None, j0:j1])
+                W[hs, i0:i1, j0:j1] = s
 
         sched.run(setup, task)
-        S = W.sum(-1, keepdim=True)  # (H, n, 1)
-        W = W.mul_(_inverse(S))
-        ctx.save_for_backward(q, k, W, S)
+        row_sum = W.sum(-1, keepdim=True)  # (H, n, 1)
+        W = W.mul_(_inverse(row_sum))
+        ctx.save_for_backward(q, k, W, row_sum)
         ctx.dirty = dirty
-        ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk = eps, c, geometry, causal, bq, bk
         return W
 
     @staticmethod
     def backward(ctx, gW):
-        q, k, W, S = ctx.saved_tensors
+        q, k, W, row_sum = ctx.saved_tensors
+        p = dataclasses.replace(ctx.problem, q=q, k=k)
         if torch.is_grad_enabled():
-            return (*_double_backward(ctx, (q, k, None), gW, False), None, None, None, None, None, None)
+            return (*_double_backward(p, (q, k, None), gW), None, None, None, None)
         r = (W * gW).sum(-1, keepdim=True)  # (H, n, 1): sum_m W_im dL/dW_im
-        inv_S = _inverse(S)
-
-        rows, cols = _ranges(q.shape[1], ctx.bq), _ranges(k.shape[1], ctx.bk)
+        inv_S = _inverse(row_sum)  # (H, n, 1)
+        rows, cols = _ranges(q.shape[1], p.block_q), _ranges(k.shape[1], p.block_k)
 
         def chunk_fns(hs):
-            def dl_ds(ib, jb, out):  # dL/ds~ = (dL/dW - r) / S
+            def dl_ds(ib, jb, out):  # dL/ds~_ij = n_j (dL/dW_ij - r_i) / S_i, (h, bq, bk)
                 (i0, i1), (j0, j1) = rows[ib], cols[jb]
-                return torch.sub(gW[hs, i0:i1, j0:j1], r[hs, i0:i1], out=out).mul_(inv_S[hs, i0:i1])
+                out = torch.sub(gW[hs, i0:i1, j0:j1], r[hs, i0:i1], out=out).mul_(inv_S[hs, i0:i1])
+                return out if p.counts is None else out.mul_(p.counts[hs, None, j0:j1])
 
             return dl_ds, None
 
-        dq, dk = _pullback(q, k, ctx.eps, ctx.c, ctx.geometry, ctx.causal, ctx.bq, ctx.bk, chunk_fns, ctx.dirty)
-        return dq, dk, None, None, None, None, None, None
+        dq, dk = _pullback(p, chunk_fns, ctx.dirty)
+        return dq, dk, None, None, None, None
 
 
-def _flatten(q, k, v):
-    """Broadcast batch dims and flatten them: (..., n, d) -> (B, n, d). Returns the batch shape too."""
-    shapes = [q.shape[:-2], k.shape[:-2]] + ([v.shape[:-2]] if v is not None else [])
-    batch = broadcast_batch(["q", "k", "v"][: len(shapes)], shapes)
+def _flatten(q, k, v, counts):
+    """Broadcast batch dims and flatten them: (..., n, d) -> (B, n, d), counts (..., m) -> (B, m).
+    Returns the batch shape too."""
+    named = [("q", q.shape[:-2]), ("k", k.shape[:-2])]
+    if v is not None:
+        named.append(("v", v.shape[:-2]))
+    if counts is not None:
+        named.append(("counts", counts.shape[:-1]))
+    batch = broadcast_batch([name for name, _ in named], [shape for _, shape in named])
     flat = [t.expand(*batch, *t.shape[-2:]).reshape(-1, *t.shape[-2:]) for t in (q, k, v) if t is not None]
-    return batch, flat
+    if counts is not None:
+        counts = counts.to(q).expand(*batch, counts.shape[-1]).reshape(-1, counts.shape[-1]).contiguous()
+    return batch, flat, counts
 
 
 def _check_blocks(block_q: int | None, block_k: int | None) -> tuple[int, int]:
@@ -310,15 +356,17 @@ def _check_blocks(block_q: int | None, block_k: int | None) -> tuple[int, int]:
     return bq, bk
 
 
+def _check_spec(spec: KernelSpec) -> None:
+    if not isinstance(spec.keys, AllKeys | Causal):
+        raise ValueError(f"the fused kernel takes keys=ALL_KEYS or CAUSAL (got {type(spec.keys).__name__})")
+
+
 def fused_ida(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
+    spec: KernelSpec,
     *,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    causal: bool = False,
     block_q: int | None = None,
     block_k: int | None = None,
 ) -> torch.Tensor:
@@ -327,26 +375,25 @@ def fused_ida(
     Inputs are assumed validated (``georesolver_core.attention.ida`` does it); see ``fused_supported``.
     """
     bq, bk = _check_blocks(block_q, block_k)
-    batch, (q3, k3, v3) = _flatten(q, k, v)
-    o = FusedIDA.apply(q3.contiguous(), k3.contiguous(), v3.contiguous(), eps, c, geometry, causal, bq, bk)
+    _check_spec(spec)
+    batch, (q3, k3, v3), counts = _flatten(q, k, v, spec.counts)
+    o = FusedIDA.apply(q3.contiguous(), k3.contiguous(), v3.contiguous(), counts, spec, bq, bk)
     return o.reshape(*batch, *o.shape[-2:])
 
 
 def fused_ida_weights(
     q: torch.Tensor,
     k: torch.Tensor,
+    spec: KernelSpec,
     *,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    causal: bool = False,
     block_q: int | None = None,
     block_k: int | None = None,
 ) -> torch.Tensor:
     """IDA weights from the tile kernel (matmul distances, exact near 0). (..., n, d), (..., m, d) -> (..., n, m)."""
     bq, bk = _check_blocks(block_q, block_k)
-    batch, (q3, k3) = _flatten(q, k, None)
-    W = FusedIDAWeights.apply(q3.contiguous(), k3.contiguous(), eps, c, geometry, causal, bq, bk)
+    _check_spec(spec)
+    batch, (q3, k3), counts = _flatten(q, k, None, spec.counts)
+    W = FusedIDAWeights.apply(q3.contiguous(), k3.contiguous(), counts, spec, bq, bk)
     return W.reshape(*batch, *W.shape[-2:])
 
 

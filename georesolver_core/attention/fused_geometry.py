@@ -30,6 +30,9 @@ from dataclasses import dataclass
 
 import torch
 
+from georesolver_core.geometry import euclidean, poincare
+from georesolver_core.geometry.sphere import sq_distance as sphere_sq_distance
+
 # Suspect threshold relative to |q|^2 + |k|^2: entries below it are recomputed exactly.
 TAU = {torch.float32: 2.0**-7, torch.float64: 2.0**-20}
 GATHER_ELEMENTS = 1 << 20  # numbers gathered at once when recomputing suspects exactly
@@ -203,15 +206,14 @@ class Euclidean(TileGeometry):
         return x.reciprocal_(), None
 
     def exact_phi(self, b, i, j):
-        diff = self.q[b, i] - self.k[b, j]  # (N, d)
-        return (diff * diff).sum(-1)
+        return euclidean.sq_distance(self.q[b, i], self.k[b, j])  # (N,)
 
     def exact_grads(self, b, i, j, dphi):
         diff = 2.0 * (self.q[b, i] - self.k[b, j])  # (N, d): d|q - k|^2 / dq
         g = dphi[:, None] * diff
         return g, -g
 
-    def finalize(self, MqT, NkT, sparse_q, sparse_k, out_q, out_k):
+    def finalize(self, query_sums_T, key_sums_T, sparse_q, sparse_k, out_q, out_k):
         """dL/dq_i = 2 (sum_j H_ij k_j - (sum_j H_ij) q_i), and symmetrically for k; plus the suspects.
 
         M = H @ ka = [-2 sum_j H_ij k_j, sum_j H_ij, .] and N = H^T @ qa = [sum_i H_ij q_i, ., sum_i H_ij],
@@ -219,8 +221,9 @@ class Euclidean(TileGeometry):
         """
         d = self.q.shape[-1]
         # Elementwise ops on the transposed views themselves run several times slower than a copy first.
-        transpose_into(out_q, MqT[:, :d]).addcmul_(MqT[:, d : d + 1].transpose(1, 2), self.q, value=2.0).neg_()
-        transpose_into(out_k, NkT[:, :d]).addcmul_(NkT[:, d + 1 :].transpose(1, 2), self.k, value=-1.0).mul_(2.0)
+        M, N = query_sums_T, key_sums_T  # the module doc's names
+        transpose_into(out_q, M[:, :d]).addcmul_(M[:, d : d + 1].transpose(1, 2), self.q, value=2.0).neg_()
+        transpose_into(out_k, N[:, :d]).addcmul_(N[:, d + 1 :].transpose(1, 2), self.k, value=-1.0).mul_(2.0)
         _plus(out_q, sparse_q)
         _plus(out_k, sparse_k)
 
@@ -281,8 +284,7 @@ class Poincare(TileGeometry):
         return self.A[b, i, 0] * self.B[b, j, 0] * (diff * diff).sum(-1), diff
 
     def exact_phi(self, b, i, j):
-        w, _ = self._w_exact(b, i, j)
-        return torch.log1p(w + torch.sqrt(w * w + 2.0 * w)) ** 2
+        return self.c * poincare.sq_distance(self.q[b, i], self.k[b, j], self.c)  # (N,): phi = c d^2
 
     def exact_grads(self, b, i, j, dphi):
         w, diff = self._w_exact(b, i, j)
@@ -297,7 +299,7 @@ class Poincare(TileGeometry):
         gk = gw * (-2.0 * A * B * diff + (2.0 * self.c * w[:, None] * B * self.mask_b[b, j]) * k)
         return gq, gk
 
-    def finalize(self, MqT, NkT, sparse_q, sparse_k, out_q, out_k):
+    def finalize(self, query_sums_T, key_sums_T, sparse_q, sparse_k, out_q, out_k):
         """From M = H @ ka = [-2 M_k, M_B, M_B|k|^2] and N = H^T @ qa = [N_q, N_A|q|^2, N_A] (given
         transposed), where M_k = sum_j H_ij B_j k_j etc. (module doc, H = -dL/dw / sqrt 2):
 
@@ -306,7 +308,7 @@ class Poincare(TileGeometry):
         """
         d, s = self.q.shape[-1], self.grad_scale
         q, k, A, B = self.q, self.k, self.A, self.B
-        Mq, Nk = transposed(MqT), transposed(NkT)
+        Mq, Nk = transposed(query_sums_T), transposed(key_sums_T)
         Mk, MB, MBn = Mq[..., :d].mul_(-0.5), Mq[..., d : d + 1], Mq[..., d + 1 :]
         Nq, NAn, NA = Nk[..., :d], Nk[..., d : d + 1], Nk[..., d + 1 :]
         sum_w_q = A * (self.nq * MB + MBn - 2.0 * (q * Mk).sum(-1, keepdim=True))  # sum_j H_ij w_ij, (h, n, 1)
@@ -367,8 +369,7 @@ class Sphere(TileGeometry):
         return G.mul_(theta).mul_(r)  # phi' / (-2)
 
     def exact_phi(self, b, i, j):
-        q, k = self.q[b, i], self.k[b, j]
-        return (2.0 * torch.atan2((q - k).norm(dim=-1), (q + k).norm(dim=-1))) ** 2
+        return sphere_sq_distance(self.q[b, i], self.k[b, j])  # (N,)
 
     @staticmethod
     def _tangent_unit(x, y):
@@ -386,11 +387,11 @@ class Sphere(TileGeometry):
         g = (-2.0 * dphi * theta)[:, None]  # grad_q theta^2 = -2 theta P_q(k) / |P_q(k)|
         return g * self._tangent_unit(q, k), g * self._tangent_unit(k, q)
 
-    def finalize(self, MqT, NkT, sparse_q, sparse_k, out_q, out_k):
+    def finalize(self, query_sums_T, key_sums_T, sparse_q, sparse_k, out_q, out_k):
         """dL/dq^_i = sum_j dL/dS_ij k_j with dL/dS = -(grad_scale) H, then through q^ = q / |q|."""
-        sides = ((MqT, sparse_q, self.q, self.rq, out_q), (NkT, sparse_k, self.k, self.rk, out_k))
-        for MT, sparse, x, r, out in sides:
-            g = _plus(transpose_into(out, MT).mul_(-self.grad_scale), sparse)  # dL/dx^, (h, n, d)
+        sides = ((query_sums_T, sparse_q, self.q, self.rq, out_q), (key_sums_T, sparse_k, self.k, self.rk, out_k))
+        for sums_T, sparse, x, r, out in sides:
+            g = _plus(transpose_into(out, sums_T).mul_(-self.grad_scale), sparse)  # dL/dx^, (h, n, d)
             g.sub_((x * g).sum(-1, keepdim=True) * x).div_(r)
 
 

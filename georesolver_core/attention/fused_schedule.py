@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from georesolver_core.attention.fused_geometry import Workspace
+from georesolver_core.attention.spec import AllKeys, Causal
 
 # Tile shape, tuned with `python -m georesolver_core bench` on a 2-core CPU at T = 1024: 512 x 256
 # measured 1.23-1.26x SDPA forward+backward, 256 x 512 1.35-1.37x, 256 x 256 1.30-1.31x, 512 x 512 1.22-1.29x.
@@ -39,9 +40,10 @@ _POOLS_LOCK = threading.Lock()
 
 
 class Tiling:
-    """Query blocks x key blocks, and the tiles a causal mask leaves (with their tril offsets)."""
+    """Query blocks x key blocks, and the tiles a causal index set leaves (with their tril offsets)."""
 
-    def __init__(self, n: int, m: int, bq: int, bk: int, causal: bool):
+    def __init__(self, n: int, m: int, bq: int, bk: int, keys: AllKeys | Causal):
+        causal = isinstance(keys, Causal)
         self.rows = [(a, min(n, a + bq)) for a in range(0, n, bq)]
         self.cols = [(a, min(m, a + bk)) for a in range(0, m, bk)]
         off = m - n  # query i sees keys j <= i + off
@@ -89,9 +91,9 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 class Schedule:
     """The tiling of one call and how its (head chunk, query block) tasks are spread over worker threads."""
 
-    def __init__(self, q: torch.Tensor, n: int, m: int, bq: int, bk: int, causal: bool):
+    def __init__(self, q: torch.Tensor, n: int, m: int, bq: int, bk: int, keys: AllKeys | Causal):
         self.like = q
-        self.tiling = Tiling(n, m, bq, bk, causal)
+        self.tiling = Tiling(n, m, bq, bk, keys)
         self.chunks = head_chunks(q.shape[0], n, m, q.shape[-1], bq, bk)
         self.workers = max(1, torch.get_num_threads()) if q.device.type == "cpu" else 1
         per_chunk = 8 * min(q.shape[0], self.chunks[0].stop) * (n + m) * (q.shape[-1] + 2)
@@ -136,6 +138,7 @@ class _TaskQueue:
         self.done = [False] * n_chunks
         self.low = 0  # the first chunk not done: chunks low .. low + in_flight - 1 may be in flight
         self.error: BaseException | None = None
+        self.inference = torch.is_inference_mode_enabled()  # the caller's mode, for the workers
         self.cond = threading.Condition()
 
     def _take(self) -> tuple[int, int] | None:
@@ -178,7 +181,12 @@ class _TaskQueue:
             self.cond.notify_all()
 
     def work(self, worker: int) -> None:
-        torch.set_grad_enabled(False)  # grad mode is per thread; the kernels build no graph
+        # Grad and inference mode are per thread: the workers build no graph, and under the caller's
+        # inference mode they must run in it too (tensors it created may only be updated there).
+        with torch.inference_mode(self.inference), torch.no_grad():
+            self._work(worker)
+
+    def _work(self, worker: int) -> None:
         ws = Workspace(self.sched.like)
         try:
             while (item := self._take()) is not None:

@@ -13,8 +13,9 @@ import torch
 
 from georesolver_core.attention.c_hida import CHIDA
 from georesolver_core.attention.fp_hida import fp_hida, fp_stats
-from georesolver_core.attention.kernel import reference_ida
 from georesolver_core.attention.l_hida import hyperbolic_kmeans, l_hida, l_hida_nystrom
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import CAUSAL, KernelSpec
 from georesolver_core.geometry import pairwise_sq_distance, to_ball
 from georesolver_core.validate import check_eps, check_positive_int
 
@@ -59,7 +60,7 @@ def l_error_sweep(n: int, d: int, eps: float, ms, *, seed: int = 0) -> LErrorSwe
     eps = check_eps(eps)
     q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
     v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
-    dense = reference_ida(q, k, v, eps=eps, geometry="poincare")
+    dense = reference_ida(q, k, v, KernelSpec(eps, "poincare"))
     errs, nys = [], []
     for m in ms:
         anchors, _ = hyperbolic_kmeans(k, int(m), generator=_gen(seed + 3))
@@ -149,7 +150,7 @@ def fp_retrieval(
     q = ball_points(n, d, seed=seed + 5)
     q[rows] = k[targets]
     fp = fp_hida(q, k, v, eps=eps, window=window, n_global=n_global)[rows]
-    dense = reference_ida(q[rows], k, v, eps=eps, geometry="poincare")
+    dense = reference_ida(q[rows], k, v, KernelSpec(eps, "poincare"))
     rel = lambda o: (o - v[targets]).norm(dim=-1) / v[targets].norm(dim=-1)  # noqa: E731
     from georesolver_core.attention.fp_hida import fp_index
 
@@ -180,8 +181,8 @@ def error_vs_dense(
     check_positive_int("n", n, 2)
     q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
     v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
-    dense = reference_ida(q, k, v, eps=eps, geometry="poincare")
-    dense_causal = reference_ida(q, k, v, eps=eps, geometry="poincare", causal=True)
+    dense = reference_ida(q, k, v, KernelSpec(eps, "poincare"))
+    dense_causal = reference_ida(q, k, v, KernelSpec(eps, "poincare", keys=CAUSAL))
     values = sorted({int(round(x)) for x in np.geomspace(1, n, steps)})
     rel = lambda o, ref: float((o - ref).norm() / ref.norm())  # noqa: E731
     out = []

@@ -20,9 +20,10 @@ import torch
 from georesolver_core.attention.c_hida import CHIDA
 from georesolver_core.attention.fp_hida import fp_hida
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.kernel import reference_ida
 from georesolver_core.attention.l_hida import l_hida
-from georesolver_core.bench_memory import peak_memory_mb
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import KernelSpec
+from georesolver_core.bench.memory import peak_memory_mb
 from georesolver_core.geometry import to_ball
 from georesolver_core.theory.hida import PROPOSITION1_EXPONENTS
 from georesolver_core.validate import check_positive_int
@@ -57,7 +58,7 @@ def _runner(kernel: str, eps: float, n_anchors: int, n_summaries: int) -> Callab
     if kernel == "hida":
         return lambda q, k, v: fused_ida(q, k, v, eps=eps, geometry="poincare")
     if kernel == "hida-naive":  # the n x n reference: Theta(n^2) without the fused kernel's fixed costs
-        return lambda q, k, v: reference_ida(q, k, v, eps=eps, geometry="poincare")
+        return lambda q, k, v: reference_ida(q, k, v, KernelSpec(eps, "poincare"))
     if kernel == "fp-hida":
         return lambda q, k, v: fp_hida(q, k, v, eps=eps)
     if kernel == "l-hida":

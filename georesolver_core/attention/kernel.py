@@ -6,8 +6,9 @@ The unified language of the paper (section 11.2):
     W_ij = (d(q_i, k_j)^2 + eps)^{-1} / sum_{m in R_i} (d(q_i, k_m)^2 + eps)^{-1},
 
 with d Euclidean (IDA), hyperbolic (HIDA) or spherical (SIDA) and R_i all keys, or all keys up to
-i when ``causal``. Sparse index sets (FP/L/C-HIDA) reuse ``ida_weights_from_sq`` on their own
-distances.
+i when ``causal``. ``attend(q, k, v, spec)`` takes the whole ``KernelSpec`` (index sets, per-key
+multiplicities); ``ida`` and ``ida_weights`` build one from keywords. The naive kernel lives in
+``attention.reference``, the streaming one in ``attention.fused``.
 """
 
 from __future__ import annotations
@@ -17,35 +18,20 @@ import math
 import torch
 
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
-from georesolver_core.geometry import check_geometry, check_points, pairwise_sq_distance
-from georesolver_core.validate import check_eps, check_finite, check_same_dim
+from georesolver_core.attention.reference import (
+    causal_mask,
+    ida_weights_from_sq,  # noqa: F401 - re-exported: callers import it from here
+    reference_ida,
+    reference_ida_weights,
+)
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
+from georesolver_core.geometry import check_points
+from georesolver_core.validate import check_finite, check_same_dim
 
 
-def causal_mask(n: int, m: int, *, device=None) -> torch.Tensor:
-    """Boolean (n, m) mask, True where key j may be seen by query i (j <= i + m - n)."""
-    return torch.ones(n, m, dtype=torch.bool, device=device).tril(diagonal=m - n)
-
-
-def ida_weights_from_sq(sq_dist: torch.Tensor, *, eps: float, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """Normalise inverse distances: W_ij = (D_ij + eps)^-1 / sum_m (D_im + eps)^-1. (..., n, m) -> (..., n, m).
-
-    Written as ratios a_min / a_ij with a = D + eps (the analogue of softmax's max-subtraction):
-    every term lies in (0, 1], so nothing overflows even when 1/eps would (eps < 1e-38 in float32).
-    A row whose keys are all masked out gets zero weight.
-    """
-    a = sq_dist + eps  # (..., n, m)
-    if mask is not None:
-        a = a.masked_fill(~mask, math.inf)
-    a_min = a.amin(dim=-1, keepdim=True)  # (..., n, 1)
-    a_min = torch.where(torch.isfinite(a_min), a_min, torch.ones_like(a_min)).detach()
-    r = a_min / a  # (..., n, m), in (0, 1]; 0 where masked
-    return r / r.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(r.dtype).tiny)
-
-
-def _check_qkv(q, k, v, geometry, c):
-    check_geometry(geometry)
-    check_points("q", q, geometry=geometry, c=c)
-    check_points("k", k, geometry=geometry, c=c)
+def _check_qkv(q, k, v, spec: KernelSpec):
+    check_points("q", q, geometry=spec.geometry, c=spec.c)
+    check_points("k", k, geometry=spec.geometry, c=spec.c)
     check_same_dim("q", q, "k", k)
     if q.dim() < 2 or k.dim() < 2:
         raise ValueError(f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})")
@@ -62,48 +48,43 @@ def _check_qkv(q, k, v, geometry, c):
 IMPLS = ("auto", "fused", "reference")  # auto: the fused tile kernel where it applies, else the reference
 
 
-def _use_fused(impl: str, q, k, v, eps: float) -> bool:
+def _use_fused(impl: str, q, k, v, spec: KernelSpec) -> bool:
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {list(IMPLS)} (got {impl!r})")
-    if impl == "fused" and not fused_supported(q, k, v, eps):
+    if impl == "fused" and not fused_supported(q, k, v, spec):
         raise ValueError(
-            "impl='fused' needs q, k (and v) of one dtype (float32 or float64) on one device, and eps large "
-            f"enough that m / eps stays finite (got dtypes {[t.dtype for t in (q, k, v) if t is not None]}, "
-            f"eps={eps!r}); use impl='auto'"
+            "impl='fused' needs q, k (and v) of one dtype (float32 or float64) on one device, keys=ALL_KEYS "
+            "or CAUSAL, and eps large enough that m / eps stays finite (got dtypes "
+            f"{[t.dtype for t in (q, k, v) if t is not None]}, eps={spec.eps!r}); use impl='auto'"
         )
-    return impl == "fused" or (impl == "auto" and fused_preferred(q, k, v, eps))
+    return impl == "fused" or (impl == "auto" and fused_preferred(q, k, v, spec))
 
 
-def reference_ida_weights(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    *,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    causal: bool = False,
-) -> torch.Tensor:
-    """The naive kernel: exact pairwise distances by differencing, then normalisation. (..., n, m).
+def attend_weights(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec, *, impl: str = "auto") -> torch.Tensor:
+    """The weights W_ij = n_j s_ij / sum_{m in R_i} n_m s_im of ``spec`` (zero outside R_i). (..., n, m).
 
-    O(n m) memory; the float64 reference the fused kernels are tested against.
+    Validates q and k, then runs the fused tile kernel where it applies and pays off, else the reference.
     """
-    sq = pairwise_sq_distance(q, k, geometry=geometry, c=c, validate=False)  # (..., n, m)
-    mask = causal_mask(q.shape[-2], k.shape[-2], device=q.device) if causal else None
-    return ida_weights_from_sq(sq, eps=eps, mask=mask)
+    _check_qkv(q, k, None, spec)
+    if _use_fused(impl, q, k, None, spec):
+        return fused_ida_weights(q, k, spec)
+    return reference_ida_weights(q, k, spec)
 
 
-def reference_ida(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    causal: bool = False,
-) -> torch.Tensor:
-    """The naive kernel's output W v. (..., n, dv)."""
-    return reference_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal) @ v
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec, *, impl: str = "auto") -> torch.Tensor:
+    """The output o_i = sum_{j in R_i} W_ij v_j of ``spec``. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv).
+
+    The entry point for every member of the family (IDA, HIDA, SIDA; a causal, gathered or counted
+    index set): validates, then picks the streaming kernel (O(T d) memory) or the reference (O(n m)).
+    """
+    _check_qkv(q, k, v, spec)
+    if _use_fused(impl, q, k, v, spec):
+        return fused_ida(q, k, v, spec)
+    return reference_ida(q, k, v, spec)
+
+
+def _spec(eps, geometry, c, causal) -> KernelSpec:
+    return KernelSpec(eps, geometry, c, keys=CAUSAL if causal else ALL_KEYS)
 
 
 def ida_weights(
@@ -122,11 +103,7 @@ def ida_weights(
     tile kernel of ``attention.fused`` where it applies and pays off (``fused_preferred``);
     ``"reference"`` forces the naive kernel, ``"fused"`` the tile kernel.
     """
-    eps = check_eps(eps)
-    _check_qkv(q, k, None, geometry, c)
-    if _use_fused(impl, q, k, None, eps):
-        return fused_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal)
-    return reference_ida_weights(q, k, eps=eps, geometry=geometry, c=c, causal=causal)
+    return attend_weights(q, k, _spec(eps, geometry, c, causal), impl=impl)
 
 
 def ida(
@@ -146,11 +123,7 @@ def ida(
     where it applies and pays off; ``"reference"`` forces the naive kernel (O(n m) memory), ``"fused"``
     the streaming one.
     """
-    eps = check_eps(eps)
-    _check_qkv(q, k, v, geometry, c)
-    if _use_fused(impl, q, k, v, eps):
-        return fused_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
-    return reference_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
+    return attend(q, k, v, _spec(eps, geometry, c, causal), impl=impl)
 
 
 def softmax_weights(

@@ -13,51 +13,17 @@ import torch
 from torch import nn
 
 from georesolver_core.attention import hida_family
-from georesolver_core.attention.kernel import ida, softmax_attention
-from georesolver_core.geometry import to_ball
+from georesolver_core.attention.kernel import attend, softmax_attention
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """A registry entry: which geometry the kernel measures in and how projections land there."""
-
-    label: str
-    geometry: str | None  # None: dot-product softmax
-    embed: Callable[[torch.Tensor, float], torch.Tensor]  # (..., d) -> points of the geometry
-    build: Callable | None = None  # config -> module (q, k, v (B, nh, T, hs) -> same); None: ida()
-
-
-def _identity(x: torch.Tensor, c: float) -> torch.Tensor:
-    return x
-
-
-def _onto_sphere(x: torch.Tensor, c: float) -> torch.Tensor:
-    # Learned projections are normalised onto the sphere as in section 8.1; the clamp keeps a
-    # zero projection finite.
-    return x / x.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(x.dtype).eps)
-
-
-def _into_ball(x: torch.Tensor, c: float) -> torch.Tensor:
-    return to_ball(x, c=c)
-
-
-ATTENTION: dict[str, KernelSpec] = {
-    "softmax": KernelSpec("Softmax (dot product)", None, _identity),
-    "ida": KernelSpec("IDA (Euclidean)", "euclidean", _identity),
-    "hida": KernelSpec("Dense-HIDA (Poincaré ball)", "poincare", _into_ball),
-    "sida": KernelSpec("SIDA (sphere)", "sphere", _onto_sphere),
-    "fp-hida": KernelSpec("FP-HIDA (sparse pattern, ball)", "poincare", _into_ball, hida_family.build_fp_hida),
-    "l-hida": KernelSpec("L-HIDA (anchors, ball)", "poincare", _into_ball, hida_family.build_l_hida),
-    "c-hida": KernelSpec("C-HIDA (streaming summaries, ball)", "poincare", _into_ball, hida_family.build_c_hida),
-}
 
 
 @dataclass(frozen=True)
 class AttentionConfig:
     d_model: int = 64  # model width
     n_heads: int = 4  # heads; d_model must divide evenly
-    kernel: str = "ida"  # key of ATTENTION
+    kernel: str = "ida"  # key of ATTENTION (defined below; checked on construction)
     eps: float = 0.1  # inverse-distance regulariser (ignored by softmax)
     c: float = 1.0  # Poincaré curvature parameter, k = -c (hida only)
     causal: bool = False  # mask future keys
@@ -81,14 +47,97 @@ class AttentionConfig:
                 check_positive_int(name, getattr(self, name), 1)
 
 
+def _identity(x: torch.Tensor, c: float) -> torch.Tensor:
+    return x
+
+
+class SoftmaxKernel(nn.Module):
+    """softmax(q k^T / sqrt(hs)) v per head. (B, nh, T, hs) x 3 -> (B, nh, T, hs)."""
+
+    def __init__(self, config: AttentionConfig):
+        super().__init__()
+        self.causal = config.causal
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return softmax_attention(q, k, v, causal=self.causal)
+
+
+class InverseDistanceKernel(nn.Module):
+    """The inverse-distance kernel of one spec (geometry, eps, c, causal) per head. (B, nh, T, hs) x 3 -> (B, nh, T, hs).
+
+    q and k arrive as points of the geometry (``AttentionKind.embed`` put them there).
+    """
+
+    def __init__(self, config: AttentionConfig, geometry: str):
+        super().__init__()
+        self.spec = KernelSpec(config.eps, geometry, config.c, keys=CAUSAL if config.causal else ALL_KEYS)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return attend(q, k, v, self.spec)
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """A registry entry: the label, the geometry, how projections land there, and the kernel module."""
+
+    label: str  # shown in the UI
+    geometry: str | None  # None: dot-product softmax
+    embed: Callable[[torch.Tensor, float], torch.Tensor]  # (..., d) -> points of the geometry (c given)
+    build: Callable[[AttentionConfig], nn.Module]  # module: q, k, v (B, nh, T, hs), embedded -> (B, nh, T, hs)
+
+
+def _inverse_distance(label: str, geometry: str) -> AttentionKind:
+    # Learned projections land in the geometry by its own embedding: as is, x = 0.9 tanh(|z|) z/|z|
+    # into the ball (section 4), z/|z| onto the sphere (section 8.1).
+    return AttentionKind(
+        label, geometry, GEOMETRIES[geometry].embed, lambda config: InverseDistanceKernel(config, geometry)
+    )
+
+
+ATTENTION: dict[str, AttentionKind] = {
+    "softmax": AttentionKind("Softmax (dot product)", None, _identity, SoftmaxKernel),
+    "ida": _inverse_distance("IDA (Euclidean)", "euclidean"),
+    "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare"),
+    "sida": _inverse_distance("SIDA (sphere)", "sphere"),
+    # The sub-quadratic HIDA family (sections 5.4-5.6): sparse pattern, anchors, streaming summaries.
+    "fp-hida": AttentionKind(
+        "FP-HIDA (sparse pattern, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_fp_hida
+    ),
+    "l-hida": AttentionKind(
+        "L-HIDA (anchors, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_l_hida
+    ),
+    "c-hida": AttentionKind(
+        "C-HIDA (streaming summaries, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_c_hida
+    ),
+}
+
+# Pages that pick the geometry separately (Attention lab, landscapes) offer two kernels: "ida", the
+# inverse-distance entry of ATTENTION in the picked geometry (``inverse_distance_kind``), and softmax.
+KERNEL_CHOICES: dict[str, str] = {
+    "ida": "inverse distance (IDA / HIDA / SIDA)",
+    "softmax": ATTENTION["softmax"].label,
+}
+
+
+def inverse_distance_kind(geometry: str) -> str:
+    """The key of ATTENTION whose inverse-distance kernel measures in ``geometry``."""
+    by_geometry: dict[str, str] = {}
+    for key, kind in ATTENTION.items():  # the first (dense) entry per geometry, not the sparse HIDA family
+        if kind.geometry is not None:
+            by_geometry.setdefault(kind.geometry, key)
+    if geometry not in by_geometry:
+        raise ValueError(f"geometry must be one of {sorted(by_geometry)} (got {geometry!r})")
+    return by_geometry[geometry]
+
+
 class GeoAttention(nn.Module):
     """Q/K/V projections -> per-head kernel (softmax / IDA / HIDA / SIDA) -> output projection."""
 
     def __init__(self, config: AttentionConfig):
         super().__init__()
         self.config = config
-        self.spec = ATTENTION[config.kernel]
-        self.kernel = self.spec.build(config) if self.spec.build else None
+        self.kind = ATTENTION[config.kernel]
+        self.kernel = self.kind.build(config)
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=config.bias)
         self.out = nn.Linear(config.d_model, config.d_model, bias=config.bias)
 
@@ -100,13 +149,7 @@ class GeoAttention(nn.Module):
         q = q.view(B, T, cfg.n_heads, hs).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, cfg.n_heads, hs).transpose(1, 2)  # (B, nh, T, hs)
         v = v.view(B, T, cfg.n_heads, hs).transpose(1, 2)  # (B, nh, T, hs)
-        if self.spec.geometry is None:
-            y = softmax_attention(q, k, v, causal=cfg.causal)
-        else:
-            q, k = self.spec.embed(q, cfg.c), self.spec.embed(k, cfg.c)
-        if self.kernel is not None:
-            y = self.kernel(q, k, v)
-        elif self.spec.geometry is not None:
-            y = ida(q, k, v, eps=cfg.eps, geometry=self.spec.geometry, c=cfg.c, causal=cfg.causal)
+        q, k = self.kind.embed(q, cfg.c), self.kind.embed(k, cfg.c)
+        y = self.kernel(q, k, v)  # (B, nh, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
         return self.out(y)

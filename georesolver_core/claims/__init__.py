@@ -1,17 +1,13 @@
 """Every claim of the seeds as a measurement beside its bound, with a verdict.
 
-Topic modules register their claims on import; add one import line per module below.
+Each topic module exports ``CLAIMS = (Claim(...), ...)`` and registers nothing itself; the claims
+table collects them from ``MODULES``, in this order. To add a topic, import its module and add one
+line to ``MODULES``. The verdict helpers live in the leaf module ``georesolver_core.verdicts``.
 """
 
-# Topic modules (each registers its claims on import):
-from georesolver_core.claims import (
-    attention_claims,  # noqa: E402,F401
-    geometry_claims,  # noqa: E402,F401
-    hida_claims,
-    landscape_claims,  # noqa: E402,F401
-)
-from georesolver_core.claims.registry import (
-    CLAIMS,
+from georesolver_core.claims import attention_claims, geometry_claims, hida_claims, landscape
+from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
+from georesolver_core.verdicts import (
     CONDITIONAL,
     FAILS,
     HOLDS,
@@ -19,21 +15,25 @@ from georesolver_core.claims.registry import (
     Claim,
     Evidence,
     fit_loglog_slope,
-    register,
-    run_all,
-    run_claim,
     verdict_inequality,
     verdict_scaling,
 )
 
-for _c in hida_claims.CLAIMS:
-    register(_c)
+# The claims table, in order: one line per topic module.
+MODULES = (
+    attention_claims,
+    geometry_claims,
+    landscape,
+    hida_claims,
+)
+collect(MODULES)
 
 __all__ = [
     "CLAIMS",
     "CONDITIONAL",
     "FAILS",
     "HOLDS",
+    "MODULES",
     "VERDICTS",
     "Claim",
     "Evidence",

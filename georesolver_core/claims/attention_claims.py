@@ -25,19 +25,18 @@ from georesolver_core.attention.diagnostics import (
     softmax_min_norm_sq_circle,
     softmax_min_width,
 )
-from georesolver_core.claims.registry import (
+from georesolver_core.geometry import GEOMETRIES, pairwise_distance, pairwise_sq_distance
+from georesolver_core.theory import attention as th
+from georesolver_core.verdicts import (
     CONDITIONAL,
     FAILS,
     HOLDS,
     Claim,
     Evidence,
     fit_loglog_slope,
-    register,
     verdict_inequality,
     verdict_scaling,
 )
-from georesolver_core.geometry import GEOMETRIES, pairwise_distance, pairwise_sq_distance
-from georesolver_core.theory import attention as th
 
 PAGE = "attention"
 F64 = torch.float64
@@ -51,8 +50,8 @@ def _powers(lo: int, hi: int, step: int) -> list[int]:
     return [int(v) for v in lo * step ** np.arange(int(round(np.log(hi / lo) / np.log(step))) + 1)]
 
 
-def _claim(key: str, section: str, statement: str, bound_text: str, measure) -> None:
-    register(Claim(key, section, statement, bound_text, PAGE, measure))
+def _claim(key: str, section: str, statement: str, bound_text: str, measure) -> Claim:
+    return Claim(key, section, statement, bound_text, PAGE, measure)
 
 
 def _evidence(x, measured, bound, judged: tuple[str, str], **fields) -> Evidence:
@@ -90,7 +89,7 @@ def measure_exact_retrieval(quick: bool = False, *, geometry: str = "euclidean",
     )  # fmt: skip
 
 
-for _geo in GEOMETRIES:
+EXACT_RETRIEVAL = tuple(
     _claim(
         f"lemma2.3-exact-retrieval-{_geo}",
         "Exact-retrieval lemma (section 2.3) / Lemma 5.1(a)",
@@ -99,6 +98,8 @@ for _geo in GEOMETRIES:
         "1 - W_j* <= x/(1+x), x = eps (n-1)/(r^2 + eps), r = distance to the nearest other key",
         lambda quick, _g=_geo: measure_exact_retrieval(quick, geometry=_g),
     )
+    for _geo in GEOMETRIES
+)
 
 
 # --- Theorem 1: the orthogonal-keys instance and the softmax width ---------------------------------
@@ -132,7 +133,7 @@ def measure_orthogonal(quick: bool = False, *, R: float = 1.0, eps: float = 1e-5
     )  # fmt: skip
 
 
-_claim(
+ORTHOGONAL = _claim(
     "thm1-orthogonal-keys",
     "Theorem 1 (section 2.3)",
     "On n orthogonal keys k_j = R e_j with q = k_1, IDA retrieves the match exactly as eps -> 0, while "
@@ -184,7 +185,7 @@ def measure_softmax_width(quick: bool = False, *, delta: float = 0.01):
     )  # fmt: skip
 
 
-_claim(
+SOFTMAX_WIDTH = _claim(
     "thm1-softmax-width",
     "Theorem 1 (section 2.3), softmax side",
     "Any softmax-based architecture needs width d = Omega((log n)^2) (or H = Omega(log n) heads) for a "
@@ -223,7 +224,7 @@ def measure_dense_keys(quick: bool = False, *, d: int = 2, eps: float = 1e-2):
     )  # fmt: skip
 
 
-_claim(
+DENSE_KEYS = _claim(
     "sec2.3-dense-key-degradation",
     "Section 2.3, dense-key degradation",
     "If the other keys lie at distance >= r from key j, its self-attention weight is at least "
@@ -255,7 +256,7 @@ def measure_nn_radius(quick: bool = False):
     )  # fmt: skip
 
 
-_claim(
+NN_RADIUS = _claim(
     "sec2.3-gaussian-nn-radius",
     "Section 2.3, Gaussian keys",
     "For Gaussian keys with covariance sigma^2 I, the squared radius around a key scales as "
@@ -314,7 +315,7 @@ def measure_lipschitz(quick: bool = False, *, d: int = 8, eps: float = 1e-2):
     )  # fmt: skip
 
 
-_claim(
+LIPSCHITZ = _claim(
     "lemma1-lipschitz",
     "Lemma 1 (section 2.4)",
     "The attention output is Lipschitz in the query with L_IDA = O(1 + log n L_W^2 R^2) for clustered keys and "
@@ -366,7 +367,7 @@ def measure_effrank_eps(quick: bool = False, *, n: int = 64, d: int = 8):
     )  # fmt: skip
 
 
-_claim(
+EFFECTIVE_RANK = _claim(
     "thm3-effective-rank",
     "Theorem 3 (section 2.7)",
     "The IDA kernel's effective rank is bounded independently of width: eff-rank(K) <= 1 + n eps^2 / d_min^4 "
@@ -399,7 +400,7 @@ def measure_effrank_n(quick: bool = False, *, d: int = 8, rho: float = 0.01):
     )  # fmt: skip
 
 
-_claim(
+EFFECTIVE_RANK_N = _claim(
     "lemma5.1-effective-rank-n",
     "Lemma 5.1(b) / Theorem 5.2 (sections 5.1, 5.3)",
     "For any metric, including the Poincaré ball, eff-rank(K) <= 1 + n eps^2/d_min^4 + O(n eps^3/d_min^6) when "
@@ -440,10 +441,22 @@ def measure_eps_advice(quick: bool = False):
     )  # fmt: skip
 
 
-_claim(
+EPS_ADVICE = _claim(
     "sec2.8-eps-advice",
     "Section 2.8, implications for practice",
     "Initialising eps ~ 0.01 E||q_i - k_j||^2 avoids the degradation regime eps (n-1) / d_min^2 >= 1/2.",
     "eps (n-1) / d_min^2 < 1/2 at eps = 0.01 E||q - k||^2",
     measure_eps_advice,
+)
+
+CLAIMS = (
+    *EXACT_RETRIEVAL,
+    ORTHOGONAL,
+    SOFTMAX_WIDTH,
+    DENSE_KEYS,
+    NN_RADIUS,
+    LIPSCHITZ,
+    EFFECTIVE_RANK,
+    EFFECTIVE_RANK_N,
+    EPS_ADVICE,
 )

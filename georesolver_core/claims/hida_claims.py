@@ -11,7 +11,8 @@ import numpy as np
 from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import fp_stats
 from georesolver_core.attention.hida_scaling import cost_scaling
-from georesolver_core.claims.registry import (
+from georesolver_core.theory import hida as th
+from georesolver_core.verdicts import (
     CONDITIONAL,
     FAILS,
     HOLDS,
@@ -20,7 +21,6 @@ from georesolver_core.claims.registry import (
     fit_loglog_slope,
     verdict_inequality,
 )
-from georesolver_core.theory import hida as th
 
 PAGE = "hida"
 

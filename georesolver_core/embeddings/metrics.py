@@ -21,9 +21,9 @@ import math
 import numpy as np
 import torch
 
-from georesolver_core.claims.registry import verdict_inequality
-from georesolver_core.geometry import ball, pairwise_distance
+from georesolver_core.geometry import GEOMETRIES, pairwise_distance
 from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.verdicts import verdict_inequality
 
 # geoopt's projx keeps sqrt(c)||x|| <= 1 - eps with eps = 4e-3 (float32) or 1e-5 (float64): there the
 # distance saturates and its gradient vanishes (DESIGN section 4).
@@ -131,9 +131,7 @@ def embedding_metrics(points: torch.Tensor, hierarchy: Hierarchy, *, geometry: s
 
 def distance_to_origin(points: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """d(o, x) per point, o the origin (the north pole e_d on the sphere, where training starts). (N,)."""
-    o = torch.zeros_like(points[:1])  # (1, d)
-    if geometry == "sphere":
-        o[0, -1] = 1.0
+    o = GEOMETRIES[geometry].origin(points.shape[-1], dtype=points.dtype, device=points.device)[None]  # (1, d)
     with torch.no_grad():
         return pairwise_distance(o, points, geometry=geometry, c=c, validate=False)[0]
 
@@ -146,18 +144,7 @@ def center_on(points: torch.Tensor, index: int, *, geometry: str, c: float = 1.0
     anywhere; this is the frame where "leaves go to the rim" is read off.
     """
     x = points.detach().double()  # (N, D)
-    ref = x[index].expand_as(x)
-    if geometry == "poincare":
-        # projx only guards rounding: a point at float64's cap may land a hair outside the ball
-        return ball(c).projx(ball(c).mobius_add(-ref, x))
-    if geometry == "euclidean":
-        return x - ref
-    pole = torch.zeros_like(x[index])
-    pole[-1] = 1.0
-    v = x[index] - pole  # (D,)
-    if float(v.norm()) == 0.0:
-        return x
-    return x - 2.0 * (x @ v)[:, None] * v[None, :] / (v @ v)
+    return GEOMETRIES[geometry].to_origin(x, x[index], c)
 
 
 def relative_radius(
@@ -173,8 +160,8 @@ def relative_radius(
     if centre is not None:
         x = center_on(x, centre, geometry=geometry, c=c)
     norms = x.norm(dim=-1)
-    if geometry == "poincare":
-        return math.sqrt(c) * norms
+    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the ball: 1 = the rim
+        return norms / rim
     return norms / norms.max().clamp_min(torch.finfo(torch.float64).tiny)
 
 

@@ -33,11 +33,9 @@ from georesolver_core.embeddings.metrics import embedding_metrics, rim_saturatio
 from georesolver_core.geometry import (
     GEOMETRIES,
     LearnableSphereMap,
-    ball,
     expmap0,
     norm_map,
     pairwise_distance,
-    sphere,
     stereographic_map,
 )
 from georesolver_core.tasks.hierarchy import Hierarchy
@@ -74,7 +72,7 @@ class EmbeddingConfig:
         check_positive_int("dim", self.dim, 1, 256)
         check_curvature(self.c)
         check_range("c", self.c, 1e-4, 1e4)
-        if self.learn_curvature and self.geometry != "poincare":
+        if self.learn_curvature and not GEOMETRIES[self.geometry].uses_c:
             raise ValueError(f"learn_curvature needs geometry 'poincare' (got {self.geometry!r})")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)} (got {self.optimizer!r})")
@@ -91,7 +89,7 @@ class EmbeddingConfig:
 
     @property
     def ambient_dim(self) -> int:
-        return self.dim + 1 if self.geometry == "sphere" else self.dim
+        return self.dim + GEOMETRIES[self.geometry].extra_dims
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -107,13 +105,9 @@ def nickel_kiela_loss(dist: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
 
 def make_manifold(config: EmbeddingConfig) -> geoopt.Manifold:
     """The geoopt manifold of the config: a shared fixed ball, a fresh learnable ball, the sphere, R^d."""
-    if config.geometry == "poincare":
-        if config.learn_curvature:
-            return geoopt.PoincareBall(c=config.c, learnable=True)
-        return ball(config.c)
-    if config.geometry == "sphere":
-        return sphere()
-    return geoopt.Euclidean(ndim=1)
+    if config.learn_curvature:  # the ball (validated by the config)
+        return geoopt.PoincareBall(c=config.c, learnable=True)
+    return GEOMETRIES[config.geometry].manifold(config.c)
 
 
 class HierarchyEmbedding(nn.Module):
@@ -130,12 +124,11 @@ class HierarchyEmbedding(nn.Module):
         tangent = torch.rand(n_nodes, config.dim, generator=generator, dtype=dtype) * 2 - 1
         tangent = (config.init_scale * tangent).to(device)  # (N, dim)
         with torch.no_grad():
-            if config.geometry == "sphere":
-                # tangent vectors at the north pole e_(dim+1): a zero last coordinate
-                init = expmap0(torch.nn.functional.pad(tangent, (0, 1)), geometry="sphere")
-            elif config.learn_curvature:
+            if config.learn_curvature:
                 init = manifold.expmap0(tangent)
             else:
+                # tangent vectors at the origin; on the sphere at the north pole e_(dim+1): a zero last coordinate
+                tangent = torch.nn.functional.pad(tangent, (0, GEOMETRIES[config.geometry].extra_dims))
                 init = expmap0(tangent, geometry=config.geometry, c=config.c)
         self.points = geoopt.ManifoldParameter(init, manifold=manifold)  # (N, ambient_dim)
         self._c = config.c
@@ -204,7 +197,7 @@ class EmbeddingTrainer:
 
     def rim_report(self) -> dict | None:
         """Poincaré only: points at the rim cap of their dtype (see metrics.rim_saturation)."""
-        if self.config.geometry != "poincare":
+        if GEOMETRIES[self.config.geometry].rim(self.model.c) is None:
             return None
         return rim_saturation(self.model.points.detach(), c=self.model.c)
 

@@ -5,9 +5,13 @@ A page swaps geometry with one string: ``pairwise_distance(q, k, geometry="poinc
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import geoopt
 import torch
+from torch import Tensor
 
 from georesolver_core.geometry import euclidean, poincare, sphere
 from georesolver_core.validate import (
@@ -22,20 +26,164 @@ from georesolver_core.validate import (
 
 @dataclass(frozen=True)
 class Geometry:
-    """A registry entry: what the page shows and how points are checked."""
+    """A registry entry: what the pages show, and the geometry's own formulas and maps.
+
+    Every callable takes the curvature parameter ``c`` (used by the ball only) and no validation:
+    the public verbs below validate, then call the entry. Code outside this package reads the
+    behaviour from here instead of comparing the geometry's name.
+    """
 
     name: str
     label: str  # shown in the UI
     curvature: str  # sign of the sectional curvature, for labels
     description: str
+    pairwise_sq_distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., n, d), (..., m, d) -> (..., n, m)
+    pairwise_distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., n, d), (..., m, d) -> (..., n, m)
+    distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., d), (..., d) -> (...)
+    sq_distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., d), (..., d) -> (...), smooth at x = y
+    project: Callable[[Tensor, float], Tensor]  # nearest valid point (..., d) -> (..., d)
+    embed: Callable[[Tensor, float], Tensor]  # R^d -> points: identity / to_ball / normalise (zero stays 0)
+    manifold: Callable[..., geoopt.Manifold]  # manifold(c, exact=False): the geoopt manifold
+    check: Callable[[str, Tensor, float], Tensor]  # check(name, x, c): ValueError unless x holds points
+    origin: Callable[..., Tensor]  # origin(d, dtype=, device=): the base point (north pole e_d on the sphere)
+    expmap0: Callable[[Tensor, float], Tensor]  # exp_o(v) at the origin
+    logmap0: Callable[[Tensor, float], Tensor]  # log_o(x) at the origin
+    expmap: Callable[[Tensor, Tensor, float], Tensor]  # exp_x(v)
+    logmap: Callable[[Tensor, Tensor, float], Tensor]  # log_x(y)
+    geodesic: Callable[[Tensor, Tensor, Tensor, float], Tensor]  # x (d,), y (d,), t (T,) -> (T, d)
+    riemannian_hessian: Callable[[Tensor, Tensor, Tensor, float], Tensor]  # (x, egrad, ehess, c) -> Hess f(x)
+    rim: Callable[[float], float | None]  # points fill the open ball |x| < rim (None: no rim, R^d or the sphere)
+    outside: Callable[[Tensor, float], Tensor]  # (..., d) -> (...): how far each point lies off the space
+    to_origin: Callable[[Tensor, Tensor, float], Tensor]  # (x (N, d), p (d,), c): an isometry taking p to the origin
+    diameter: float = math.inf  # the largest distance between two points
+    extra_dims: int = 0  # ambient coordinates beyond the intrinsic dimension (1 for the sphere)
+    uses_c: bool = False  # whether the curvature parameter c changes the space (the ball: k = -c)
+    origin_name: str = "origin"  # what the base point is called in the UI
+
+    @property
+    def closed(self) -> bool:
+        """Compact without boundary (the sphere): geodesics close up, distances stop at the diameter."""
+        return math.isfinite(self.diameter)
+
+
+
+def _flat(fn):
+    """A formula of a geometry without a curvature parameter, given the registry's (..., c) signature."""
+    return lambda *args: fn(*args[:-1])
+
+
+def _zeros(d: int, *, dtype=None, device=None) -> Tensor:
+    return torch.zeros(d, dtype=dtype, device=device)
+
+
+def _pole_like(x: Tensor) -> Tensor:
+    return sphere.north_pole(x.shape[-1], dtype=x.dtype, device=x.device).expand_as(x)
+
+
+def _euclidean_manifold(c: float, exact: bool = False) -> geoopt.Manifold:
+    return geoopt.Euclidean(ndim=1)
+
+
+def _ball_manifold(c: float, exact: bool = False) -> geoopt.Manifold:
+    # Exact: geoopt's retraction is the exponential map (descent paths follow geodesics).
+    return geoopt.PoincareBallExact(c=c) if exact else poincare.ball(c)
+
+
+def _sphere_manifold(c: float, exact: bool = False) -> geoopt.Manifold:
+    return geoopt.SphereExact() if exact else sphere.sphere()
+
+
+def _check_sphere(name: str, x: Tensor, c: float) -> Tensor:
+    return check_on_sphere(name, x)
+
+
+def _check_euclidean(name: str, x: Tensor, c: float) -> Tensor:
+    return check_finite(name, x)
+
+
+def _project_sphere(x: Tensor, c: float) -> Tensor:
+    if x.numel() and bool((x.norm(dim=-1) == 0).any()):
+        raise ValueError("x must have no zero vectors: a zero vector has no direction on the sphere")
+    return sphere.project(x)
 
 
 GEOMETRIES: dict[str, Geometry] = {
-    "euclidean": Geometry("euclidean", "Euclidean", "0", "flat space R^d, d(x,y) = ||x - y||"),
-    "poincare": Geometry(
-        "poincare", "Poincaré ball", "-c", "hyperbolic space, d = arcosh(1 + 2||x-y||^2/((1-|x|^2)(1-|y|^2)))"
+    "euclidean": Geometry(
+        "euclidean",
+        "Euclidean",
+        "0",
+        "flat space R^d, d(x,y) = ||x - y||",
+        pairwise_sq_distance=_flat(euclidean.pairwise_sq_distance),
+        pairwise_distance=_flat(euclidean.pairwise_distance),
+        distance=_flat(euclidean.distance),
+        sq_distance=_flat(euclidean.sq_distance),
+        project=lambda x, c: x,
+        embed=lambda x, c: x,
+        manifold=_euclidean_manifold,
+        check=_check_euclidean,
+        origin=_zeros,
+        expmap0=lambda v, c: v,
+        logmap0=lambda x, c: x,
+        expmap=lambda x, v, c: x + v,
+        logmap=lambda x, y, c: y - x,
+        geodesic=lambda x, y, t, c: x[None] + t[:, None] * (y - x)[None],
+        riemannian_hessian=lambda x, g, h, c: h,
+        rim=lambda c: None,
+        outside=lambda x, c: x.new_zeros(x.shape[:-1]),
+        to_origin=lambda x, p, c: x - p,
     ),
-    "sphere": Geometry("sphere", "Sphere", "+1", "unit sphere S^{d-1}, d(x,y) = arccos<x,y>"),
+    "poincare": Geometry(
+        "poincare",
+        "Poincaré ball",
+        "-c",
+        "hyperbolic space, d = arcosh(1 + 2||x-y||^2/((1-|x|^2)(1-|y|^2)))",
+        pairwise_sq_distance=poincare.pairwise_sq_distance,
+        pairwise_distance=poincare.pairwise_distance,
+        distance=poincare.distance,
+        sq_distance=poincare.sq_distance,
+        project=lambda x, c: poincare.ball(c).projx(x),
+        embed=lambda z, c: poincare.to_ball(z, c=c),
+        manifold=_ball_manifold,
+        check=lambda name, x, c: check_in_ball(name, x, c),
+        origin=_zeros,
+        expmap0=lambda v, c: poincare.ball(c).expmap0(v),
+        logmap0=lambda x, c: poincare.ball(c).logmap0(x),
+        expmap=lambda x, v, c: poincare.ball(c).expmap(x, v),
+        logmap=lambda x, y, c: poincare.ball(c).logmap(x, y),
+        geodesic=lambda x, y, t, c: poincare.ball(c).geodesic(t[:, None], x[None], y[None]),
+        riemannian_hessian=poincare.riemannian_hessian,
+        rim=lambda c: 1.0 / math.sqrt(c),
+        outside=lambda x, c: (math.sqrt(c) * x.norm(dim=-1) - 1.0).clamp_min(0.0),  # past the rim
+        to_origin=poincare.to_origin,
+        uses_c=True,
+    ),
+    "sphere": Geometry(
+        "sphere",
+        "Sphere",
+        "+1",
+        "unit sphere S^{d-1}, d(x,y) = arccos<x,y>",
+        pairwise_sq_distance=_flat(sphere.pairwise_sq_distance),
+        pairwise_distance=_flat(sphere.pairwise_distance),
+        distance=_flat(sphere.distance),
+        sq_distance=_flat(sphere.sq_distance),
+        project=_project_sphere,
+        embed=_flat(sphere.normalise),
+        manifold=_sphere_manifold,
+        check=_check_sphere,
+        origin=sphere.north_pole,
+        expmap0=lambda v, c: sphere.expmap(_pole_like(v), v),
+        logmap0=lambda x, c: sphere.logmap(_pole_like(x), x),
+        expmap=_flat(sphere.expmap),
+        logmap=_flat(sphere.logmap),
+        geodesic=_flat(sphere.slerp),
+        riemannian_hessian=_flat(sphere.riemannian_hessian),
+        rim=lambda c: None,
+        outside=lambda x, c: (x.norm(dim=-1) - 1.0).abs(),  # off the unit sphere, either way
+        to_origin=_flat(sphere.to_origin),
+        diameter=math.pi,
+        origin_name="north pole",
+        extra_dims=1,
+    ),
 }
 
 
@@ -48,12 +196,7 @@ def check_geometry(geometry: str) -> str:
 
 def check_points(name: str, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Validate that x holds finite points of the geometry (inside the ball, on the sphere)."""
-    check_geometry(geometry)
-    if geometry == "poincare":
-        return check_in_ball(name, x, check_curvature(c))
-    if geometry == "sphere":
-        return check_on_sphere(name, x)
-    return check_finite(name, x)
+    return GEOMETRIES[check_geometry(geometry)].check(name, x, check_curvature(c))
 
 
 def _check_pair(x, y, geometry, c, names=("x", "y")):
@@ -78,11 +221,7 @@ def pairwise_distance(
     """
     if validate:
         _check_pair(x, y, geometry, c)
-    if geometry == "poincare":
-        return poincare.pairwise_distance(x, y, c=c)
-    if geometry == "sphere":
-        return sphere.pairwise_distance(x, y)
-    return euclidean.pairwise_distance(x, y)
+    return GEOMETRIES[geometry].pairwise_distance(x, y, c)
 
 
 def pairwise_sq_distance(
@@ -91,11 +230,7 @@ def pairwise_sq_distance(
     """Squared geodesic distance d(x_i, y_j)^2, the quantity the IDA kernel uses. (..., n, m)."""
     if validate:
         _check_pair(x, y, geometry, c)
-    if geometry == "poincare":
-        return poincare.pairwise_sq_distance(x, y, c=c)
-    if geometry == "sphere":
-        return sphere.pairwise_sq_distance(x, y)
-    return euclidean.pairwise_sq_distance(x, y)
+    return GEOMETRIES[geometry].pairwise_sq_distance(x, y, c)
 
 
 def distance(x: torch.Tensor, y: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
@@ -103,24 +238,21 @@ def distance(x: torch.Tensor, y: torch.Tensor, *, geometry: str, c: float = 1.0)
     check_points("x", x, geometry=geometry, c=c)
     check_points("y", y, geometry=geometry, c=c)
     check_same_dim("x", x, "y", y)
-    if geometry == "poincare":
-        return poincare.distance(x, y, c=c)
-    if geometry == "sphere":
-        return sphere.distance(x, y)
-    return euclidean.distance(x, y)
+    return GEOMETRIES[geometry].distance(x, y, c)
 
 
 def project(x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Nearest valid point: identity (Euclidean), geoopt's projx into the ball, or x/||x|| (sphere)."""
     check_geometry(geometry)
     check_finite("x", x)
-    if geometry == "poincare":
-        return poincare.ball(check_curvature(c)).projx(x)
-    if geometry == "sphere":
-        if x.numel() and bool((x.norm(dim=-1) == 0).any()):
-            raise ValueError("x must have no zero vectors: a zero vector has no direction on the sphere")
-        return sphere.project(x)
-    return x
+    return GEOMETRIES[geometry].project(x, check_curvature(c))
+
+
+def embed(z: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
+    """R^d -> points of the geometry: z as is, x = 0.9 tanh(|z|) z/|z| into the ball, z/|z| on the sphere."""
+    check_geometry(geometry)
+    check_finite("z", z)
+    return GEOMETRIES[geometry].embed(z, check_curvature(c))
 
 
 def to_ball(z: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -133,45 +265,27 @@ def expmap0(v: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Exponential map at the origin (the north pole e_d on the sphere). (..., d) -> (..., d)."""
     check_geometry(geometry)
     check_finite("v", v)
-    if geometry == "poincare":
-        return poincare.ball(check_curvature(c)).expmap0(v)
-    if geometry == "sphere":
-        pole = sphere.north_pole(v.shape[-1], dtype=v.dtype, device=v.device).expand_as(v)
-        return sphere.expmap(pole, v)
-    return v
+    return GEOMETRIES[geometry].expmap0(v, check_curvature(c))
 
 
 def logmap0(x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Logarithmic map at the origin (the north pole on the sphere). (..., d) -> (..., d)."""
     check_points("x", x, geometry=geometry, c=c)
-    if geometry == "poincare":
-        return poincare.ball(c).logmap0(x)
-    if geometry == "sphere":
-        pole = sphere.north_pole(x.shape[-1], dtype=x.dtype, device=x.device).expand_as(x)
-        return sphere.logmap(pole, x)
-    return x
+    return GEOMETRIES[geometry].logmap0(x, c)
 
 
 def expmap(x: torch.Tensor, v: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """exp_x(v): follow the geodesic from x with initial velocity v for unit time."""
     check_points("x", x, geometry=geometry, c=c)
     check_finite("v", v)
-    if geometry == "poincare":
-        return poincare.ball(c).expmap(x, v)
-    if geometry == "sphere":
-        return sphere.expmap(x, v)
-    return x + v
+    return GEOMETRIES[geometry].expmap(x, v, c)
 
 
 def logmap(x: torch.Tensor, y: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """log_x(y): the tangent vector at x pointing to y with length d(x, y)."""
     check_points("x", x, geometry=geometry, c=c)
     check_points("y", y, geometry=geometry, c=c)
-    if geometry == "poincare":
-        return poincare.ball(c).logmap(x, y)
-    if geometry == "sphere":
-        return sphere.logmap(x, y)
-    return y - x
+    return GEOMETRIES[geometry].logmap(x, y, c)
 
 
 def geodesic(x: torch.Tensor, y: torch.Tensor, t: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
@@ -186,9 +300,4 @@ def geodesic(x: torch.Tensor, y: torch.Tensor, t: torch.Tensor, *, geometry: str
         raise ValueError(
             f"geodesic takes x (d,), y (d,), t (T,) (got {tuple(x.shape)}, {tuple(y.shape)}, {tuple(t.shape)})"
         )
-    t = t.to(x)
-    if geometry == "poincare":
-        return poincare.ball(c).geodesic(t[:, None], x[None], y[None])
-    if geometry == "sphere":
-        return sphere.slerp(x, y, t)
-    return x[None] + t[:, None] * (y - x)[None]
+    return GEOMETRIES[geometry].geodesic(x, y, t.to(x), c)

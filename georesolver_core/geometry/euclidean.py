@@ -21,3 +21,9 @@ def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """||x - y|| elementwise over the last dim. (..., d), (..., d) -> (...)."""
     diff = x - y
     return safe_sqrt((diff * diff).sum(-1))
+
+
+def sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """||x - y||^2 elementwise over the last dim. (..., d), (..., d) -> (...)."""
+    diff = x - y
+    return (diff * diff).sum(-1)

@@ -43,22 +43,46 @@ def _dist_from_u(u: torch.Tensor, c: float) -> torch.Tensor:
     return (2.0 / math.sqrt(c)) * torch.asinh(safe_sqrt(0.5 * u))
 
 
-def pairwise_distance(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
+def pairwise_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """d_c(x_i, y_j). (..., n, d), (..., m, d) -> (..., n, m)."""
     nx = (x * x).sum(-1, keepdim=True)  # (..., n, 1)
     ny = (y * y).sum(-1).unsqueeze(-2)  # (..., 1, m)
     return _dist_from_u(_u(pairwise_sq_norms(x, y), nx, ny, c), c)
 
 
-def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
+def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """d_c(x_i, y_j)^2, smooth at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
     return pairwise_distance(x, y, c=c) ** 2
 
 
-def distance(x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
+def distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """d_c(x, y) elementwise over the last dim. (..., d), (..., d) -> (...)."""
     diff = x - y
     return _dist_from_u(_u((diff * diff).sum(-1), (x * x).sum(-1), (y * y).sum(-1), c), c)
+
+
+def sq_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """d_c(x, y)^2 elementwise over the last dim. (..., d), (..., d) -> (...)."""
+    return distance(x, y, c) ** 2
+
+
+def riemannian_hessian(x: torch.Tensor, g: torch.Tensor, h: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """Riemannian Hessian of f at x (d,) from its Euclidean gradient g (d,) and Hessian h (d, d), in the
+    orthonormal frame e_i / lambda_x. (d, d).
+
+    The metric is lambda_x^2 I, lambda_x = 2 / (1 - c|x|^2); the Levi-Civita connection of a conformal
+    metric with a = grad log lambda = c lambda_x x gives Hess = (h - g a^T - a g^T + (a . g) I) / lambda_x^2.
+    """
+    lam = 2.0 / (1.0 - c * float(x @ x))
+    a = c * lam * x  # grad of log lambda
+    eye = torch.eye(x.shape[0], dtype=x.dtype)
+    return (h - torch.outer(g, a) - torch.outer(a, g) + (a @ g) * eye) / lam**2
+
+
+def to_origin(x: torch.Tensor, p: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """The Möbius translation x -> (-p) (+) x, an isometry taking p to the origin. (N, d), (d,) -> (N, d)."""
+    # projx only guards rounding: a point at the float's rim cap may land a hair outside the ball
+    return ball(c).projx(ball(c).mobius_add(-p.expand_as(x), x))
 
 
 def to_ball(z: torch.Tensor, *, c: float = 1.0, scale: float = BALL_SCALE) -> torch.Tensor:

@@ -39,6 +39,16 @@ def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return 2.0 * torch.atan2(safe_sqrt((minus * minus).sum(-1)), safe_sqrt((plus * plus).sum(-1)))
 
 
+def sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """d_S(x, y)^2 elementwise over the last dim. (..., d), (..., d) -> (...)."""
+    return distance(x, y) ** 2
+
+
+def normalise(x: torch.Tensor) -> torch.Tensor:
+    """x / ||x|| for learned projections (section 8.1); the clamp keeps a zero vector at 0, finite."""
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(x.dtype).eps)
+
+
 def project(x: torch.Tensor) -> torch.Tensor:
     """x / ||x||; the zero vector has no direction and is rejected by the caller's validation."""
     return x / x.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(x.dtype).tiny)
@@ -69,3 +79,29 @@ def slerp(x: torch.Tensor, y: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     """Great-circle points exp_x(t log_x(y)). x, y (d,), t (T,) -> (T, d)."""
     v = logmap(x, y)  # (d,)
     return expmap(x.expand(t.shape[0], -1), t[:, None] * v)
+
+
+def to_origin(x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """The Householder reflection swapping p and the north pole e_d, an isometry. (N, d), (d,) -> (N, d)."""
+    v = p - north_pole(p.shape[-1], dtype=p.dtype, device=p.device)  # (d,)
+    if float(v.norm()) == 0.0:
+        return x
+    return x - 2.0 * (x @ v)[:, None] * v[None, :] / (v @ v)
+
+
+def tangent_basis(x: torch.Tensor) -> torch.Tensor:
+    """Orthonormal basis of the tangent space at x, as columns. (d,) -> (d, d-1)."""
+    d = x.shape[0]
+    # Complete x to an orthonormal basis with QR; the first column spans x, the rest x^perp.
+    m = torch.cat([x[:, None], torch.eye(d, dtype=x.dtype)[:, : d - 1]], dim=1)  # (d, d)
+    if abs(float(x[: d - 1].norm())) > 0.9:
+        m = torch.cat([x[:, None], torch.eye(d, dtype=x.dtype)[:, 1:]], dim=1)
+    qmat, _ = torch.linalg.qr(m)
+    return qmat[:, 1:]
+
+
+def riemannian_hessian(x: torch.Tensor, g: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """Riemannian Hessian of f at x (d,) from its Euclidean gradient g and Hessian h, in an orthonormal
+    basis E of x^perp: Hess = E^T h E - (x . g) I_{d-1}. (d-1, d-1)."""
+    e = tangent_basis(x)  # (d, d-1)
+    return e.T @ h @ e - (x @ g) * torch.eye(e.shape[1], dtype=x.dtype)

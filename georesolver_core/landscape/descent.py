@@ -18,7 +18,7 @@ import geoopt
 import numpy as np
 import torch
 
-from georesolver_core.geometry import check_geometry
+from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.landscape.grid import (
     DISK_RMAX,
     LandscapeGrid,
@@ -37,12 +37,7 @@ def manifold_of(geometry: str, c: float = 1.0) -> geoopt.manifolds.Manifold:
     r moves the point exactly a geodesic distance r (geoopt's default ball retraction x + u is only
     first-order accurate).
     """
-    check_geometry(geometry)
-    if geometry == "poincare":
-        return geoopt.PoincareBallExact(c=check_curvature(c))
-    if geometry == "sphere":
-        return geoopt.SphereExact()
-    return geoopt.Euclidean(ndim=1)
+    return GEOMETRIES[check_geometry(geometry)].manifold(check_curvature(c), exact=True)
 
 
 def ring_starts(
@@ -60,8 +55,8 @@ def ring_starts(
     radius = check_range("radius", radius, 0.0, 0.95)
     phi = 2 * math.pi * (torch.arange(n_starts, dtype=torch.float64) + 0.5) / n_starts
     r = radius * extent
-    if geometry == "poincare":
-        r = min(r, 0.9 / math.sqrt(c))
+    if (rim := GEOMETRIES[geometry].rim(c)) is not None:
+        r = min(r, 0.9 * rim)
     uv = torch.stack([r * torch.cos(phi), r * torch.sin(phi)], dim=-1)  # (S, 2)
     return chart_to_points(uv, geometry=geometry, c=c).to(dtype)
 
@@ -119,9 +114,7 @@ def descent_paths(
         points.append(x.detach().clone())
         losses.append(loss.detach().clone())
         with torch.no_grad():
-            rnorm = manifold.norm(x, manifold.egrad2rgrad(x, x.grad)) if geometry == "poincare" else None
-            if rnorm is None:
-                rnorm = manifold.proju(x, x.grad).norm(dim=-1)  # Euclidean and sphere: tangential part
+            rnorm = manifold.norm(x, manifold.egrad2rgrad(x, x.grad))  # (S,): Riemannian gradient norm
             scale = (max_step / (lr * rnorm)).clamp(max=1.0)  # (S,)
             x.grad.mul_(scale[:, None])
         opt.step()
@@ -157,8 +150,8 @@ def classify_paths(paths: DescentPaths, grid: LandscapeGrid, *, cells: float = 2
     near = np.linalg.norm(end - np.asarray(grid.global_min_uv)[None], axis=-1) <= cells * grid.spacing
     span = float(np.nanmax(grid.loss) - grid.global_min_loss)
     final = paths.final_loss
-    if grid.geometry == "poincare":
-        outside = np.linalg.norm(end, axis=-1) * math.sqrt(grid.c) >= DISK_RMAX
+    if (rim := GEOMETRIES[grid.geometry].rim(grid.c)) is not None:
+        outside = np.linalg.norm(end, axis=-1) / rim >= DISK_RMAX
     else:
         outside = np.abs(end).max(axis=-1) > grid.u[-1]
     out = []

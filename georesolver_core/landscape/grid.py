@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from georesolver_core.geometry import check_geometry, expmap0, logmap0
+from georesolver_core.geometry import GEOMETRIES, check_geometry, expmap0, logmap0
 from georesolver_core.landscape.two_key import check_kernel, check_tau, retrieval_loss
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
 
@@ -47,18 +47,16 @@ def check_extent(extent: float, geometry: str, c: float = 1.0) -> float:
 
 def chart_to_points(uv: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Chart coordinates to points of the geometry. (..., 2) -> (..., 2) plane/disk, (..., 3) sphere."""
-    check_geometry(geometry)
-    if geometry == "sphere":
+    if GEOMETRIES[check_geometry(geometry)].extra_dims:  # the sphere: the chart is the tangent plane at e_3
         v = torch.cat([uv, torch.zeros_like(uv[..., :1])], dim=-1)  # tangent at the pole e_3
-        return expmap0(v, geometry="sphere")
+        return expmap0(v, geometry=geometry)
     return uv
 
 
 def points_to_chart(x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Inverse of ``chart_to_points``. (..., 2 or 3) -> (..., 2)."""
-    check_geometry(geometry)
-    if geometry == "sphere":
-        return logmap0(x, geometry="sphere")[..., :2]
+    if GEOMETRIES[check_geometry(geometry)].extra_dims:  # the sphere
+        return logmap0(x, geometry=geometry)[..., :2]
     return x
 
 
@@ -165,8 +163,8 @@ def landscape_grid(
     vv, uu = torch.meshgrid(axis, axis, indexing="ij")
     uv = torch.stack([uu, vv], dim=-1).reshape(-1, 2)  # (R*R, 2)
     inside = torch.ones(uv.shape[0], dtype=torch.bool, device=keys.device)
-    if geometry == "poincare":
-        inside = c * (uv * uv).sum(-1) < DISK_RMAX**2
+    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the ball: the open disk only
+        inside = (uv * uv).sum(-1) < (DISK_RMAX * rim) ** 2
     q = chart_to_points(uv[inside], geometry=geometry, c=c)  # (P, 2 or 3)
     with torch.no_grad():
         vals = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau, target=target)

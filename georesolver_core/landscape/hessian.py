@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from georesolver_core.geometry import check_geometry
+from georesolver_core.geometry import GEOMETRIES, check_geometry
+from georesolver_core.geometry.sphere import tangent_basis  # noqa: F401 - re-exported for callers
 from georesolver_core.landscape.two_key import check_kernel, retrieval_loss
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
 
@@ -38,8 +39,9 @@ def equidistant_setup(
     """(q_0 (d,), keys (n, d)): n keys at distance rho from q_0 in orthogonal directions (see module doc)."""
     check_geometry(geometry)
     n = check_positive_int("n", n, 2, 512)
-    rho = check_range("rho", rho, 1e-3, math.pi / 2 if geometry == "sphere" else 10.0)
-    if geometry == "sphere":
+    geo = GEOMETRIES[geometry]
+    rho = check_range("rho", rho, 1e-3, min(geo.diameter / 2, 10.0))
+    if geo.extra_dims:  # the sphere: q_0 the north pole of S^n in R^(n+1)
         q0 = torch.zeros(n + 1, dtype=dtype)
         q0[-1] = 1.0
         keys = torch.zeros(n, n + 1, dtype=dtype)
@@ -47,21 +49,10 @@ def equidistant_setup(
         keys[:, -1] = math.cos(rho)
         return q0, keys
     radius = rho
-    if geometry == "poincare":
+    if geo.uses_c:  # the ball: Euclidean radius of the hyperbolic sphere of radius rho about 0
         c = check_curvature(c)
         radius = math.tanh(math.sqrt(c) * rho / 2.0) / math.sqrt(c)
     return torch.zeros(n, dtype=dtype), radius * torch.eye(n, dtype=dtype)
-
-
-def tangent_basis(x: torch.Tensor) -> torch.Tensor:
-    """Orthonormal basis of the sphere's tangent space at x, as columns. (d,) -> (d, d-1)."""
-    d = x.shape[0]
-    # Complete x to an orthonormal basis with QR; the first column spans x, the rest x^perp.
-    m = torch.cat([x[:, None], torch.eye(d, dtype=x.dtype)[:, : d - 1]], dim=1)  # (d, d)
-    if abs(float(x[: d - 1].norm())) > 0.9:
-        m = torch.cat([x[:, None], torch.eye(d, dtype=x.dtype)[:, 1:]], dim=1)
-    qmat, _ = torch.linalg.qr(m)
-    return qmat[:, 1:]
 
 
 def riemannian_hessian(f, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
@@ -74,16 +65,7 @@ def riemannian_hessian(f, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> 
     h = torch.autograd.functional.hessian(f, x)  # (d, d)
     xg = x.clone().requires_grad_(True)
     (g,) = torch.autograd.grad(f(xg), xg)  # (d,)
-    if geometry == "poincare":
-        c = check_curvature(c)
-        lam = 2.0 / (1.0 - c * float(x @ x))
-        a = c * lam * x  # grad of log lambda
-        eye = torch.eye(x.shape[0], dtype=x.dtype)
-        return (h - torch.outer(g, a) - torch.outer(a, g) + (a @ g) * eye) / lam**2
-    if geometry == "sphere":
-        e = tangent_basis(x)  # (d, d-1)
-        return e.T @ h @ e - (x @ g) * torch.eye(e.shape[1], dtype=x.dtype)
-    return h
+    return GEOMETRIES[geometry].riemannian_hessian(x, g, h, check_curvature(c))
 
 
 @dataclass

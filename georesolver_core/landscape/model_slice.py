@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from georesolver_core.geometry import check_geometry, to_ball
+from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.landscape.descent import manifold_of
 from georesolver_core.landscape.two_key import check_kernel, check_tau, retrieval_weights
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
@@ -92,11 +92,7 @@ class ProtoNet(nn.Module):
         self.values = nn.Parameter(0.1 * torch.randn(config.n_prototypes, config.n_classes, generator=g))
 
     def _embed(self, z: torch.Tensor) -> torch.Tensor:
-        if self.config.geometry == "poincare":
-            return to_ball(z, c=self.config.c)
-        if self.config.geometry == "sphere":
-            return z / z.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(z.dtype).eps)
-        return z
+        return GEOMETRIES[self.config.geometry].embed(z, self.config.c)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q = self._embed(self.encoder(x))  # (n, dim)
@@ -142,12 +138,9 @@ def train_model(
 
 
 def _origin_distance(p: torch.Tensor, geometry: str, c: float) -> torch.Tensor:
-    """Per-row geodesic distance from the manifold's origin. (n, d) -> (n,)."""
-    if geometry == "poincare":
-        return manifold_of(geometry, c).dist0(p)
-    if geometry == "sphere":
-        return torch.arccos(p[..., -1].clamp(-1.0, 1.0))  # from the north pole e_d
-    return p.norm(dim=-1)
+    """Per-row geodesic distance from the manifold's origin (the north pole e_d on the sphere). (n, d) -> (n,)."""
+    geo = GEOMETRIES[geometry]
+    return geo.distance(geo.origin(p.shape[-1], dtype=p.dtype, device=p.device).expand_as(p), p, c)
 
 
 def filter_normalised_directions(model: ProtoNet, *, seed: int = 0) -> dict[str, torch.Tensor]:
@@ -191,20 +184,15 @@ class ModelSlice:
 
 
 def _violation(p: torch.Tensor, geometry: str, c: float) -> float:
-    """How far rows are from the manifold: ball -> max(0, sqrt(c)|x| - 1 + 1e-15); sphere -> max ||x| - 1|."""
-    if geometry == "poincare":
-        return float((math.sqrt(c) * p.norm(dim=-1) - 1.0).clamp_min(0.0).max())
-    if geometry == "sphere":
-        return float((p.norm(dim=-1) - 1.0).abs().max())
-    return 0.0
+    """How far rows are from the manifold: ball -> max(0, sqrt(c)|x| - 1); sphere -> max ||x| - 1|; plane 0."""
+    return float(GEOMETRIES[geometry].outside(p, c).max())
+
+
+OFF_TOL = 1e-4  # off the manifold beyond rounding (the exponential map keeps rows within ~1e-15)
 
 
 def _off_manifold(p: torch.Tensor, geometry: str, c: float) -> bool:
-    if geometry == "poincare":
-        return bool((math.sqrt(c) * p.norm(dim=-1) >= 1.0).any())
-    if geometry == "sphere":
-        return bool(((p.norm(dim=-1) - 1.0).abs() > 1e-4).any())
-    return False
+    return bool((GEOMETRIES[geometry].outside(p, c) > OFF_TOL).any())
 
 
 def model_slice(trained: TrainedModel, *, span: float = 1.0, resolution: int = 21, seed: int = 0) -> ModelSlice:
@@ -249,6 +237,6 @@ def model_slice(trained: TrainedModel, *, span: float = 1.0, resolution: int = 2
         accuracy=acc,
         geometry=cfg.geometry,
         max_violation=worst,
-        additive_off_manifold=off / resolution**2 if has_manifold and cfg.geometry != "euclidean" else 0.0,
+        additive_off_manifold=off / resolution**2 if has_manifold else 0.0,  # 0 in the plane: nothing is off
         centre_loss=centre,
     )

@@ -34,23 +34,20 @@ import numpy as np
 import torch
 from scipy.optimize import minimize_scalar
 
-from georesolver_core.attention import ida_weights_from_sq
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.geometry import (
-    ball,
+    GEOMETRIES,
     check_geometry,
     check_points,
     distance,
     expmap,
     geodesic,
     pairwise_sq_distance,
-    sphere,
 )
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
 
-KERNELS: dict[str, str] = {
-    "ida": "inverse distance (d^2 + eps)^-1",
-    "softmax": "softmax exp(-rho(d) / tau)",
-}
+KERNELS = KERNEL_CHOICES  # "ida": (d^2 + eps)^-1; "softmax": exp(-rho(d) / tau)
 
 
 def check_kernel(kernel: str) -> str:
@@ -88,7 +85,7 @@ def retrieval_weights(
         sq = pairwise_sq_distance(q, keys, geometry=geometry, c=c)  # (..., n, m)
         return ida_weights_from_sq(sq, eps=check_eps(eps))
     tau = check_tau(tau)
-    if geometry == "sphere":
+    if GEOMETRIES[geometry].closed:  # the sphere: rho(d) = 1 - cos d, the dot product
         check_points("q", q, geometry=geometry)
         check_points("keys", keys, geometry=geometry)
         logits = (q @ keys.transpose(-1, -2)) / tau  # (..., n, m): the dot product, = cos d / tau
@@ -131,16 +128,10 @@ def riemannian_grad_sq(x: torch.Tensor, egrad: torch.Tensor, *, geometry: str, c
     Ball: rgrad = egrad / lambda_x^2 (geoopt's egrad2rgrad) and |rgrad|_x = lambda_x |rgrad|, so
     |grad|^2 = |egrad|^2 / lambda_x^2. Sphere: the tangential part of egrad.
     """
-    check_geometry(geometry)
-    if geometry == "poincare":
-        manifold = ball(check_curvature(c))
-        # norm(), not inner(): geoopt 0.5.1's ball inner() with keepdim=False broadcasts (T,) against
-        # (T, 1) into a (T, T) matrix.
-        return manifold.norm(x, manifold.egrad2rgrad(x, egrad)) ** 2
-    if geometry == "sphere":
-        rg = sphere().proju(x, egrad)  # (..., d)
-        return (rg * rg).sum(-1)
-    return (egrad * egrad).sum(-1)
+    manifold = GEOMETRIES[check_geometry(geometry)].manifold(check_curvature(c))
+    # norm(), not inner(): geoopt 0.5.1's ball inner() with keepdim=False broadcasts (T,) against
+    # (T, 1) into a (T, T) matrix.
+    return manifold.norm(x, manifold.egrad2rgrad(x, egrad)) ** 2
 
 
 def check_delta(delta: float, geometry: str) -> float:
@@ -150,7 +141,7 @@ def check_delta(delta: float, geometry: str) -> float:
         value = float(delta)
     except (TypeError, ValueError):
         value = math.nan
-    if geometry == "sphere":
+    if GEOMETRIES[check_geometry(geometry)].closed:  # the sphere
         if not 0.0 < value < math.pi:
             raise ValueError(f"delta (the angle theta on the sphere) must be a number in (0, pi) (got {delta!r})")
         return value
@@ -181,11 +172,11 @@ def two_key_keys(
     e1[0] = 1.0
     e2 = torch.zeros(dim, dtype=dtype)
     e2[1] = 1.0
-    if geometry == "sphere":
+    geo = GEOMETRIES[geometry]
+    if geo.closed:  # the sphere
         return torch.stack([e1, math.cos(delta) * e1 + math.sin(delta) * e2])  # (2, dim)
-    if geometry == "poincare":
-        c = check_curvature(c)
-        check_range("offset", offset, -0.95 / math.sqrt(c), 0.95 / math.sqrt(c))
+    if (rim := geo.rim(check_curvature(c))) is not None:  # the ball
+        check_range("offset", offset, -0.95 * rim, 0.95 * rim)
         m = offset * e2
         lam = 2.0 / (1.0 - c * offset * offset)  # conformal factor at m
         half = (delta / 2.0) / lam * e1  # tangent vector of Riemannian length delta/2
@@ -240,7 +231,7 @@ def loss_star(
         q = geodesic_path(keys, torch.tensor([s], dtype=torch.float64), geometry=geometry, c=c)
         return float(retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)[0])
 
-    if geometry != "sphere":
+    if not GEOMETRIES[geometry].closed:  # a line, not a great circle
         if kernel == "softmax":
             return 0.0, None
         s_star = ida_line_minimiser(delta, eps)

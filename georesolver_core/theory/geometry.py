@@ -87,8 +87,16 @@ def packing_number_bound(R, s: float, d: int, *, geometry: str, c: float = 1.0):
     if s <= 0:
         raise ValueError(f"s must be > 0 (got {s})")
     R = np.asarray(R, dtype=float)
-    if geometry == "poincare":
-        return hyperbolic_ball_volume(R + s / 2, d, c) / hyperbolic_ball_volume(s / 2, d, c)
-    if geometry == "euclidean":
-        return euclidean_ball_volume(R + s / 2, d) / euclidean_ball_volume(s / 2, d)
-    raise ValueError(f"geometry must be 'poincare' or 'euclidean' (got {geometry!r})")
+    volume = ball_volume(geometry)
+    return volume(R + s / 2, d, c) / volume(s / 2, d, c)
+
+
+def ball_volume(geometry: str):
+    """V(R, d, c) of a geodesic ball: ``hyperbolic_ball_volume`` (the Poincaré ball) or ``euclidean_ball_volume``."""
+    volumes = {
+        "poincare": hyperbolic_ball_volume,
+        "euclidean": lambda R, d, c=1.0: euclidean_ball_volume(R, d),
+    }
+    if geometry not in volumes:
+        raise ValueError(f"geometry must be 'poincare' or 'euclidean' (got {geometry!r})")
+    return volumes[geometry]

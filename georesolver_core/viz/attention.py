@@ -3,14 +3,12 @@ in the plane / disk / sphere, and the eps sweep as a plotly animation (sections 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from georesolver_core.geometry import geodesic
+from georesolver_core.geometry import GEOMETRIES, geodesic
 from georesolver_core.viz.style import (
     GEOMETRY_COLORS,
     KERNEL_COLORS,
@@ -96,7 +94,7 @@ def geometry_scatter(
     """
     q, keys, w = np.asarray(q, float), np.asarray(keys, float), np.asarray(weights, float)
     d = keys.shape[1]
-    if not (d == 2 or (d == 3 and geometry == "sphere")):
+    if not (d == 2 or (d == 3 and GEOMETRIES[geometry].closed)):  # the plane/disk/circle, or S^2
         raise ValueError(f"keys must be 2-D (or 3-D on the sphere) to draw (got d = {d}, geometry {geometry!r})")
     color = GEOMETRY_COLORS.get(geometry, "#444444")
     labels = key_labels(len(keys))
@@ -178,12 +176,11 @@ def geometry_scatter(
         )
     )
     base_layout(fig, title, "x1", "x2", height=460)
-    if geometry == "poincare":
-        rim = 1.0 / math.sqrt(c)
+    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
         for shape in unit_disk_shapes(rim):
             fig.add_shape(**shape)
         lim = 1.05 * rim
-    elif geometry == "sphere":
+    elif GEOMETRIES[geometry].closed:  # the unit circle
         for shape in unit_disk_shapes(1.0):
             fig.add_shape(**shape)
         lim = 1.15

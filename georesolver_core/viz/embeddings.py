@@ -72,14 +72,14 @@ def embedding_view(
     arcs = [geodesic(x[p], x[q], t, geometry=geometry, c=c) for p, q in edges.tolist()]  # each (T, D)
     dist0 = distance_to_origin(x, geometry=geometry, c=c).numpy()
     norms = x.norm(dim=-1).numpy()
-    origin = "north pole" if geometry == "sphere" else "origin"
+    origin = GEOMETRIES[geometry].origin_name
     seen_from = "root (at the centre)" if root_at_centre else origin
     hover = [
         f"<b>{name}</b><br>depth {int(dep)}<br>norm ||x|| = {nv:.4f}<br>distance to the {seen_from} = {dv:.3f}"
         for name, dep, nv, dv in zip(hierarchy.nodes, hierarchy.depth, norms, dist0, strict=True)
     ]
     label = GEOMETRIES[geometry].label
-    if geometry == "sphere" and d == 3:
+    if GEOMETRIES[geometry].closed and d == 3:  # S^2 in R^3
         kind, coords, lines, note = "sphere", x.numpy(), _join(arcs), "coordinates in R^3"
     elif d <= 2:
         kind = {"poincare": "disk", "euclidean": "plane", "sphere": "circle"}[geometry]

@@ -9,10 +9,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.claims.registry import fit_loglog_slope
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.verdicts import fit_loglog_slope
 from georesolver_core.viz.style import KERNEL_COLORS, base_layout
 
-KERNEL_LABELS = {"ida": "inverse distance (IDA)", "softmax": "softmax"}
+KERNEL_LABELS = KERNEL_CHOICES  # the kernels of the landscape pages, labelled once in attention.layer
 
 
 def kernel_color(kernel: str) -> str:

@@ -3,12 +3,11 @@ local minima and (optionally) animated descent paths. Pure functions: data in, `
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.viz.landscape_descent import add_descent_paths
 from georesolver_core.viz.style import base_layout, unit_disk_shapes
 
@@ -116,8 +115,8 @@ def landscape_figure(
             row=1,
             col=2,
         )
-    if grid.geometry == "poincare":
-        for shape in unit_disk_shapes(1.0 / math.sqrt(grid.c)):
+    if (rim := GEOMETRIES[grid.geometry].rim(grid.c)) is not None:  # the Poincaré disk
+        for shape in unit_disk_shapes(rim):
             shape.update(xref="x", yref="y")
             fig.add_shape(shape)
     lim = float(grid.u[-1])

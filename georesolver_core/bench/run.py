@@ -4,7 +4,7 @@ Times the streaming inverse-distance kernels (IDA, Dense-HIDA, SIDA) against PyT
 ``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
 ratios are comparable even on a noisy machine: every repeat times all kernels back to back and the
 reported time is the median over repeats after a warm-up. Peak memory is measured in a separate,
-untimed call (``bench_memory``); the report is judged and formatted by ``bench_report``.
+untimed call (``bench.memory``); the report is judged and formatted by ``bench.report``.
 """
 
 from __future__ import annotations
@@ -23,22 +23,12 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.kernel import reference_ida
-from georesolver_core.bench_memory import MEMORY_METHOD, memory_method, peak_memory_mb
-from georesolver_core.bench_report import (
-    COMPLEXITY_MIN_LEN,
-    MEMORY_LIMIT_MB,
-    SCHEMA,
-    TARGET_RATIO,
-    TARGET_SEQ_LEN,
-    complexity_evidence,
-    format_table,
-    judge,
-    report_table,
-    validate_report,
-)
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
+from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
+from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
 from georesolver_core.device import default_device, device_label
-from georesolver_core.geometry import to_ball
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_eps, check_positive_int
 
 FULL_SEQ_LENS = (256, 1024, 4096, 16384)
@@ -60,12 +50,16 @@ def _sdpa(q, k, v, eps, causal):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
+def _spec(eps, geometry, causal):
+    return KernelSpec(eps, geometry, keys=CAUSAL if causal else ALL_KEYS)
+
+
 def _fused(geometry):
-    return lambda q, k, v, eps, causal: fused_ida(q, k, v, eps=eps, geometry=geometry, causal=causal)
+    return lambda q, k, v, eps, causal: fused_ida(q, k, v, _spec(eps, geometry, causal))
 
 
 def _naive(geometry):
-    return lambda q, k, v, eps, causal: reference_ida(q, k, v, eps=eps, geometry=geometry, causal=causal)
+    return lambda q, k, v, eps, causal: reference_ida(q, k, v, _spec(eps, geometry, causal))
 
 
 KERNELS: dict[str, Kernel] = {
@@ -130,10 +124,8 @@ def make_inputs(cfg: BenchConfig, seq_len: int, geometry: str | None, seed: int 
     shape = (cfg.batch, cfg.heads, seq_len, cfg.head_dim)
     dtype = getattr(torch, cfg.dtype)
     q, k, v, g = (torch.randn(shape, generator=gen, dtype=dtype) for _ in range(4))
-    if geometry == "poincare":
-        q, k = to_ball(q), to_ball(k)
-    elif geometry == "sphere":
-        q, k = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+    if geometry is not None:
+        q, k = (GEOMETRIES[geometry].embed(t, 1.0) for t in (q, k))
     dev = torch.device(cfg.device)
     return [t.to(dev) for t in (q, k, v)], g.to(dev)
 
@@ -362,10 +354,3 @@ def main(args: argparse.Namespace) -> int:
     else:
         print(format_table(report))
     return 0
-
-
-__all__ = [
-    "COMPLEXITY_MIN_LEN", "FUSED", "KERNELS", "MEMORY_LIMIT_MB", "MEMORY_METHOD", "SCHEMA", "TARGET_RATIO", "TARGET_SEQ_LEN",
-    "BenchConfig", "complexity_evidence", "format_table", "judge", "main", "memory_check", "memory_method",
-    "peak_memory_mb", "report_table", "run_benchmark", "validate_report",
-]

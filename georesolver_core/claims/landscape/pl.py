@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from georesolver_core.claims.landscape_evidence import (
+from georesolver_core.claims.landscape.evidence import (
     BASIN,
     TAU,
     fitted,
@@ -23,9 +23,9 @@ from georesolver_core.claims.landscape_evidence import (
     scaling_evidence,
     shape_verdict,
 )
-from georesolver_core.claims.registry import FAILS, HOLDS, Evidence, fit_loglog_slope, verdict_scaling
 from georesolver_core.landscape.two_key import mu_sweep
 from georesolver_core.theory import landscape as th
+from georesolver_core.verdicts import FAILS, HOLDS, Evidence, fit_loglog_slope, verdict_scaling
 
 SETUP = (
     "Set-up: keys Delta apart on a geodesic, query on it, L = (1 - W_1)^2, L* = inf over the geodesic, "
@@ -218,7 +218,7 @@ def measure_pl_sphere(quick: bool = False) -> Evidence:
     )
 
 
-PL_CLAIMS = [
+PL_CLAIMS = (
     landscape_claim(
         "thm2-pl-ida-eps",
         "Theorem 2 (section 2.6)",
@@ -265,4 +265,4 @@ PL_CLAIMS = [
         "mu_SIDA = Theta(eps^2 / theta^4)",
         measure_pl_sphere,
     ),
-]
+)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from georesolver_core.claims.landscape_evidence import landscape_claim, scaling_evidence
-from georesolver_core.claims.registry import Evidence, fit_loglog_slope
+from georesolver_core.claims.landscape.evidence import landscape_claim, scaling_evidence
 from georesolver_core.landscape.hessian import hessian_sweep
 from georesolver_core.theory import landscape as th
+from georesolver_core.verdicts import Evidence, fit_loglog_slope
 
 HESSIAN_SETUP = (
     "Set-up: n keys rho = 1 from the query in orthogonal directions (d = n), query at the equidistant point, "
@@ -67,7 +67,7 @@ def measure_softmax_curvature(quick: bool = False) -> Evidence:
     )
 
 
-HESSIAN_CLAIMS = [
+HESSIAN_CLAIMS = (
     landscape_claim(
         "lemma2-hessian-spread",
         "Lemma 2 (section 2.5)",
@@ -83,4 +83,4 @@ HESSIAN_CLAIMS = [
         "curvature_softmax = Theta(n^-2)",
         measure_softmax_curvature,
     ),
-]
+)

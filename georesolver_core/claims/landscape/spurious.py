@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from georesolver_core.claims.landscape_evidence import landscape_claim
-from georesolver_core.claims.registry import CONDITIONAL, Evidence, verdict_inequality
+from georesolver_core.claims.landscape.evidence import landscape_claim
 from georesolver_core.landscape.descent import confirmed_spurious
 from georesolver_core.landscape.grid import DEFAULT_EXTENT, landscape_grid, random_keys
+from georesolver_core.verdicts import CONDITIONAL, Evidence, verdict_inequality
 
 RESOLUTION = 48  # coarser grids show extra candidates that descent then rejects: more descents, same count
 
@@ -64,7 +64,7 @@ def measure_spurious(quick: bool = False) -> Evidence:
     )
 
 
-SPURIOUS_CLAIMS = [
+SPURIOUS_CLAIMS = (
     landscape_claim(
         "thm2-no-spurious-minima",
         "Theorem 2 (section 2.6, corollary)",
@@ -73,4 +73,4 @@ SPURIOUS_CLAIMS = [
         "number of spurious local minima = 0",
         measure_spurious,
     ),
-]
+)

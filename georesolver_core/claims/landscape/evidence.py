@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from georesolver_core.claims.registry import (
+from georesolver_core.verdicts import (
     FAILS,
     HOLDS,
     Claim,
@@ -73,5 +73,5 @@ def scaling_evidence(
 
 
 def landscape_claim(key, section, statement, bound_text, measure) -> Claim:
-    """A claim shown on the Landscapes page (registered by ``landscape_claims``, in its order)."""
+    """A claim shown on the Landscapes page (listed in ``claims.landscape.CLAIMS``, in its order)."""
     return Claim(key=key, section=section, statement=statement, bound_text=bound_text, page=PAGE, measure=measure)

@@ -1,0 +1,56 @@
+"""Kernel benchmark: ``python -m georesolver_core bench [--json]``.
+
+- ``run``: the timed kernels, the configuration, the run and the command line;
+- ``report``: the JSON report's targets, table, scaling evidence, validation and text;
+- ``memory``: the peak-memory probe reported beside each time.
+"""
+
+from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
+from georesolver_core.bench.report import (
+    COMPLEXITY_MIN_LEN,
+    MAX_REPORT_BYTES,
+    MEMORY_LIMIT_MB,
+    SCHEMA,
+    TARGET_RATIO,
+    TARGET_SEQ_LEN,
+    complexity_evidence,
+    format_table,
+    judge,
+    load_report,
+    report_table,
+    validate_report,
+)
+from georesolver_core.bench.run import (
+    FUSED,
+    KERNELS,
+    BenchConfig,
+    add_arguments,
+    main,
+    memory_check,
+    run_benchmark,
+)
+
+__all__ = [
+    "COMPLEXITY_MIN_LEN",
+    "FUSED",
+    "KERNELS",
+    "MAX_REPORT_BYTES",
+    "MEMORY_LIMIT_MB",
+    "MEMORY_METHOD",
+    "SCHEMA",
+    "TARGET_RATIO",
+    "TARGET_SEQ_LEN",
+    "BenchConfig",
+    "add_arguments",
+    "complexity_evidence",
+    "format_table",
+    "judge",
+    "load_report",
+    "main",
+    "memory_check",
+    "memory_method",
+    "peak_memory_mb",
+    "report_table",
+    "run_benchmark",
+    "validate_report",
+]
