@@ -89,13 +89,22 @@ class StreamResult:
 
 def c_hida_stream(
     T: int, n_summaries: int, *, d: int = 2, n_clusters: int | None = None, seed: int = 0, record: bool = False,
-    checkpoints=None,
+    checkpoints=None, order: str = "random",
 ) -> StreamResult:  # fmt: skip
-    """Stream T keys from a mixture of ``n_clusters`` (default: n_summaries) through C-HIDA."""
+    """Stream T keys from a mixture of ``n_clusters`` (default: n_summaries) through C-HIDA.
+
+    ``order="sorted"`` is the adversarial order: the clusters arrive one after another, so the first
+    c keys (which open the summaries) all come from one cluster.
+    """
     check_positive_int("T", T, 1)
     check_positive_int("n_summaries", n_summaries, 1)
+    if order not in ("random", "sorted"):
+        raise ValueError(f"order must be 'random' or 'sorted' (got {order!r})")
     n_clusters = n_clusters or n_summaries
     keys, true_centres, labels = cluster_stream(T, d, n_clusters, seed=seed)
+    if order == "sorted":
+        perm = torch.sort(labels, stable=True).indices
+        keys, labels = keys[perm], labels[perm]
     model = CHIDA(n_summaries, d, eps=0.1)
     with torch.no_grad():
         model(keys[None], keys[None], keys[None], record=record)
