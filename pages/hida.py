@@ -9,8 +9,8 @@ from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
 from georesolver_core.attention.hida_scaling import LABELS, cost_scaling, judge_slopes
 from georesolver_core.claims import CLAIMS
-from georesolver_core.claims.registry import FAILS
 from georesolver_core.theory.hida import c_hida_regret_bound
+from georesolver_core.verdicts import FAILS
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.hida import (
     disk_figure,

@@ -103,22 +103,26 @@ class CHIDA(nn.Module):
         den_q = (1.0 - c * (q * q).sum(-1)).clamp_min(tiny)  # (B, T)
         den_s = den_k[:, :P]  # (B, P), kept per summary
         slots = torch.arange(C, device=q.device)
+        # unbind once: indexing k[:, t] inside the loop would make every step's backward allocate a
+        # full (B, T, d) gradient, O(T) per token; unbind's backward stacks the T pieces once.
+        ks, qs, vs = k.unbind(1), q.unbind(1), v.unbind(1)  # T x (B, d)
+        dks, dqs = den_k.unsqueeze(-1).unbind(1), den_q.unsqueeze(-1).unbind(1)  # T x (B, 1)
         for t in range(P, T):
-            kt, qt, vt = k[:, t], q[:, t], v[:, t]  # (B, d), (B, d), (B, dv)
-            d2 = _sq_dist(kt, s, den_k[:, t, None], den_s, c)  # (B, C)
+            kt, qt, vt = ks[t], qs[t], vs[t]  # (B, d), (B, d), (B, dv)
+            d2 = _sq_dist(kt, s, dks[t], den_s, c)  # (B, C)
             loss, j = d2.min(-1)  # (B,), (B,)
             losses.append(loss.detach().unsqueeze(1))
             j = j.unsqueeze(1)  # (B, 1)
             n_j = counts.gather(1, j)  # (B, 1)
             s_j = s.gather(1, j.unsqueeze(-1).expand(-1, -1, s.shape[-1])).squeeze(1)  # (B, d)
-            moved = two_point_midpoint(s_j, n_j, kt, den_s.gather(1, j), den_k[:, t, None], c)  # (B, d)
+            moved = two_point_midpoint(s_j, n_j, kt, den_s.gather(1, j), dks[t], c)  # (B, d)
             hot = slots == j  # (B, C)
             s = torch.where(hot.unsqueeze(-1), moved.unsqueeze(1), s)
             den_s = torch.where(hot, (1.0 - c * (moved * moved).sum(-1, keepdim=True)).clamp_min(tiny), den_s)
             v_j = vbar.gather(1, j.unsqueeze(-1).expand(-1, -1, vbar.shape[-1])).squeeze(1)  # (B, dv)
             vbar = torch.where(hot.unsqueeze(-1), ((n_j * v_j + vt) / (n_j + 1)).unsqueeze(1), vbar)
             counts = counts + hot.to(counts.dtype)
-            a = _sq_dist(qt, s, den_q[:, t, None], den_s, c) + eps  # (B, C)
+            a = _sq_dist(qt, s, dqs[t], den_s, c) + eps  # (B, C)
             r = counts * (a.amin(-1, keepdim=True).detach() / a)  # (B, C); ratios avoid 1/eps overflow
             out.append((r.unsqueeze(1) @ vbar) / r.sum(-1, keepdim=True).unsqueeze(1))  # (B, 1, dv)
             if record:

@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from georesolver_core.geometry import check_geometry, check_points
+from georesolver_core.geometry import GEOMETRIES, check_geometry, check_points
 from georesolver_core.validate import check_curvature, check_eps
 
 _compiled = None
@@ -46,31 +46,10 @@ def ida_score_mod(
 ):
     """The score hook: s = q . k -> -log(d^2 + eps). ``q_sq`` (B, H, n) and ``k_sq`` (B, H, m) hold |q|^2, |k|^2."""
 
-    def sq_diff(score, b, h, qi, kv):
-        # |q - k|^2 from the dot product; clamped at 0 because rounding can make it slightly negative.
-        return (q_sq[b, h, qi] + k_sq[b, h, kv] - 2.0 * score).clamp_min(0.0)
+    from_gram = GEOMETRIES[geometry].sq_distance_from_gram  # d^2 from |q|^2, |k|^2 and q.k
 
-    if geometry == "euclidean":
-
-        def dist_sq(score, b, h, qi, kv):
-            return sq_diff(score, b, h, qi, kv)
-
-    elif geometry == "poincare":
-        root_c = math.sqrt(c)
-
-        def dist_sq(score, b, h, qi, kv):
-            # 1 - c|x|^2 clamped at float resolution: a point rounded onto the rim stays finite (as geometry.poincare).
-            tiny = torch.finfo(score.dtype).eps
-            den = (1.0 - c * q_sq[b, h, qi]).clamp_min(tiny) * (1.0 - c * k_sq[b, h, kv]).clamp_min(tiny)
-            d = (2.0 / root_c) * torch.asinh(torch.sqrt(c * sq_diff(score, b, h, qi, kv) / den))
-            return d * d
-
-    else:
-
-        def dist_sq(score, b, h, qi, kv):
-            half_chord = torch.sqrt((2.0 - 2.0 * score).clamp(0.0, 4.0)) / 2.0  # |q - k| / 2 in [0, 1]
-            d = 2.0 * torch.asin(half_chord)
-            return d * d
+    def dist_sq(score, b, h, qi, kv):
+        return from_gram(q_sq[b, h, qi], k_sq[b, h, kv], score, c)
 
     def score_mod(score, b, h, qi, kv):
         logit = -torch.log(dist_sq(score, b, h, qi, kv) + eps)

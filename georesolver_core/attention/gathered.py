@@ -18,32 +18,12 @@ import math
 import torch
 
 from georesolver_core.attention.spec import Gathered, KernelSpec
-from georesolver_core.geometry._pairwise import safe_sqrt
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import broadcast_batch
 
 # At most this many numbers per gathered (b, s, d) block (4 MB in float32): the backward keeps a
 # handful of such tensors alive at once, so the peak stays near 30 MB whatever n is.
 BLOCK_ELEMENTS = 1 << 20
-
-
-def _sq_distance(geometry: str, xx, yy, xy, c: float):
-    """d(x, y)^2 from |x|^2, |y|^2 and <x, y> (all (..., b, s)).
-
-    The matmul identity |x - y|^2 = |x|^2 + |y|^2 - 2<x, y> does the d-dimensional work in one
-    batched matmul instead of a (b, s, d) difference tensor; it cancels to absolute error ~1e-7
-    (float32) for nearly equal points, negligible beside any eps >= 1e-6 and clamped at 0.
-    """
-    diff = (xx + yy - 2.0 * xy).clamp_min(0.0)  # |x - y|^2
-    if geometry == "euclidean":
-        return diff
-    if geometry == "sphere":  # d = 2 atan2(|x - y|, |x + y|), as geometry.sphere.distance
-        plus = (xx + yy + 2.0 * xy).clamp_min(0.0)
-        return (2.0 * torch.atan2(safe_sqrt(diff), safe_sqrt(plus))) ** 2
-    # Poincaré: d = (2/sqrt c) asinh(sqrt(u/2)), u = 2c|x - y|^2 / ((1 - c|x|^2)(1 - c|y|^2)); the
-    # clamps keep a point rounded onto the rim finite, as geometry.poincare does.
-    tiny = torch.finfo(xx.dtype).eps
-    u = 2.0 * c * diff / ((1.0 - c * xx).clamp_min(tiny) * (1.0 - c * yy).clamp_min(tiny))
-    return (4.0 / c) * torch.asinh(safe_sqrt(0.5 * u)) ** 2
 
 
 def block_size(s: int, d: int, dv: int, batch: int) -> int:
@@ -57,7 +37,7 @@ def _block_output(qb, kg, vg, cg, valid, eps: float, geometry: str, c: float):
     xy = (qb.unsqueeze(-2) @ kg.transpose(-1, -2)).squeeze(-2)  # (..., b, s)
     xx = (qb * qb).sum(-1, keepdim=True)  # (..., b, 1)
     yy = (kg * kg).sum(-1)  # (..., b, s)
-    sq = _sq_distance(geometry, xx, yy, xy, c)  # (..., b, s)
+    sq = GEOMETRIES[geometry].sq_distance_from_gram(xx, yy, xy, c)  # (..., b, s)
     a = torch.where(valid, sq + eps, math.inf)  # padding: infinitely far, weight 0
     # Ratios a_min / a lie in (0, 1], so nothing overflows even where 1/eps would; a_min cancels
     # in the normalisation, hence detached.

@@ -13,8 +13,9 @@ import torch
 
 from georesolver_core.attention.c_hida import CHIDA
 from georesolver_core.attention.fp_hida import fp_hida, fp_stats
-from georesolver_core.attention.kernel import ida
 from georesolver_core.attention.l_hida import hyperbolic_kmeans, l_hida, l_hida_nystrom
+from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import CAUSAL, KernelSpec
 from georesolver_core.geometry import pairwise_sq_distance, to_ball
 from georesolver_core.validate import check_eps, check_positive_int
 
@@ -59,7 +60,7 @@ def l_error_sweep(n: int, d: int, eps: float, ms, *, seed: int = 0) -> LErrorSwe
     eps = check_eps(eps)
     q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
     v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
-    dense = ida(q, k, v, eps=eps, geometry="poincare", impl="reference")
+    dense = reference_ida(q, k, v, KernelSpec(eps, "poincare"))
     errs, nys = [], []
     for m in ms:
         anchors, _ = hyperbolic_kmeans(k, int(m), generator=_gen(seed + 3))
@@ -88,13 +89,22 @@ class StreamResult:
 
 def c_hida_stream(
     T: int, n_summaries: int, *, d: int = 2, n_clusters: int | None = None, seed: int = 0, record: bool = False,
-    checkpoints=None,
+    checkpoints=None, order: str = "random",
 ) -> StreamResult:  # fmt: skip
-    """Stream T keys from a mixture of ``n_clusters`` (default: n_summaries) through C-HIDA."""
+    """Stream T keys from a mixture of ``n_clusters`` (default: n_summaries) through C-HIDA.
+
+    ``order="sorted"`` is the adversarial order: the clusters arrive one after another, so the first
+    c keys (which open the summaries) all come from one cluster.
+    """
     check_positive_int("T", T, 1)
     check_positive_int("n_summaries", n_summaries, 1)
+    if order not in ("random", "sorted"):
+        raise ValueError(f"order must be 'random' or 'sorted' (got {order!r})")
     n_clusters = n_clusters or n_summaries
     keys, true_centres, labels = cluster_stream(T, d, n_clusters, seed=seed)
+    if order == "sorted":
+        perm = torch.sort(labels, stable=True).indices
+        keys, labels = keys[perm], labels[perm]
     model = CHIDA(n_summaries, d, eps=0.1)
     with torch.no_grad():
         model(keys[None], keys[None], keys[None], record=record)
@@ -149,7 +159,7 @@ def fp_retrieval(
     q = ball_points(n, d, seed=seed + 5)
     q[rows] = k[targets]
     fp = fp_hida(q, k, v, eps=eps, window=window, n_global=n_global)[rows]
-    dense = ida(q[rows], k, v, eps=eps, geometry="poincare", impl="reference")
+    dense = reference_ida(q[rows], k, v, KernelSpec(eps, "poincare"))
     rel = lambda o: (o - v[targets]).norm(dim=-1) / v[targets].norm(dim=-1)  # noqa: E731
     from georesolver_core.attention.fp_hida import fp_index
 
@@ -180,8 +190,8 @@ def error_vs_dense(
     check_positive_int("n", n, 2)
     q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
     v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
-    dense = ida(q, k, v, eps=eps, geometry="poincare", impl="reference")
-    dense_causal = ida(q, k, v, eps=eps, geometry="poincare", causal=True, impl="reference")
+    dense = reference_ida(q, k, v, KernelSpec(eps, "poincare"))
+    dense_causal = reference_ida(q, k, v, KernelSpec(eps, "poincare", keys=CAUSAL))
     values = sorted({int(round(x)) for x in np.geomspace(1, n, steps)})
     rel = lambda o, ref: float((o - ref).norm() / ref.norm())  # noqa: E731
     out = []

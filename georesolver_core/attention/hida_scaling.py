@@ -9,21 +9,23 @@ time per token (time / n), whose slope Proposition 1 puts at 0.
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
 
 from georesolver_core.attention.c_hida import CHIDA
 from georesolver_core.attention.fp_hida import fp_hida
-from georesolver_core.attention.fused import fused_ida
+from georesolver_core.attention.kernel import ida
 from georesolver_core.attention.l_hida import l_hida
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import KernelSpec
-from georesolver_core.bench.memory import peak_memory_mb
 from georesolver_core.geometry import to_ball
 from georesolver_core.theory.hida import PROPOSITION1_EXPONENTS
 from georesolver_core.validate import check_positive_int
@@ -56,7 +58,7 @@ def _inputs(B, H, n, d, dtype, device, seed=0):
 
 def _runner(kernel: str, eps: float, n_anchors: int, n_summaries: int) -> Callable:
     if kernel == "hida":
-        return lambda q, k, v: fused_ida(q, k, v, KernelSpec(eps, "poincare"))
+        return lambda q, k, v: ida(q, k, v, eps=eps, geometry="poincare", impl="fused")
     if kernel == "hida-naive":  # the n x n reference: Theta(n^2) without the fused kernel's fixed costs
         return lambda q, k, v: reference_ida(q, k, v, KernelSpec(eps, "poincare"))
     if kernel == "fp-hida":
@@ -168,7 +170,7 @@ def cost_scaling(
                 call()
                 times.append(time.perf_counter() - t0)
             rep.seconds[kern].append(statistics.median(times))
-            rep.peak_mb[kern].append(peak_memory_mb(call, str(device).split(":")[0]) if memory else None)
+            rep.peak_mb[kern].append(_peak_mb(call, str(device).split(":")[0]) if memory else None)
             done += 1
             if progress:
                 progress(done / total, f"{LABELS[kern]} at n = {n}: {rep.seconds[kern][-1]:.3g} s")
@@ -210,3 +212,58 @@ def format_scaling(rep: ScalingReport) -> str:
         verdict = {True: "met", False: "NOT met", None: "not measured"}[j["met"]]
         lines.append(f"{j['label']:<28} slope {s:>6}  target {j['target']:<20} {verdict}")
     return "\n".join(lines)
+
+
+def _peak_mb(fn, device: str):
+    from georesolver_core.bench.memory import peak_memory_mb  # the bench package imports this module
+
+    return peak_memory_mb(fn, device)
+
+
+def hida_bench_kernels() -> dict:
+    """The family as entries of the kernel benchmark: name -> (label, run(q, k, v, eps, causal)).
+
+    L-HIDA keeps 16 anchors taken from the keys (every (n/16)-th); C-HIDA is causal whatever ``causal``.
+    """
+
+    def l_run(q, k, v, eps, causal):
+        anchors = k.detach()[..., :: max(1, k.shape[-2] // 16), :][..., :16, :]
+        return l_hida(q, k, v, anchors, eps=eps, causal=causal)
+
+    def c_run(q, k, v, eps, causal):
+        shape = q.shape
+        flat = [t.reshape(-1, shape[-2], t.shape[-1]) for t in (q, k, v)]  # (B H, T, .)
+        return CHIDA(16, shape[-1], eps=eps)(*flat).view(*shape[:-1], v.shape[-1])
+
+    return {
+        "fp-hida": (
+            "FP-HIDA, Poincaré (sparse pattern)",
+            lambda q, k, v, eps, causal: fp_hida(q, k, v, eps=eps, causal=causal),
+        ),
+        "l-hida": ("L-HIDA, Poincaré (16 anchors)", l_run),
+        "c-hida": ("C-HIDA, Poincaré (16 summaries, causal)", c_run),
+    }
+
+
+def scaling_main(args: argparse.Namespace) -> int:
+    """``python -m georesolver_core bench --scaling``: the cost-scaling sweep, slopes judged against the targets."""
+    lens = tuple(args.seq_lens) if getattr(args, "seq_lens", None) else SCALING_LENS
+    if getattr(args, "quick", False) and not getattr(args, "seq_lens", None):
+        lens = (256, 512, 1024)
+    kernels = (
+        tuple(k for k in (args.kernels or SCALING_KERNELS[:4]) if k in SCALING_KERNELS) or SCALING_KERNELS[:4]
+    )
+    try:
+        rep = cost_scaling(
+            lens, kernels, eps=args.eps, repeats=args.repeats or 1, device=args.device or "cpu",
+            max_len={"hida": 8192}, progress=lambda f, m: print(f"[{100 * f:5.1f}%] {m}", file=sys.stderr, flush=True),
+        )  # fmt: skip
+    except ValueError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump({**asdict(rep), "targets": judge_slopes(rep)}, sys.stdout, indent=1)
+        print()
+    else:
+        print(format_scaling(rep))
+    return 0

@@ -18,13 +18,14 @@ import math
 import torch
 
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
+from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.reference import (
     causal_mask,
     ida_weights_from_sq,  # noqa: F401 - re-exported: callers import it from here
     reference_ida,
     reference_ida_weights,
 )
-from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
+from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, Gathered, KernelSpec
 from georesolver_core.geometry import check_points
 from georesolver_core.validate import broadcast_batch, check_finite, check_same_dim
 
@@ -142,6 +143,9 @@ def attend(
     index set): validates, then picks the streaming kernel (O(T d) memory) or the reference (O(n m)).
     """
     batch = _check_qkv(q, k, v, spec)
+    if impl == "auto" and isinstance(spec.keys, Gathered):
+        _check_dtypes(q, k, v)
+        return gathered_ida(q, k, v, spec)  # the listed keys only: O(n |S| d), never an n x m matrix
     if _use_fused(impl, q, k, v, spec, batch):
         return fused_ida(q, k, v, spec)
     _check_dtypes(q, k, v)

@@ -65,7 +65,9 @@ def hyperbolic_kmeans(
     first = int(torch.randint(x.shape[0], (1,), generator=generator))
     centres = [x[first]]
     d2 = pairwise_sq_distance(x, x[first : first + 1], geometry="poincare", c=c, validate=False)[:, 0]  # (N,)
-    for _ in range(1, m if init is None else 1):  # k-means++: the next centre with probability ~ d^2 to the nearest one
+    for _ in range(
+        1, m if init is None else 1
+    ):  # k-means++: the next centre with probability ~ d^2 to the nearest one
         p = d2.clamp_min(0)
         j = int(torch.multinomial(p / p.sum(), 1, generator=generator)) if float(p.sum()) > 0 else int(d2.argmax())
         centres.append(x[j])

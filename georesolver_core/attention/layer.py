@@ -99,7 +99,7 @@ ATTENTION: dict[str, AttentionKind] = {
     "ida": _inverse_distance("IDA (Euclidean)", "euclidean"),
     "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare"),
     "sida": _inverse_distance("SIDA (sphere)", "sphere"),
-    # The sub-quadratic members of the family (sections 5.4-5.6) measure in the ball too.
+    # The sub-quadratic HIDA family (sections 5.4-5.6): sparse pattern, anchors, streaming summaries.
     "fp-hida": AttentionKind(
         "FP-HIDA (sparse pattern, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_fp_hida
     ),
@@ -122,7 +122,7 @@ KERNEL_CHOICES: dict[str, str] = {
 def inverse_distance_kind(geometry: str) -> str:
     """The key of ATTENTION whose inverse-distance kernel measures in ``geometry``."""
     by_geometry: dict[str, str] = {}
-    for key, kind in ATTENTION.items():  # the first (dense) entry of each geometry
+    for key, kind in ATTENTION.items():  # the first (dense) entry per geometry, not the sparse HIDA family
         if kind.geometry is not None:
             by_geometry.setdefault(kind.geometry, key)
     if geometry not in by_geometry:

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
+from georesolver_core.attention.hida_scaling import hida_bench_kernels, scaling_main
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
@@ -70,6 +71,8 @@ KERNELS: dict[str, Kernel] = {
     "ida-naive": Kernel("IDA, Euclidean (naive)", "euclidean", _naive("euclidean"), True),
     "hida-naive": Kernel("Dense-HIDA, Poincaré (naive)", "poincare", _naive("poincare"), True),
     "sida-naive": Kernel("SIDA, sphere (naive)", "sphere", _naive("sphere"), True),
+    # The sub-quadratic HIDA family (attention.hida_scaling has their cost-scaling mode, --scaling).
+    **{name: Kernel(label, "poincare", run) for name, (label, run) in hida_bench_kernels().items()},
 }
 FUSED = tuple(TARGET_RATIO)  # ida, hida, sida
 
@@ -313,6 +316,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--naive-max-len", type=int, help="also time the naive kernels up to this T (default 1024; 0 off)"
     )
     parser.add_argument("--memory-check-len", type=int, help="peak-memory check length (default 32768; 0 off)")
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="HIDA family cost scaling instead: forward+backward time vs n in [1024, 32768], fitted slopes",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
@@ -338,6 +346,8 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
 
 
 def main(args: argparse.Namespace) -> int:
+    if getattr(args, "scaling", False):
+        return scaling_main(args)
     try:
         cfg = config_from_args(args)
     except ValueError as err:

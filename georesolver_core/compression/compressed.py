@@ -26,6 +26,12 @@ _DTYPES = {
 }
 
 
+# method name -> its Quantizer (decode, nbytes). Filled by ``compression.methods`` when the package is
+# imported: the decoders live beside their encoders, which import this module, so importing them here
+# would be a cycle.
+METHODS: dict = {}
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
@@ -74,11 +80,9 @@ class CompressedKeys:
 
     def dequantize(self) -> torch.Tensor:
         """The reconstructed keys k_hat, shape and dtype of the original."""
-        from georesolver_core.compression.methods import QUANTIZERS  # the registry imports this module
-
         # Memory-bound passes: a second thread only adds synchronisation on a busy CPU.
         with one_cpu_thread(self.payload.device):
-            return QUANTIZERS[self.method].decode(self)
+            return METHODS[self.method].decode(self)
 
     def state_dict(self) -> dict:
         """Plain data for ``torch.save``; loads back with ``weights_only=True``."""
@@ -95,16 +99,14 @@ class CompressedKeys:
     @classmethod
     def from_state(cls, state: dict) -> CompressedKeys:
         """Rebuild from ``state_dict()`` (e.g. after ``torch.load(..., weights_only=True)``), checking it."""
-        from georesolver_core.compression.methods import QUANTIZERS
-
         need = {"version", "method", "shape", "dtype", "params", "payload", "side"}
         if not isinstance(state, dict) or not need <= set(state):
             got = sorted(state) if isinstance(state, dict) else type(state).__name__
             raise ValueError(f"state must be a dict with keys {sorted(need)} (got {got})")
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version must be {STATE_VERSION} (got {state['version']!r})")
-        if state["method"] not in QUANTIZERS:
-            raise ValueError(f"state method must be one of {sorted(QUANTIZERS)} (got {state['method']!r})")
+        if state["method"] not in METHODS:
+            raise ValueError(f"state method must be one of {sorted(METHODS)} (got {state['method']!r})")
         if state["dtype"] not in _DTYPES:
             raise ValueError(f"state dtype must be one of {sorted(_DTYPES)} (got {state['dtype']!r})")
         payload = state["payload"]
@@ -118,7 +120,7 @@ class CompressedKeys:
             payload=payload,
             side=dict(state["side"]),
         )
-        expected = QUANTIZERS[obj.method].nbytes(obj.n_keys, obj.dim, obj.params, obj.shape)
+        expected = METHODS[obj.method].nbytes(obj.n_keys, obj.dim, obj.params, obj.shape)
         if obj.nbytes != expected:
             raise ValueError(f"state holds {obj.nbytes} bytes but its layout needs {expected}: it is corrupt")
         return obj

@@ -20,7 +20,7 @@ from georesolver_core.compression.baselines import (
     uniform_nbytes,
     uniform_quantize,
 )
-from georesolver_core.compression.compressed import CompressedKeys
+from georesolver_core.compression.compressed import METHODS, CompressedKeys
 from georesolver_core.compression.hcc import (
     _decode,
     _decode_rotated,
@@ -109,6 +109,8 @@ QUANTIZERS: dict[str, Quantizer] = {
         uniform_nbytes,
     ),
 }
+
+METHODS.update(QUANTIZERS)  # what CompressedKeys decodes and checks its layout with
 
 OPTIONS = ("bits_radius", "radius", "direction", "c", "seed", "group", "residual")
 

@@ -41,6 +41,7 @@ class Geometry:
     pairwise_distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., n, d), (..., m, d) -> (..., n, m)
     distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., d), (..., d) -> (...)
     sq_distance: Callable[[Tensor, Tensor, float], Tensor]  # (..., d), (..., d) -> (...), smooth at x = y
+    sq_distance_from_gram: Callable[[Tensor, Tensor, Tensor, float], Tensor]  # (|x|^2, |y|^2, <x,y>, c) -> d^2
     project: Callable[[Tensor, float], Tensor]  # nearest valid point (..., d) -> (..., d)
     embed: Callable[[Tensor, float], Tensor]  # R^d -> points: identity / to_ball / normalise (zero stays 0)
     manifold: Callable[..., geoopt.Manifold]  # manifold(c, exact=False): the geoopt manifold
@@ -54,7 +55,9 @@ class Geometry:
     riemannian_hessian: Callable[[Tensor, Tensor, Tensor, float], Tensor]  # (x, egrad, ehess, c) -> Hess f(x)
     rim: Callable[[float], float | None]  # points fill the open ball |x| < rim (None: no rim, R^d or the sphere)
     outside: Callable[[Tensor, float], Tensor]  # (..., d) -> (...): how far each point lies off the space
-    to_origin: Callable[[Tensor, Tensor, float], Tensor]  # (x (N, d), p (d,), c): an isometry taking p to the origin
+    to_origin: Callable[
+        [Tensor, Tensor, float], Tensor
+    ]  # (x (N, d), p (d,), c): an isometry taking p to the origin
     diameter: float = math.inf  # the largest distance between two points
     extra_dims: int = 0  # ambient coordinates beyond the intrinsic dimension (1 for the sphere)
     uses_c: bool = False  # whether the curvature parameter c changes the space (the ball: k = -c)
@@ -64,7 +67,6 @@ class Geometry:
     def closed(self) -> bool:
         """Compact without boundary (the sphere): geodesics close up, distances stop at the diameter."""
         return math.isfinite(self.diameter)
-
 
 
 def _flat(fn):
@@ -117,6 +119,7 @@ GEOMETRIES: dict[str, Geometry] = {
         pairwise_distance=_flat(euclidean.pairwise_distance),
         distance=_flat(euclidean.distance),
         sq_distance=_flat(euclidean.sq_distance),
+        sq_distance_from_gram=_flat(euclidean.sq_distance_from_gram),
         project=lambda x, c: x,
         embed=lambda x, c: x,
         manifold=_euclidean_manifold,
@@ -141,6 +144,7 @@ GEOMETRIES: dict[str, Geometry] = {
         pairwise_distance=poincare.pairwise_distance,
         distance=poincare.distance,
         sq_distance=poincare.sq_distance,
+        sq_distance_from_gram=poincare.sq_distance_from_gram,
         project=lambda x, c: poincare.ball(c).projx(x),
         embed=lambda z, c: poincare.to_ball(z, c=c),
         manifold=_ball_manifold,
@@ -166,6 +170,7 @@ GEOMETRIES: dict[str, Geometry] = {
         pairwise_distance=_flat(sphere.pairwise_distance),
         distance=_flat(sphere.distance),
         sq_distance=_flat(sphere.sq_distance),
+        sq_distance_from_gram=_flat(sphere.sq_distance_from_gram),
         project=_project_sphere,
         embed=_flat(sphere.normalise),
         manifold=_sphere_manifold,

@@ -27,3 +27,9 @@ def sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """||x - y||^2 elementwise over the last dim. (..., d), (..., d) -> (...)."""
     diff = x - y
     return (diff * diff).sum(-1)
+
+
+def sq_distance_from_gram(xx: torch.Tensor, yy: torch.Tensor, xy: torch.Tensor) -> torch.Tensor:
+    """|x - y|^2 = |x|^2 + |y|^2 - 2<x, y> (elementwise), clamped at 0: the matmul form cancels to
+    ~1e-7 in float32 for nearly equal points."""
+    return (xx + yy - 2.0 * xy).clamp_min(0.0)

@@ -53,6 +53,13 @@ def _sq_dist_from_u(u: torch.Tensor, c: float) -> torch.Tensor:
     return (4.0 / c) * x * ratio * ratio
 
 
+def sq_distance_from_gram(xx: torch.Tensor, yy: torch.Tensor, xy: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """d_c(x, y)^2 from |x|^2, |y|^2 and <x, y> (broadcasting, elementwise): the form kernels use when a
+    batched matmul has already given the inner products (gathered keys, FlexAttention's score hook).
+    |x - y|^2 = |x|^2 + |y|^2 - 2<x, y> cancels to ~1e-7 in float32 for nearly equal points: clamped at 0."""
+    return _sq_dist_from_u(_u((xx + yy - 2.0 * xy).clamp_min(0.0), xx, yy, c), c)
+
+
 def pairwise_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """d_c(x_i, y_j). (..., n, d), (..., m, d) -> (..., n, m)."""
     nx = (x * x).sum(-1, keepdim=True)  # (..., n, 1)

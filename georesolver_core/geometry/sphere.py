@@ -42,6 +42,12 @@ def _theta_sq(minus_sq: torch.Tensor, plus_sq: torch.Tensor) -> torch.Tensor:
     return torch.where(near, 4.0 * t * ratio * ratio, far * far)
 
 
+def sq_distance_from_gram(xx: torch.Tensor, yy: torch.Tensor, xy: torch.Tensor) -> torch.Tensor:
+    """theta(x, y)^2 from |x|^2, |y|^2 and <x, y> (elementwise), via |x -+ y|^2 = |x|^2 + |y|^2 -+ 2<x, y>
+    (clamped at 0: the matmul form cancels to ~1e-7 in float32 for nearly equal or opposite points)."""
+    return _theta_sq((xx + yy - 2.0 * xy).clamp_min(0.0), (xx + yy + 2.0 * xy).clamp_min(0.0))
+
+
 def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """d_S(x_i, y_j)^2, smooth at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
     return _theta_sq(pairwise_sq_norms(x, y), pairwise_sq_norms(x, y, plus=True))
