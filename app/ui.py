@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 import torch
+from streamlit.errors import StreamlitAPIException
 
 from georesolver_core.claims import run_claim
 from georesolver_core.device import DTYPES, device_label
@@ -79,12 +80,52 @@ def sidebar_settings() -> Settings:
         )
         s = settings()
         st.caption(f"Running on **{device_label(s.device)}**, torch {torch.__version__}")
-        if st.button("Reset all settings", key="reset_settings", icon=":material/restart_alt:"):
-            for key in list(st.session_state.keys()):
-                del st.session_state[key]
-            st.query_params.clear()
-            st.rerun()
+        st.button(
+            "Reset all settings", key="reset_settings", icon=":material/restart_alt:", on_click=_reset_all
+        )
     return s
+
+
+def _reset_all() -> None:
+    """Forget every setting and the URL's query string (the Reset button's callback).
+
+    Streamlit refuses to clear query parameters bound to widgets ("modify the widget values
+    instead"), and a deleted widget state is re-seeded from the browser's URL. So each bound
+    widget is set back to its own default, which makes its binding drop the parameter from the
+    URL; everything else is deleted, and the parameters no widget owns are removed.
+    """
+    defaults = _bound_widget_defaults()
+    for key in list(st.session_state.keys()):
+        if key not in defaults:
+            del st.session_state[key]
+    for key, value in defaults.items():
+        st.session_state[key] = value
+    for key in list(st.query_params.keys()):
+        try:
+            del st.query_params[key]
+        except StreamlitAPIException:  # bound to a widget: its reset to the default drops it
+            pass
+
+
+def _bound_widget_defaults() -> dict:
+    """user key -> default value of every widget bound to the URL that this session has drawn.
+
+    Streamlit has no public API for a widget's default; its metadata holds the deserializer
+    that yields the default for "no value". Empty if those internals move (Reset then only
+    forgets the unbound state).
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    try:
+        state = get_script_run_ctx().session_state._state
+        ids = state._key_id_mapper.id_key_mapping  # widget id -> user key
+        out = {}
+        for wid, meta in state._new_widget_state.widget_metadata.items():
+            if getattr(meta, "bind", None) == "query-params" and wid in ids:
+                out[ids[wid]] = meta.deserializer(None)
+        return out
+    except (AttributeError, TypeError, KeyError):
+        return {}
 
 
 def settings() -> Settings:

@@ -141,3 +141,32 @@ def test_page_opens_in_chromium(server, browser, row):
         assert not real, f"console errors on {title}: {real}"
     finally:
         page.close()
+
+
+def _open(browser, url: str):
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(url, wait_until="domcontentloaded")
+    _wait_until_idle(page)
+    return page
+
+
+def _no_exception(page) -> None:
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.first.inner_text()
+
+
+def test_reset_after_a_deep_link_with_settings_in_the_url(server, browser):
+    """A shared link carries bound settings; Reset must not crash and must restore the defaults and a bare URL."""
+    page = _open(browser, f"{server}/?dtype=float64&seed=7&home_n_keys=9")
+    try:
+        _no_exception(page)
+        assert "precision **float64**".replace("**", "") in page.inner_text("body")
+        page.get_by_role("button", name="Reset all settings").click()
+        time.sleep(1.0)
+        _wait_until_idle(page)
+        page.screenshot(path=str(ARTIFACTS / "reset_after_deep_link.png"), full_page=True)
+        _no_exception(page)
+        assert "precision float32" in page.inner_text("body")
+        assert "dtype=" not in page.url and "home_n_keys=" not in page.url and "seed=" not in page.url, page.url
+    finally:
+        page.close()
