@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,8 +16,9 @@ import streamlit as st
 import torch
 from streamlit.errors import StreamlitAPIException
 
-from georesolver_core.claims import run_claim
+from georesolver_core.claims import FAILS, run_claim
 from georesolver_core.device import DTYPES, device_label
+from georesolver_core.geometry import GEOMETRIES
 
 VERDICT_BADGE = {
     "holds": ":green-badge[:material/check: holds]",
@@ -170,6 +172,73 @@ def log_slider(label: str, key: str, lo: float, hi: float, default: float, help:
     )
 
 
+# ---- shared pickers, built from the registries ----------------------------------------------------
+
+
+def geometry_picker(key: str, label: str = "Geometry", *, segmented: bool = False, container=None) -> str:
+    """One geometry of the GEOMETRIES registry, bound to the URL (a selectbox, or segmented buttons)."""
+    where = container or st
+    options = list(GEOMETRIES)
+    fmt = lambda g: GEOMETRIES[g].label  # noqa: E731
+    if segmented:
+        choice = where.segmented_control(
+            label, options, default=options[1], format_func=fmt, key=key, bind="query-params", required=True
+        )
+        return choice or options[1]
+    return where.selectbox(label, options, format_func=fmt, key=key, bind="query-params")
+
+
+def curvature_slider(key: str, geometry: str, *, container=None, always: bool = False) -> float:
+    """The Poincaré ball's curvature parameter c (curvature k = -c), 0.1-10 on a log scale.
+
+    Only the ball has one: elsewhere the slider is not drawn and 1.0 comes back (unless ``always``).
+    """
+    if geometry != "poincare" and not always:
+        return 1.0
+    with container or st.container():
+        return log_slider(
+            "Curvature parameter c (curvature k = -c)",
+            key,
+            0.1,
+            10.0,
+            1.0,
+            help="The ball has radius 1/sqrt(c); only the Poincaré ball uses it.",
+        )
+
+
+def eps_slider(key: str, lo: float, hi: float, default: float, *, help: str | None = None) -> float:
+    """IDA's regulariser eps on a bounded log scale (1/eps overflows float32 below ~1e-38)."""
+    return log_slider("eps (IDA regulariser)", key, lo, hi, default, help=help)
+
+
+def kernel_picker(key: str, kernels: dict[str, str], label: str = "Kernel", *, container=None) -> str:
+    """One key of a kernel table (name -> label), IDA first; bound to the URL."""
+    where = container or st
+    options = list(kernels)
+    choice = where.segmented_control(
+        label, options, default=options[0], format_func=kernels.get, key=key, bind="query-params"
+    )
+    return choice or options[0]
+
+
+def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:
+    """The verdict box for these claims, and each claim's measurement behind a toggle."""
+    from georesolver_core.viz.claims import claim_figure
+
+    if not enabled:
+        st.caption("The paper's claims for this view are switched off at the top of the page.")
+        return
+    results = measure_claims(keys)
+    theory_box(results)
+    if st.toggle("Show the measurements behind the verdicts", key=f"{prefix}_claims_show"):
+        cols = st.columns(2)
+        for i, r in enumerate(results):
+            with cols[i % 2].container(border=True):
+                st.plotly_chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
+                (st.error if r["verdict"] == FAILS else st.caption)(r["summary"])
+    download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
+
+
 @st.cache_data(show_spinner=False)
 def claim_result(key: str) -> dict:
     """One claim measured with its small sweeps (``run_claim(key, quick=True)``).
@@ -236,6 +305,43 @@ def download_csv(label: str, table, file_name: str, key: str) -> None:
         key=key,
         icon=":material/download:",
     )
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+
+
+def escape_md(text) -> str:
+    """User text (file names, node names, report fields) made inert for st.markdown / st.error:
+    every markdown punctuation is backslash-escaped, so no link, image, HTML, colour or emoji directive
+    is rendered, and line breaks become spaces (one message stays one paragraph)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def read_upload(uploaded, *, key: str, max_bytes: int, parse):
+    """(value, error) of an uploaded file, parsed once per upload.
+
+    The size is checked before any byte is read; ``parse(bytes)`` runs once per file (its outcome is
+    kept under ``<key>_parsed`` by the file's id), so a rejected file is not parsed again on every
+    rerun; only the error text is kept for it, never its data. Removing the file forgets both.
+    """
+    state, slot = st.session_state, f"{key}_parsed"
+    if uploaded is None:
+        state.pop(slot, None)
+        return None, None
+    file_id = getattr(uploaded, "file_id", None) or (uploaded.name, uploaded.size)
+    saved = state.get(slot)
+    if saved is not None and saved["id"] == file_id:
+        return saved["value"], saved["error"]
+    value, error = None, None
+    if uploaded.size > max_bytes:
+        error = f"the file has {uploaded.size:,} bytes; at most {max_bytes:,} are allowed"
+    else:
+        try:
+            value = parse(uploaded.getvalue())
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError) as err:
+            error = str(err) or type(err).__name__
+    state[slot] = {"id": file_id, "value": value, "error": error}
+    return value, error
 
 
 def _jsonable(obj):

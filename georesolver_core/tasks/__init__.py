@@ -2,6 +2,8 @@
 
 from georesolver_core.tasks.hierarchy import (
     HIERARCHIES,
+    MAX_CSV_BYTES,
+    MAX_NAME_LEN,
     MAX_NODES,
     Hierarchy,
     HierarchySource,
@@ -13,6 +15,8 @@ from georesolver_core.tasks.hierarchy import (
 
 __all__ = [
     "HIERARCHIES",
+    "MAX_CSV_BYTES",
+    "MAX_NAME_LEN",
     "MAX_NODES",
     "Hierarchy",
     "HierarchySource",
