@@ -175,17 +175,20 @@ def log_slider(label: str, key: str, lo: float, hi: float, default: float, help:
 # ---- shared pickers, built from the registries ----------------------------------------------------
 
 
-def geometry_picker(key: str, label: str = "Geometry", *, segmented: bool = False, container=None) -> str:
+def geometry_picker(
+    key: str, label: str = "Geometry", *, default: str | None = None, segmented: bool = False, container=None
+) -> str:
     """One geometry of the GEOMETRIES registry, bound to the URL (a selectbox, or segmented buttons)."""
     where = container or st
     options = list(GEOMETRIES)
+    default = default if default in options else options[0]
     fmt = lambda g: GEOMETRIES[g].label  # noqa: E731
     if segmented:
         choice = where.segmented_control(
-            label, options, default=options[1], format_func=fmt, key=key, bind="query-params", required=True
+            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True
         )
-        return choice or options[1]
-    return where.selectbox(label, options, format_func=fmt, key=key, bind="query-params")
+        return choice or default
+    return where.selectbox(label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params")
 
 
 def curvature_slider(key: str, geometry: str, *, container=None, always: bool = False) -> float:
@@ -307,14 +310,16 @@ def download_csv(label: str, table, file_name: str, key: str) -> None:
     )
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
+_MD_INLINE = re.compile(r"([\\`*_{}\[\]<>~$:&|!])")  # links, images, HTML, emphasis, code, directives, maths
+_MD_LEADING = re.compile(r"^([#+\-.=>])")  # headings, list markers, quotes: only at the start of a line
 
 
 def escape_md(text) -> str:
     """User text (file names, node names, report fields) made inert for st.markdown / st.error:
-    every markdown punctuation is backslash-escaped, so no link, image, HTML, colour or emoji directive
-    is rendered, and line breaks become spaces (one message stays one paragraph)."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    markdown punctuation that forms links, images, HTML, emphasis, colour or emoji directives is
+    backslash-escaped, so none of it renders, and line breaks become spaces (one message stays one
+    line, so block syntax can only appear at its start, which is escaped too)."""
+    return _MD_LEADING.sub(r"\\\1", _MD_INLINE.sub(r"\\\1", " ".join(str(text).split())))
 
 
 def read_upload(uploaded, *, key: str, max_bytes: int, parse):

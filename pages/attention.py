@@ -27,7 +27,8 @@ EPS_LO, EPS_HI = 1e-8, 100.0  # at 1e-8 an exact match keeps all but ~n * 1e-8 o
 ui.page_header(
     "Attention lab",
     "One query attends to n keys. **IDA** weighs key j by (d(q, k_j)^2 + eps)^-1 in the plane, the Poincaré ball "
-    "or on the sphere; **softmax** by exp(q.k_j / (T sqrt d)). Move eps and watch IDA go from uniform to one-hot.",
+    "or on the sphere; **softmax** by exp(q.k_j / (T sqrt d)). The query starts on key 1: move eps and watch IDA "
+    "go from uniform to one-hot. Put the query elsewhere and the weights tend to 1/d^2 instead (black marks).",
 )
 s = ui.settings()
 dtype_name = str(s.dtype).replace("torch.", "")
@@ -92,7 +93,8 @@ def lab() -> None:
             EPS_LO,
             EPS_HI,
             0.05,
-            help="Small: nearest key takes all. Large: uniform.",
+            help="Large: uniform. Small: a key at distance 0 takes all the weight; with no key that close, the "
+            "weights tend to 1/d^2 (normalised), not to one-hot.",
         )
         temp = ui.log_slider("Softmax temperature T", "att_temp", 0.01, 100.0, 1.0)
     spread = c4.slider("Spread of the keys", 0.1, 3.0, 1.0, 0.1, key="att_spread", bind="query-params")
@@ -108,9 +110,11 @@ def lab() -> None:
                 help="The ball has radius 1/sqrt(c); keys sit at norm <= 0.9/sqrt(c).",
             )
     q1, q2 = st.columns([2, 3])
+    modes = list(QUERY_MODES)
     mode = q1.radio(
         "Where the query sits",
-        list(QUERY_MODES),
+        modes,
+        index=modes.index("key"),  # on a key, exact retrieval is what eps -> 0 shows
         format_func=QUERY_MODES.get,
         key="att_query",
         horizontal=True,
@@ -230,7 +234,10 @@ def lab() -> None:
             eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:"), key="att_anim"
         )
         st.plotly_chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
-        st.caption("Press Play: IDA's bars sharpen to one-hot as eps -> 0; softmax has no eps and stays diluted.")
+        st.caption(
+            "Press Play: as eps -> 0 IDA's bars tend to the black marks of the bar chart above: one-hot when the "
+            "query sits on a key, 1/d^2 normalised otherwise. Softmax has no eps and does not change."
+        )
     ui.download_json(
         "Download keys, query, weights and statistics (JSON)",
         {

@@ -14,12 +14,13 @@ def base_layout(
     fig: go.Figure, title: str = "", x_title: str = "", y_title: str = "", height: int = 420
 ) -> go.Figure:
     """Title, axis titles, a white template and tight margins; returns the same figure."""
+    # The legend sits under the plot: above it, it ran into the title.
     fig.update_layout(
         title=title,
         template="plotly_white",
         height=height,
-        margin=dict(l=60, r=20, t=50 if title else 20, b=50),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1),
+        margin=dict(l=60, r=20, t=60 if title else 20, b=110),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
     if x_title:
         fig.update_xaxes(title_text=x_title)
