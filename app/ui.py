@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 import torch
 from streamlit.errors import StreamlitAPIException
@@ -298,11 +299,26 @@ def download_json(label: str, data, file_name: str, key: str) -> None:
     )
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(table):
+    """A copy whose text cells cannot run as spreadsheet formulas: a cell starting with = + - @ (or a
+    tab / carriage return) gets a leading apostrophe. Numbers are left alone (-0.5 stays a number)."""
+    out = table.copy()
+    for col in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
+    out.columns = [("'" + c if isinstance(c, str) and c.startswith(_FORMULA_START) else c) for c in out.columns]
+    return out
+
+
 def download_csv(label: str, table, file_name: str, key: str) -> None:
-    """A download button for a table (a pandas DataFrame), as CSV without the index."""
+    """A download button for a table (a pandas DataFrame), as CSV without the index; text cells are
+    made formula-safe (``csv_safe``), since node names and report fields may come from users."""
     st.download_button(
         label,
-        table.to_csv(index=False).encode(),
+        csv_safe(table).to_csv(index=False).encode(),
         file_name=file_name,
         mime="text/csv",
         key=key,

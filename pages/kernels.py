@@ -1,6 +1,7 @@
 """Kernel speed: the fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, live or from a CLI report."""
 
 import json
+import time
 
 import pandas as pd
 import streamlit as st
@@ -12,6 +13,11 @@ from georesolver_core.viz.kernels import PHASES, memory_figure, ratio_figure, ti
 LIVE_LENS = [32, 64, 128, 256, 512, 1024, 2048]  # a live run stays short; the CLI goes to 16384
 NAIVE_MAX_LEN = 1024  # naive kernels hold T x T matrices: only timed up to here
 MAX_REPORT_BYTES = 2_000_000  # a CLI report is a few kB; anything far larger is not one
+LIVE_BUDGET_S = 90.0  # a live run stops here; the largest settings would otherwise run for a very long time
+
+
+class OutOfTime(Exception):
+    """The live benchmark passed LIVE_BUDGET_S (raised from its progress callback to end it)."""
 
 ui.page_header(
     "Kernel speed",
@@ -79,13 +85,29 @@ if run:
     except ValueError as err:
         st.error(f"Cannot run this benchmark: {err}. Pick at least one length and one kernel.")
     else:
+        # Pressing Stop reruns the page, which ends the running benchmark at its next progress report.
+        st.button("Stop", key="kern_stop", icon=":material/stop:", help="Ends the live benchmark now.")
+        started = time.perf_counter()
+
+        def progress(frac: float, msg: str) -> None:
+            if time.perf_counter() - started > LIVE_BUDGET_S:
+                raise OutOfTime(msg)
+            bar.progress(min(max(frac, 0.0), 1.0), text=msg)
+
         with st.status("Timing kernels ...", expanded=True) as status:
             bar = st.progress(0.0, text="starting")
-            report = bench.run_benchmark(
-                cfg, progress=lambda frac, msg: bar.progress(min(max(frac, 0.0), 1.0), text=msg)
-            )
-            status.update(label="Benchmark finished", state="complete", expanded=False)
-        st.session_state["kern_report_live"] = report
+            try:
+                report = bench.run_benchmark(cfg, progress=progress)
+            except OutOfTime as where:
+                status.update(label="Benchmark stopped", state="error", expanded=False)
+                st.error(
+                    f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped. "
+                    "Fewer or shorter lengths, fewer repeats or kernels fit; the full run belongs to the CLI: "
+                    "`python -m georesolver_core bench --json > bench.json`, then load the file below."
+                )
+            else:
+                status.update(label="Benchmark finished", state="complete", expanded=False)
+                st.session_state["kern_report_live"] = report
 
 uploaded = st.file_uploader(
     "Or load a report written by `python -m georesolver_core bench --json`",
