@@ -20,6 +20,7 @@ from streamlit.errors import StreamlitAPIException
 from georesolver_core.claims import FAILS, run_claim
 from georesolver_core.device import DTYPES, device_label
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.viz.style import presentation
 
 VERDICT_BADGE = {
     "holds": ":green-badge[:material/check: holds]",
@@ -81,11 +82,15 @@ def sidebar_settings() -> Settings:
             bind="query-params",
             help="CUDA when a GPU is present, CPU otherwise.",
         )
+        st.toggle(
+            "Presentation mode",
+            key="present",
+            bind="query-params",
+            help="Larger fonts, markers and lines in every figure, for a projector.",
+        )
         s = settings()
         st.caption(f"Running on **{device_label(s.device)}**, torch {torch.__version__}")
-        st.button(
-            "Reset all settings", key="reset_settings", icon=":material/restart_alt:", on_click=_reset_all
-        )
+        st.button("Reset all settings", key="reset_settings", icon=":material/restart_alt:", on_click=_reset_all)
     return s
 
 
@@ -139,6 +144,13 @@ def settings() -> Settings:
     return Settings(int(state.get("seed") or 0), DTYPES.get(dtype_name, torch.float32), torch.device(device))
 
 
+def chart(fig, key: str, *, container=None) -> None:
+    """Draw a plotly figure, enlarged in presentation mode (sidebar)."""
+    if st.session_state.get("present"):
+        fig = presentation(fig)
+    (container or st).plotly_chart(fig, key=key)
+
+
 def page_header(title: str, what: str) -> None:
     """Title and the two-line 'what you are looking at'."""
     st.title(title)
@@ -189,7 +201,9 @@ def geometry_picker(
             label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True
         )
         return choice or default
-    return where.selectbox(label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params")
+    return where.selectbox(
+        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params"
+    )
 
 
 def curvature_slider(key: str, geometry: str, *, container=None, always: bool = False) -> float:
@@ -238,7 +252,7 @@ def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:
         cols = st.columns(2)
         for i, r in enumerate(results):
             with cols[i % 2].container(border=True):
-                st.plotly_chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
+                chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
                 (st.error if r["verdict"] == FAILS else st.caption)(r["summary"])
     download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
 
@@ -308,7 +322,9 @@ def csv_safe(table):
     out = table.copy()
     for col in out.columns:
         if not pd.api.types.is_numeric_dtype(out[col]):
-            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
+            out[col] = out[col].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+            )
     out.columns = [("'" + c if isinstance(c, str) and c.startswith(_FORMULA_START) else c) for c in out.columns]
     return out
 

@@ -159,16 +159,19 @@ def lab() -> None:
     w_main = res.ida if kernel == "ida" else res.softmax
     kname = f"IDA, eps = {eps:g}" if kernel == "ida" else f"softmax, T = {temp:g}"
     left, right = st.columns(2)
-    left.plotly_chart(
-        weights_heatmap(
+    ui.chart(
+        container=left,
+        fig=weights_heatmap(
             w_main, labels, key_labels(n), f"Attention matrix ({kname}): row q, then each key as a query"
         ),
         key="att_heatmap",
     )
     bars = {f"IDA, eps = {eps:g}": res.ida[0], f"softmax, T = {temp:g}": res.softmax[0]}
     colors = dict(zip(bars, (KERNEL_COLORS["ida"], KERNEL_COLORS["softmax"]), strict=True))
-    right.plotly_chart(
-        weights_bars(bars, res.sq_dist, "Weights of the query q over the keys", colors), key="att_bars"
+    ui.chart(
+        container=right,
+        fig=weights_bars(bars, res.sq_dist, "Weights of the query q over the keys", colors),
+        key="att_bars",
     )
 
     st_ = res.stats
@@ -214,7 +217,7 @@ def lab() -> None:
             st.markdown("\n".join(f"- {line}" for line in lines))
 
     if d == 2 or (d == 3 and geometry == "sphere"):
-        st.plotly_chart(
+        ui.chart(
             geometry_scatter(
                 res.query,
                 res.keys,
@@ -230,10 +233,10 @@ def lab() -> None:
 
     if st.toggle("Show the eps sweep (animation)", key="att_sweep", bind="query-params"):
         sw = res.sweep
-        st.plotly_chart(
+        ui.chart(
             eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:"), key="att_anim"
         )
-        st.plotly_chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
+        ui.chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
         st.caption(
             "Press Play: as eps -> 0 IDA's bars tend to the black marks of the bar chart above: one-hot when the "
             "query sits on a key, 1/d^2 normalised otherwise. Softmax has no eps and does not change."
@@ -277,7 +280,7 @@ if show_claims:
             st.markdown(
                 f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
             )
-            st.plotly_chart(claim_figure(r, height=320), key=f"att_claim_{r['key']}")
+            ui.chart(claim_figure(r, height=320), key=f"att_claim_{r['key']}")
             if r["verdict"] == FAILS:  # the counter-example, plainly; margins of the others are in the box above
                 st.error(f"Contradicted by the measurement. {r['summary']}")
     ui.download_json("Download the claims' data (JSON)", results, "attention_claims.json", "att_claims_dl")

@@ -293,11 +293,9 @@ def live_training() -> None:
         c=tr.model.c,
         root_at_centre=bool(state.get("emb_centre", False)),
     )
-    st.plotly_chart(
-        embedding_figure(view, names=bool(state.get("emb_names")), height=680), key="emb_live_fig"
-    )
+    ui.chart(embedding_figure(view, names=bool(state.get("emb_names")), height=680), key="emb_live_fig")
     if tr.history:
-        st.plotly_chart(training_history_figure(tr.history), key="emb_hist_fig")
+        ui.chart(training_history_figure(tr.history), key="emb_hist_fig")
 
 
 with right:
@@ -385,7 +383,7 @@ with tabs[0]:
                 )
                 for geo, r in comparison.runs.items()
             ]
-            st.plotly_chart(geometries_figure(views, height=560), key="emb_compare_fig")
+            ui.chart(geometries_figure(views, height=560), key="emb_compare_fig")
             table = pd.DataFrame(comparison.table())
             st.dataframe(table, hide_index=True, key="emb_compare_table")
             ui.download_csv("Download the table (CSV)", table, "embedding_comparison.csv", "emb_compare_dl")
@@ -414,7 +412,7 @@ with tabs[1]:
             if geo in ("poincare", "euclidean")
         }
         if series:
-            st.plotly_chart(
+            ui.chart(
                 norm_depth_figure(series, y_title="radius (ball: sqrt(c)||x||, 1 = rim; plane: ||x|| / max)"),
                 key="emb_norm_fig",
             )
@@ -463,7 +461,7 @@ with tabs[2]:
                 embedding_view(m["points"], hier, geometry="sphere", title=f"{k}: MAP {m['metrics']['map']:.3f}")
                 for k, m in good.items()
             ]
-            st.plotly_chart(geometries_figure(views), key="emb_maps_fig")
+            ui.chart(geometries_figure(views), key="emb_maps_fig")
             st.caption(f"Mapped from the Poincaré embedding of {saved['origin']}.")
             for k, m in maps.items():
                 st.markdown(f"**{k}**: {SPHERE_MAPS[k]}" + (f" (failed: {m['error']})" if "error" in m else ""))

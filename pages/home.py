@@ -62,7 +62,7 @@ def arc_lab() -> None:
         "tend to 1/d^2: the nearest key gets the most, not all.",
     )
     ex = _example(n_keys, eps, s.seed, spread, query or places[0])
-    st.plotly_chart(arc_figure(ex), key="home_arc_fig")
+    ui.chart(arc_figure(ex), key="home_arc_fig")
     st.caption(
         "Left: keys drawn in R^2. Middle: the same keys mapped into the disk by x = 0.9 tanh(|z|) z/|z|; arcs are "
         "hyperbolic geodesics. Right: inverse stereographic projection onto S^2; arcs are great circles. "
@@ -96,4 +96,4 @@ with st.spinner("Measuring the rim-separation claim ..."):
     result = ui.claim_result("sec5.2b-rim-separation")
 ui.theory_box([result])
 with st.expander("Show the measurement behind the verdict"):
-    st.plotly_chart(claim_figure(result), key="home_claim_fig")
+    ui.chart(claim_figure(result), key="home_claim_fig")

@@ -19,6 +19,7 @@ LIVE_BUDGET_S = 90.0  # a live run stops here; the largest settings would otherw
 class OutOfTime(Exception):
     """The live benchmark passed LIVE_BUDGET_S (raised from its progress callback to end it)."""
 
+
 ui.page_header(
     "Kernel speed",
     "How fast is inverse-distance attention? The **fused** kernels stream over key blocks (no T x T matrix, "
@@ -191,12 +192,12 @@ def draw_report(report: dict) -> None:
     phase = phase or "fwdbwd"
     tab_time, tab_ratio, tab_mem = st.tabs(["Time vs T", "Ratio to SDPA", "Memory vs T"])
     with tab_time:
-        st.plotly_chart(time_figure(report, phase), key="kern_time_fig")
+        ui.chart(time_figure(report, phase), key="kern_time_fig")
     with tab_ratio:
-        st.plotly_chart(ratio_figure(report, phase), key="kern_ratio_fig")
+        ui.chart(ratio_figure(report, phase), key="kern_ratio_fig")
     with tab_mem:
         if any(r.get("peak_mb") is not None for r in report["rows"]) or report.get("memory_check"):
-            st.plotly_chart(memory_figure(report), key="kern_mem_fig")
+            ui.chart(memory_figure(report), key="kern_mem_fig")
         else:
             st.info("No memory was measured in this report: switch on 'Measure peak memory' and run again.")
     d1, d2 = st.columns(2)

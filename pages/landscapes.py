@@ -160,7 +160,7 @@ if tabs[0].open:
             st.error(f"{err}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
             study = _two_key(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
         profs = study.profiles
-        st.plotly_chart(pl_profile_figure(profs), key="land_pl_fig")
+        ui.chart(pl_profile_figure(profs), key="land_pl_fig")
         ida, soft = study.ida, study.softmax
         ratio_text = f"{study.ratio:.4g}" if study.ratio is not None else "unbounded"
         m = st.columns(4)
@@ -193,7 +193,11 @@ if tabs[0].open:
                 f"measured {soft.mu:.4g}, and it does not change with eps (softmax has none).\n"
                 f"- Predicted ratio Omega(exp(Delta^2/tau)/Delta^2) = Omega({study.ratio_omega:.3g}); measured "
                 f"{ratio_text}: IDA's landscape is "
-                + ("**better conditioned** here (ratio >= 1)" if holds else "**worse conditioned** here (ratio < 1)")
+                + (
+                    "**better conditioned** here (ratio >= 1)"
+                    if holds
+                    else "**worse conditioned** here (ratio < 1)"
+                )
                 + "."
             )
         ui.download_json(
@@ -213,8 +217,9 @@ if tabs[0].open:
                 th.pl_softmax_sphere_theta if geometry == "sphere" else lambda e, d: th.pl_softmax_theta(e, d, tau)
             )
             a, b = st.columns(2)
-            a.plotly_chart(
-                sweep_figure(
+            ui.chart(
+                container=a,
+                fig=sweep_figure(
                     eps_vals,
                     {"IDA": by_eps["ida"], "softmax": by_eps["softmax"]},
                     {"IDA: eps^2/Delta^4": (th.pl_ida_theta(np.array(eps_vals), delta), "IDA")},
@@ -224,8 +229,9 @@ if tabs[0].open:
                 ),
                 key="land_pl_sweep_eps",
             )
-            b.plotly_chart(
-                sweep_figure(
+            ui.chart(
+                container=b,
+                fig=sweep_figure(
                     d_vals,
                     {"IDA": by_delta["ida"], "softmax": by_delta["softmax"]},
                     {
@@ -286,7 +292,7 @@ def landscape_lab() -> None:
         study = _descent(geometry, n, eps, tau, c, resolution, n_starts, steps, lr, s.seed, dtype_name, device)
     res = study.results[kernel]
     grid, paths, outcomes = res.grid, res.paths, res.outcomes
-    st.plotly_chart(
+    ui.chart(
         landscape_figure(grid, paths, outcomes, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
         key="land_fig",
     )
@@ -372,7 +378,7 @@ if tabs[2].open:
         with st.status("Computing Hessians ...", expanded=False) as status:
             spec = _hessians(geometry, eps, rho, c, n_max)
             status.update(label="Hessians computed", state="complete")
-        st.plotly_chart(hessian_figure(spec), key="land_h_fig")
+        ui.chart(hessian_figure(spec), key="land_h_fig")
         rows = [
             {
                 "kernel": KERNEL_LABELS[k],
@@ -428,7 +434,7 @@ if tabs[3].open:
             trained = _trained_model(config, device, bar)
             sl = _model_slice(config, device, span, res, s.seed, trained)
             status.update(label="Model trained and sliced", state="complete")
-        st.plotly_chart(
+        ui.chart(
             model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
             key="land_m_fig",
         )
@@ -446,7 +452,7 @@ if tabs[3].open:
             help="Share of slice points where theta + a d1 + b d2 (Li et al.'s additive slice) would move a "
             "key off the ball / sphere.",
         )
-        st.plotly_chart(history_figure(trained.history), key="land_m_hist")
+        ui.chart(history_figure(trained.history), key="land_m_hist")
         ui.download_json(
             "Download the slice (JSON)",
             {"a": sl.a, "b": sl.b, "loss": sl.loss, "accuracy": sl.accuracy, "history": trained.history},

@@ -17,10 +17,10 @@ import ui  # noqa: E402
 
 def test_csv_cells_that_start_a_formula_are_neutralised_numbers_are_not():
     table = pd.DataFrame(
-        {"name": ["=HYPERLINK(\"x\")", "+1", "-cmd", "@SUM(A1)", "plain", "\tx"], "value": [-0.5, 1, 2, 3, 4, 5]}
+        {"name": ['=HYPERLINK("x")', "+1", "-cmd", "@SUM(A1)", "plain", "\tx"], "value": [-0.5, 1, 2, 3, 4, 5]}
     )
     safe = ui.csv_safe(table)
-    assert list(safe["name"]) == ["'=HYPERLINK(\"x\")", "'+1", "'-cmd", "'@SUM(A1)", "plain", "'\tx"]
+    assert list(safe["name"]) == ['\'=HYPERLINK("x")', "'+1", "'-cmd", "'@SUM(A1)", "plain", "'\tx"]
     assert list(safe["value"]) == [-0.5, 1, 2, 3, 4, 5]
     assert list(table["name"])[0].startswith("=")  # the original is untouched
     assert ui.csv_safe(pd.DataFrame({"=x": [1]})).columns[0] == "'=x"

@@ -91,7 +91,9 @@ def compare_geometries(
 
         def on_epoch(t, _info, i=i, geo=geo):
             if progress is not None:
-                progress((i + t.progress) / len(geos), f"{GEOMETRIES[geo].label}: epoch {t.epoch} / {t.config.epochs}")
+                progress(
+                    (i + t.progress) / len(geos), f"{GEOMETRIES[geo].label}: epoch {t.epoch} / {t.config.epochs}"
+                )
 
         tr.run(time_budget_s=share, callbacks={"on_epoch_end": on_epoch})
         metrics = tr.evaluate()

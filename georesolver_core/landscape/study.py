@@ -146,7 +146,16 @@ def descent_study(
             keys, geometry=geometry, kernel=kernel, eps=eps, extent=extent, resolution=resolution, c=c, tau=tau
         )
         paths = descent_paths(
-            starts, keys, geometry=geometry, kernel=kernel, eps=eps, c=c, tau=tau, lr=lr, steps=steps, max_step=step
+            starts,
+            keys,
+            geometry=geometry,
+            kernel=kernel,
+            eps=eps,
+            c=c,
+            tau=tau,
+            lr=lr,
+            steps=steps,
+            max_step=step,
         )
         results[kernel] = DescentResult(
             kernel=kernel,
@@ -167,4 +176,3 @@ def hessian_study(
     if not ns:
         raise ValueError(f"n_max must be >= {HESSIAN_NS[0]} (got {n_max})")
     return {k: hessian_sweep(ns, kernel=k, geometry=geometry, eps=eps, rho=rho, c=c) for k in KERNELS}
-

@@ -131,7 +131,9 @@ def _animation_controls(steps: np.ndarray) -> dict:
                         method="animate",
                         args=[
                             [str(int(s))],
-                            dict(frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate"),
+                            dict(
+                                frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate"
+                            ),
                         ],
                     )
                     for s in steps
@@ -193,7 +195,12 @@ def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int) -> N
     ):
         fig.add_trace(
             trace(
-                **trail, mode="lines", line=dict(color="white", width=width), showlegend=False, hoverinfo="skip"
+                # dark and thin: a white trail hid the coloured paths and the target star under it
+                **trail,
+                mode="lines",
+                line=dict(color="rgba(20, 20, 20, 0.6)", width=width * 0.6),
+                showlegend=False,
+                hoverinfo="skip",
             ),
             row=1,
             col=col,
