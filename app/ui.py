@@ -297,7 +297,11 @@ def theory_box(results: list[dict], title: str = "What the theory says vs what w
     with st.container(border=True):
         st.markdown(f"**{title}**")
         for r in results:
-            st.markdown(f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {r['statement']}")
+            # the verdict is for the sweep measured, not for whatever setting the page shows beside it
+            where = f"  \n*Verdict for the sweep over* {r['x_label']}" if r.get("x_label") else ""
+            st.markdown(
+                f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {r['statement']}{where}"
+            )
             st.markdown(f"Bound: `{r['bound_text']}`  \nMeasured: {r['summary']}")
 
 
