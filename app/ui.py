@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 import torch
+from streamlit.errors import StreamlitAPIException
 
-from georesolver_core.claims import run_claim
+from georesolver_core.claims import FAILS, run_claim
 from georesolver_core.device import DTYPES, device_label
+from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.viz.style import presentation
 
 VERDICT_BADGE = {
     "holds": ":green-badge[:material/check: holds]",
@@ -77,14 +82,58 @@ def sidebar_settings() -> Settings:
             bind="query-params",
             help="CUDA when a GPU is present, CPU otherwise.",
         )
+        st.toggle(
+            "Presentation mode",
+            key="present",
+            bind="query-params",
+            help="Larger fonts, markers and lines in every figure, for a projector.",
+        )
         s = settings()
         st.caption(f"Running on **{device_label(s.device)}**, torch {torch.__version__}")
-        if st.button("Reset all settings", key="reset_settings", icon=":material/restart_alt:"):
-            for key in list(st.session_state.keys()):
-                del st.session_state[key]
-            st.query_params.clear()
-            st.rerun()
+        st.button("Reset all settings", key="reset_settings", icon=":material/restart_alt:", on_click=_reset_all)
     return s
+
+
+def _reset_all() -> None:
+    """Forget every setting and the URL's query string (the Reset button's callback).
+
+    Streamlit refuses to clear query parameters bound to widgets ("modify the widget values
+    instead"), and a deleted widget state is re-seeded from the browser's URL. So each bound
+    widget is set back to its own default, which makes its binding drop the parameter from the
+    URL; everything else is deleted, and the parameters no widget owns are removed.
+    """
+    defaults = _bound_widget_defaults()
+    for key in list(st.session_state.keys()):
+        if key not in defaults:
+            del st.session_state[key]
+    for key, value in defaults.items():
+        st.session_state[key] = value
+    for key in list(st.query_params.keys()):
+        try:
+            del st.query_params[key]
+        except StreamlitAPIException:  # bound to a widget: its reset to the default drops it
+            pass
+
+
+def _bound_widget_defaults() -> dict:
+    """user key -> default value of every widget bound to the URL that this session has drawn.
+
+    Streamlit has no public API for a widget's default; its metadata holds the deserializer
+    that yields the default for "no value". Empty if those internals move (Reset then only
+    forgets the unbound state).
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    try:
+        state = get_script_run_ctx().session_state._state
+        ids = state._key_id_mapper.id_key_mapping  # widget id -> user key
+        out = {}
+        for wid, meta in state._new_widget_state.widget_metadata.items():
+            if getattr(meta, "bind", None) == "query-params" and wid in ids:
+                out[ids[wid]] = meta.deserializer(None)
+        return out
+    except (AttributeError, TypeError, KeyError):
+        return {}
 
 
 def settings() -> Settings:
@@ -93,6 +142,13 @@ def settings() -> Settings:
     dtype_name = state.get("dtype") or "float32"
     device = state.get("device") or _devices()[0]
     return Settings(int(state.get("seed") or 0), DTYPES.get(dtype_name, torch.float32), torch.device(device))
+
+
+def chart(fig, key: str, *, container=None) -> None:
+    """Draw a plotly figure, enlarged in presentation mode (sidebar)."""
+    if st.session_state.get("present"):
+        fig = presentation(fig)
+    (container or st).plotly_chart(fig, key=key)
 
 
 def page_header(title: str, what: str) -> None:
@@ -127,6 +183,78 @@ def log_slider(label: str, key: str, lo: float, hi: float, default: float, help:
             bind="query-params",
         )
     )
+
+
+# ---- shared pickers, built from the registries ----------------------------------------------------
+
+
+def geometry_picker(
+    key: str, label: str = "Geometry", *, default: str | None = None, segmented: bool = False, container=None
+) -> str:
+    """One geometry of the GEOMETRIES registry, bound to the URL (a selectbox, or segmented buttons)."""
+    where = container or st
+    options = list(GEOMETRIES)
+    default = default if default in options else options[0]
+    fmt = lambda g: GEOMETRIES[g].label  # noqa: E731
+    if segmented:
+        choice = where.segmented_control(
+            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True
+        )
+        return choice or default
+    return where.selectbox(
+        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params"
+    )
+
+
+def curvature_slider(key: str, geometry: str, *, container=None, always: bool = False) -> float:
+    """The Poincaré ball's curvature parameter c (curvature k = -c), 0.1-10 on a log scale.
+
+    Only the ball has one: elsewhere the slider is not drawn and 1.0 comes back (unless ``always``).
+    """
+    if geometry != "poincare" and not always:
+        return 1.0
+    with container or st.container():
+        return log_slider(
+            "Curvature parameter c (curvature k = -c)",
+            key,
+            0.1,
+            10.0,
+            1.0,
+            help="The ball has radius 1/sqrt(c); only the Poincaré ball uses it.",
+        )
+
+
+def eps_slider(key: str, lo: float, hi: float, default: float, *, help: str | None = None) -> float:
+    """IDA's regulariser eps on a bounded log scale (1/eps overflows float32 below ~1e-38)."""
+    return log_slider("eps (IDA regulariser)", key, lo, hi, default, help=help)
+
+
+def kernel_picker(key: str, kernels: dict[str, str], label: str = "Kernel", *, container=None) -> str:
+    """One key of a kernel table (name -> label), IDA first; bound to the URL."""
+    where = container or st
+    options = list(kernels)
+    choice = where.segmented_control(
+        label, options, default=options[0], format_func=kernels.get, key=key, bind="query-params"
+    )
+    return choice or options[0]
+
+
+def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:
+    """The verdict box for these claims, and each claim's measurement behind a toggle."""
+    from georesolver_core.viz.claims import claim_figure
+
+    if not enabled:
+        st.caption("The paper's claims for this view are switched off at the top of the page.")
+        return
+    results = measure_claims(keys)
+    theory_box(results)
+    if st.toggle("Show the measurements behind the verdicts", key=f"{prefix}_claims_show"):
+        cols = st.columns(2)
+        for i, r in enumerate(results):
+            with cols[i % 2].container(border=True):
+                chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
+                (st.error if r["verdict"] == FAILS else st.caption)(r["summary"])
+    download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
 
 
 @st.cache_data(show_spinner=False)
@@ -169,7 +297,11 @@ def theory_box(results: list[dict], title: str = "What the theory says vs what w
     with st.container(border=True):
         st.markdown(f"**{title}**")
         for r in results:
-            st.markdown(f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {r['statement']}")
+            # the verdict is for the sweep measured, not for whatever setting the page shows beside it
+            where = f"  \n*Verdict for the sweep over* {r['x_label']}" if r.get("x_label") else ""
+            st.markdown(
+                f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {r['statement']}{where}"
+            )
             st.markdown(f"Bound: `{r['bound_text']}`  \nMeasured: {r['summary']}")
 
 
@@ -185,16 +317,72 @@ def download_json(label: str, data, file_name: str, key: str) -> None:
     )
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(table):
+    """A copy whose text cells cannot run as spreadsheet formulas: a cell starting with = + - @ (or a
+    tab / carriage return) gets a leading apostrophe. Numbers are left alone (-0.5 stays a number)."""
+    out = table.copy()
+    for col in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[col]):
+            out[col] = out[col].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+            )
+    out.columns = [("'" + c if isinstance(c, str) and c.startswith(_FORMULA_START) else c) for c in out.columns]
+    return out
+
+
 def download_csv(label: str, table, file_name: str, key: str) -> None:
-    """A download button for a table (a pandas DataFrame), as CSV without the index."""
+    """A download button for a table (a pandas DataFrame), as CSV without the index; text cells are
+    made formula-safe (``csv_safe``), since node names and report fields may come from users."""
     st.download_button(
         label,
-        table.to_csv(index=False).encode(),
+        csv_safe(table).to_csv(index=False).encode(),
         file_name=file_name,
         mime="text/csv",
         key=key,
         icon=":material/download:",
     )
+
+
+_MD_INLINE = re.compile(r"([\\`*_{}\[\]<>~$:&|!])")  # links, images, HTML, emphasis, code, directives, maths
+_MD_LEADING = re.compile(r"^([#+\-.=>])")  # headings, list markers, quotes: only at the start of a line
+
+
+def escape_md(text) -> str:
+    """User text (file names, node names, report fields) made inert for st.markdown / st.error:
+    markdown punctuation that forms links, images, HTML, emphasis, colour or emoji directives is
+    backslash-escaped, so none of it renders, and line breaks become spaces (one message stays one
+    line, so block syntax can only appear at its start, which is escaped too)."""
+    return _MD_LEADING.sub(r"\\\1", _MD_INLINE.sub(r"\\\1", " ".join(str(text).split())))
+
+
+def read_upload(uploaded, *, key: str, max_bytes: int, parse):
+    """(value, error) of an uploaded file, parsed once per upload.
+
+    The size is checked before any byte is read; ``parse(bytes)`` runs once per file (its outcome is
+    kept under ``<key>_parsed`` by the file's id), so a rejected file is not parsed again on every
+    rerun; only the error text is kept for it, never its data. Removing the file forgets both.
+    """
+    state, slot = st.session_state, f"{key}_parsed"
+    if uploaded is None:
+        state.pop(slot, None)
+        return None, None
+    file_id = getattr(uploaded, "file_id", None) or (uploaded.name, uploaded.size)
+    saved = state.get(slot)
+    if saved is not None and saved["id"] == file_id:
+        return saved["value"], saved["error"]
+    value, error = None, None
+    if uploaded.size > max_bytes:
+        error = f"the file has {uploaded.size:,} bytes; at most {max_bytes:,} are allowed"
+    else:
+        try:
+            value = parse(uploaded.getvalue())
+        except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError) as err:
+            error = str(err) or type(err).__name__
+    state[slot] = {"id": file_id, "value": value, "error": error}
+    return value, error
 
 
 def _jsonable(obj):

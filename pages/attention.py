@@ -27,7 +27,8 @@ EPS_LO, EPS_HI = 1e-8, 100.0  # at 1e-8 an exact match keeps all but ~n * 1e-8 o
 ui.page_header(
     "Attention lab",
     "One query attends to n keys. **IDA** weighs key j by (d(q, k_j)^2 + eps)^-1 in the plane, the Poincaré ball "
-    "or on the sphere; **softmax** by exp(q.k_j / (T sqrt d)). Move eps and watch IDA go from uniform to one-hot.",
+    "or on the sphere; **softmax** by exp(q.k_j / (T sqrt d)). The query starts on key 1: move eps and watch IDA "
+    "go from uniform to one-hot. Put the query elsewhere and the weights tend to 1/d^2 instead (black marks).",
 )
 s = ui.settings()
 dtype_name = str(s.dtype).replace("torch.", "")
@@ -92,7 +93,8 @@ def lab() -> None:
             EPS_LO,
             EPS_HI,
             0.05,
-            help="Small: nearest key takes all. Large: uniform.",
+            help="Large: uniform. Small: a key at distance 0 takes all the weight; with no key that close, the "
+            "weights tend to 1/d^2 (normalised), not to one-hot.",
         )
         temp = ui.log_slider("Softmax temperature T", "att_temp", 0.01, 100.0, 1.0)
     spread = c4.slider("Spread of the keys", 0.1, 3.0, 1.0, 0.1, key="att_spread", bind="query-params")
@@ -108,9 +110,11 @@ def lab() -> None:
                 help="The ball has radius 1/sqrt(c); keys sit at norm <= 0.9/sqrt(c).",
             )
     q1, q2 = st.columns([2, 3])
+    modes = list(QUERY_MODES)
     mode = q1.radio(
         "Where the query sits",
-        list(QUERY_MODES),
+        modes,
+        index=modes.index("key"),  # on a key, exact retrieval is what eps -> 0 shows
         format_func=QUERY_MODES.get,
         key="att_query",
         horizontal=True,
@@ -155,16 +159,19 @@ def lab() -> None:
     w_main = res.ida if kernel == "ida" else res.softmax
     kname = f"IDA, eps = {eps:g}" if kernel == "ida" else f"softmax, T = {temp:g}"
     left, right = st.columns(2)
-    left.plotly_chart(
-        weights_heatmap(
+    ui.chart(
+        container=left,
+        fig=weights_heatmap(
             w_main, labels, key_labels(n), f"Attention matrix ({kname}): row q, then each key as a query"
         ),
         key="att_heatmap",
     )
     bars = {f"IDA, eps = {eps:g}": res.ida[0], f"softmax, T = {temp:g}": res.softmax[0]}
     colors = dict(zip(bars, (KERNEL_COLORS["ida"], KERNEL_COLORS["softmax"]), strict=True))
-    right.plotly_chart(
-        weights_bars(bars, res.sq_dist, "Weights of the query q over the keys", colors), key="att_bars"
+    ui.chart(
+        container=right,
+        fig=weights_bars(bars, res.sq_dist, "Weights of the query q over the keys", colors),
+        key="att_bars",
     )
 
     st_ = res.stats
@@ -210,7 +217,7 @@ def lab() -> None:
             st.markdown("\n".join(f"- {line}" for line in lines))
 
     if d == 2 or (d == 3 and geometry == "sphere"):
-        st.plotly_chart(
+        ui.chart(
             geometry_scatter(
                 res.query,
                 res.keys,
@@ -226,11 +233,14 @@ def lab() -> None:
 
     if st.toggle("Show the eps sweep (animation)", key="att_sweep", bind="query-params"):
         sw = res.sweep
-        st.plotly_chart(
+        ui.chart(
             eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:"), key="att_anim"
         )
-        st.plotly_chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
-        st.caption("Press Play: IDA's bars sharpen to one-hot as eps -> 0; softmax has no eps and stays diluted.")
+        ui.chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
+        st.caption(
+            "Press Play: as eps -> 0 IDA's bars tend to the black marks of the bar chart above: one-hot when the "
+            "query sits on a key, 1/d^2 normalised otherwise. Softmax has no eps and does not change."
+        )
     ui.download_json(
         "Download keys, query, weights and statistics (JSON)",
         {
@@ -270,7 +280,7 @@ if show_claims:
             st.markdown(
                 f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
             )
-            st.plotly_chart(claim_figure(r, height=320), key=f"att_claim_{r['key']}")
+            ui.chart(claim_figure(r, height=320), key=f"att_claim_{r['key']}")
             if r["verdict"] == FAILS:  # the counter-example, plainly; margins of the others are in the box above
                 st.error(f"Contradicted by the measurement. {r['summary']}")
     ui.download_json("Download the claims' data (JSON)", results, "attention_claims.json", "att_claims_dl")

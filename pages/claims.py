@@ -1,5 +1,7 @@
 """Claims: every registered claim of the seeds, its bound, our measurement and the computed verdict."""
 
+import unicodedata
+
 import pandas as pd
 import streamlit as st
 import ui
@@ -35,11 +37,18 @@ chosen = st.pills(
 query = st.text_input(
     "Filter by text (key, section or statement)", "", key="claims_search", bind="query-params"
 ).strip()
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents: "Poincaré" and "poincare" find the same claims."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).casefold()
+
+
 shown = [
     r
     for r in results
     if r["verdict"] in (chosen or [])
-    and (not query or query.lower() in f"{r['key']} {r['section']} {r['statement']}".lower())
+    and (not query or _fold(query) in _fold(f"{r['key']} {r['section']} {r['statement']}"))
 ]
 
 table = pd.DataFrame(
@@ -86,7 +95,7 @@ for r in shown:
     with st.expander(f"{r['section']} - {r['verdict']} ({r['key']})"):
         st.markdown(f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} {r['statement']}")
         st.markdown(f"Bound: `{r['bound_text']}`; compared as *{r['relation']}*.")
-        st.plotly_chart(claim_figure(r), key=f"claims_fig_{r['key']}")
+        ui.chart(claim_figure(r), key=f"claims_fig_{r['key']}")
         if r["verdict"] == FAILS:
             st.error(f"Contradicted by the measurement. {r['summary']}")
         else:

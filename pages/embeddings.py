@@ -1,13 +1,12 @@
 """Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt."""
 
-from dataclasses import asdict, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
 import ui
-from embeddings_ui import hierarchy_controls
 
 from georesolver_core.embeddings import (
     OPTIMIZERS,
@@ -17,11 +16,21 @@ from georesolver_core.embeddings import (
     history_table,
     node_table,
     relative_radius,
-    train_embedding,
 )
+from georesolver_core.embeddings.compare import compare_geometries
 from georesolver_core.embeddings.trainer import SPHERE_MAPS, map_ball_to_sphere
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.tasks import (
+    HIERARCHIES,
+    MAX_CSV_BYTES,
+    MAX_NAME_LEN,
+    MAX_NODES,
+    balanced_tree,
+    digits_hierarchy,
+    from_edge_list_csv,
+)
 from georesolver_core.viz.embeddings import (
+    MAX_LABELS,
     embedding_figure,
     embedding_view,
     geometries_figure,
@@ -31,7 +40,86 @@ from georesolver_core.viz.embeddings import (
 
 CHUNK_S = 0.8  # training time per live refresh: long enough that redrawing is not most of the cycle
 LIVE_EVERY_S = 0.3  # pause between live refreshes while training
+# Defaults that make a Poincaré tree look like one in float32 (measured on the depth-4 binary tree, seed 0,
+# lr 0.05 / burn-in 30 / 100 epochs: root at norm 0.24, levels at 0.43, 0.78, 0.94, 0.96, MAP 0.88, no point at
+# the rim cap; lr 0.1 / burn-in 10 had 14 of 31 points at float32's cap and the root at norm 0.87, MAP 0.96).
+LR_DEFAULT = 0.05
+BURN_IN = 30
+COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
+SAMPLE_CSV = Path(__file__).resolve().parent.parent / "assets" / "sample_hierarchy.csv"
 state = st.session_state
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _tree(branching: int, depth: int):
+    return balanced_tree(branching, depth)
+
+
+@st.cache_resource(show_spinner="Clustering the digits ...", max_entries=8)
+def _digits(n: int, seed: int):
+    return digits_hierarchy(n, seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _sample():
+    return from_edge_list_csv(SAMPLE_CSV.read_bytes(), name="animal taxonomy (bundled sample)")
+
+
+def hierarchy_controls(seed: int):
+    """Hierarchy widgets -> a Hierarchy. A bad choice or upload shows the error and keeps the last good data."""
+    source = st.selectbox(
+        "Hierarchy",
+        list(HIERARCHIES),
+        format_func=lambda k: HIERARCHIES[k].label,
+        key="emb_source",
+        bind="query-params",
+        help="\n".join(f"**{v.label}**: {v.description}" for v in HIERARCHIES.values()),
+    )
+    try:
+        if source == "tree":
+            b = st.slider("Branching factor", 1, 6, 2, key="emb_branch", bind="query-params")
+            d = st.slider("Depth (levels below the root)", 1, 12, 4, key="emb_depth", bind="query-params")
+            hier = _tree(b, d)
+        elif source == "digits":
+            n = st.slider("Digit images (leaves)", 8, 300, 40, key="emb_digits_n", bind="query-params")
+            hier = _digits(n, seed)
+        else:
+            hier = _upload_or_sample()
+    except ValueError as err:
+        st.error(f"{ui.escape_md(err)}. Showing the previous hierarchy instead.", icon=":material/error:")
+        hier = state.get("emb_last_hierarchy") or _tree(2, 4)
+    state["emb_last_hierarchy"] = hier
+    return hier
+
+
+def _upload_or_sample():
+    up = st.file_uploader(
+        "Your edge list: CSV with header `parent,child`",
+        type=["csv", "txt"],
+        key="emb_upload",
+        help=f"One edge per line; no self-loops, no cycles, at most {MAX_NODES} nodes, names of at most "
+        f"{MAX_NAME_LEN} characters, {MAX_CSV_BYTES // 1000:,} kB. Without a file: the bundled taxonomy.",
+    )
+    hier, error = ui.read_upload(
+        up,
+        key="emb_upload",
+        max_bytes=MAX_CSV_BYTES,
+        parse=lambda data: from_edge_list_csv(data, name=up.name[:MAX_NAME_LEN]),
+    )
+    if up is None:
+        state.pop("emb_last_upload", None)
+        return _sample()
+    if error is not None:
+        previous = state.get("emb_last_upload") or _sample()
+        st.error(
+            f"**{ui.escape_md(up.name[:MAX_NAME_LEN])}** was not used: {ui.escape_md(error)}. Fix the file and "
+            f"upload it again; still showing *{ui.escape_md(previous.name)}*.",
+            icon=":material/error:",
+        )
+        return previous
+    state["emb_last_upload"] = hier
+    return hier
+
 
 ui.page_header(
     "Embeddings",
@@ -49,15 +137,7 @@ with left:
     hier = hierarchy_controls(s.seed)
     st.caption(hier.summary() + "".join(f"; {n}" for n in hier.notes))
     st.subheader("Model")
-    geometry = st.segmented_control(
-        "Geometry",
-        list(GEOMETRIES),
-        default="poincare",
-        format_func=lambda g: GEOMETRIES[g].label,
-        key="emb_geo",
-        bind="query-params",
-        required=True,
-    )
+    geometry = ui.geometry_picker("emb_geo", default="poincare", segmented=True)
     dim = st.slider(
         "Dimension",
         1,
@@ -67,14 +147,7 @@ with left:
         bind="query-params",
         help="Intrinsic: the sphere S^d lives in R^(d+1).",
     )
-    c = ui.log_slider(
-        "Ball curvature parameter c (curvature k = -c)",
-        "emb_c",
-        0.1,
-        10.0,
-        1.0,
-        help="The Poincaré ball has radius 1/sqrt(c). Only the ball uses it.",
-    )
+    c = ui.curvature_slider("emb_c", geometry, always=True)
     learn_c = st.toggle(
         "Learn the curvature", key="emb_learn_c", bind="query-params", disabled=geometry != "poincare"
     )
@@ -87,11 +160,27 @@ with left:
         horizontal=True,
         bind="query-params",
     )
-    lr = ui.log_slider("Learning rate", "emb_lr", 1e-3, 10.0, 0.1, help="RiemannianSGD wants about 10x more.")
+    lr = ui.log_slider(
+        "Learning rate",
+        "emb_lr",
+        1e-3,
+        10.0,
+        LR_DEFAULT,
+        help=f"RiemannianSGD wants about 10x more. The first {BURN_IN} epochs run at a tenth of it (burn-in), "
+        "so nodes find their places before leaves are pushed out. Higher rates reach a higher MAP sooner but "
+        "let the root drift off the centre and crowd leaves at the rim.",
+    )
     epochs = st.slider("Epochs", 10, 1000, 100, step=10, key="emb_epochs", bind="query-params")
     negatives = st.slider("Negatives per edge", 1, 50, 10, key="emb_neg", bind="query-params")
     batch = st.select_slider("Edges per step", [4, 8, 16, 32, 64, 128], 16, key="emb_batch", bind="query-params")
     autoplay = st.toggle("Restart training when a setting changes", True, key="emb_autoplay", bind="query-params")
+    st.toggle(
+        "Write the node names on the picture",
+        False,
+        key="emb_names",
+        bind="query-params",
+        help=f"Up to {MAX_LABELS} nodes; hovering a point always shows its name.",
+    )
     st.toggle(
         "Draw with the root at the centre",
         False,
@@ -114,6 +203,7 @@ try:
         batch_size=batch,
         seed=s.seed,
         dtype=dtype_name,
+        burn_in=min(BURN_IN, epochs // 2),
         eval_every=max(1, epochs // 20),
     )
 except ValueError as err:
@@ -138,7 +228,10 @@ def _reset() -> None:
 
 
 def _use_float64() -> None:
+    # The precision widget sits in the sidebar, outside this fragment: a fragment rerun would not
+    # redraw it, and the browser's old value would win on the next full run. Ask for a full run.
     state["dtype"] = "float64"
+    state["emb_full_rerun"] = True
 
 
 def _progress_text(tr) -> str:
@@ -149,6 +242,8 @@ def _progress_text(tr) -> str:
 @st.fragment(run_every=LIVE_EVERY_S if state.get("emb_running") else None)
 def live_training() -> None:
     """Only this part reruns while training: a chunk of epochs, then the progress bar and figures."""
+    if state.pop("emb_full_rerun", False):
+        st.rerun(scope="app")
     tr = state.get("emb_trainer")
     if tr is None:
         return
@@ -198,10 +293,9 @@ def live_training() -> None:
         c=tr.model.c,
         root_at_centre=bool(state.get("emb_centre", False)),
     )
-    fig_col, hist_col = st.columns([1.5, 1])
-    fig_col.plotly_chart(embedding_figure(view), key="emb_live_fig")
+    ui.chart(embedding_figure(view, names=bool(state.get("emb_names")), height=680), key="emb_live_fig")
     if tr.history:
-        hist_col.plotly_chart(training_history_figure(tr.history), key="emb_hist_fig")
+        ui.chart(training_history_figure(tr.history), key="emb_hist_fig")
 
 
 with right:
@@ -230,39 +324,28 @@ with right:
     live_training()
 
 
-def _cfg_key(cfg: EmbeddingConfig) -> tuple:
-    return tuple(sorted(asdict(cfg).items()))
-
-
-def _compare_key(cfg: EmbeddingConfig) -> tuple:
-    # the comparison trains every geometry: the live run's choice of geometry is not part of it
-    return (hier.fingerprint, _cfg_key(replace(cfg, geometry="poincare")))
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _train_one(_hier, fingerprint: str, cfg_key: tuple, device: str) -> dict:
-    tr = train_embedding(_hier, EmbeddingConfig(**dict(cfg_key)), device=device)
-    return {"points": tr.points().numpy(), "c": tr.model.c, "metrics": tr.metrics, "seconds": tr.train_seconds}
-
-
-def _compare(cfg: EmbeddingConfig) -> dict:
-    out = {}
+def _compare(cfg: EmbeddingConfig):
+    """Train all three under the time budget; pressing Stop reruns the page, which ends the work."""
+    stop_col, _ = st.columns([1, 3])
+    stop_col.button("Stop", key="emb_compare_stop", icon=":material/stop:", help="Ends the comparison now.")
     with st.status("Training the three geometries with the same budget ...", expanded=True) as status:
         bar = st.progress(0.0)
-        for i, geo in enumerate(GEOMETRIES):
-            g_cfg = replace(cfg, geometry=geo, learn_curvature=cfg.learn_curvature and geo == "poincare")
-            bar.progress(i / len(GEOMETRIES), text=f"{GEOMETRIES[geo].label} ...")
-            out[geo] = _train_one(hier, hier.fingerprint, _cfg_key(g_cfg), str(s.device))
-        bar.progress(1.0, text="done")
+        comparison = compare_geometries(
+            hier,
+            cfg,
+            device=s.device,
+            budget_s=COMPARE_BUDGET_S,
+            progress=lambda frac, text: bar.progress(min(frac, 1.0), text=text),
+        )
         status.update(label="Trained all three geometries", state="complete", expanded=False)
-    state["emb_compare"] = {"sig": _compare_key(cfg), "results": out}
-    return out
+    state["emb_compare"] = {"sig": (hier.fingerprint, cfg, str(s.device)), "result": comparison}
+    return comparison
 
 
-def _comparison() -> dict | None:
+def _comparison():
     saved = state.get("emb_compare")
-    if config is not None and saved and saved["sig"] == _compare_key(config):
-        return saved["results"]
+    if config is not None and saved and saved["sig"] == (hier.fingerprint, config, str(s.device)):
+        return saved["result"]
     return None
 
 
@@ -276,45 +359,46 @@ with tabs[0]:
     if tabs[0].open:
         st.markdown(
             "The same hierarchy, dimension, loss, optimiser, learning rate, epochs and negatives in each geometry: "
-            "only the distance changes."
+            f"only the distance changes. At most {COMPARE_BUDGET_S:.0f} s in all, shared evenly."
         )
-        results = _comparison()
+        comparison = _comparison()
         if st.button("Train all three", key="emb_compare_run", icon=":material/compare:", disabled=config is None):
-            results = _compare(config)
-        if results is None:
+            comparison = _compare(config)
+        if comparison is None:
             st.info("Press **Train all three** to measure the comparison with the settings on the left.")
         else:
+            if not comparison.complete:
+                st.warning(
+                    f"The {COMPARE_BUDGET_S:.0f} s budget ended some runs before {config.epochs} epochs (see "
+                    "'epochs run'): each geometry had the same time, so the comparison is fair, but not final."
+                )
             views = [
                 embedding_view(
-                    torch.from_numpy(r["points"]),
+                    torch.from_numpy(r.points),
                     hier,
                     geometry=geo,
-                    c=r["c"],
-                    title=f"{GEOMETRIES[geo].label}: MAP {r['metrics']['map']:.3f}",
+                    c=r.c,
+                    title=f"{GEOMETRIES[geo].label}: MAP {r.metrics['map']:.3f}",
+                    root_at_centre=bool(state.get("emb_centre", False)),
                 )
-                for geo, r in results.items()
+                for geo, r in comparison.runs.items()
             ]
-            st.plotly_chart(geometries_figure(views), key="emb_compare_fig")
-            table = pd.DataFrame(
-                [
-                    {
-                        "geometry": GEOMETRIES[g].label,
-                        **r["metrics"],
-                        "c": r["c"] if g == "poincare" else None,
-                        "train seconds": r["seconds"],
-                    }
-                    for g, r in results.items()
-                ]
-            )
+            ui.chart(geometries_figure(views, height=560), key="emb_compare_fig")
+            table = pd.DataFrame(comparison.table())
             st.dataframe(table, hide_index=True, key="emb_compare_table")
             ui.download_csv("Download the table (CSV)", table, "embedding_comparison.csv", "emb_compare_dl")
             ui.theory_box(
-                [compare_hierarchy_capacity({g: r["metrics"] for g, r in results.items()}, dim=config.dim)]
+                [
+                    compare_hierarchy_capacity(
+                        {g: r.metrics for g, r in comparison.runs.items()}, dim=comparison.config.dim
+                    )
+                ]
             )
 
 with tabs[1]:
     if tabs[1].open:
-        results = _comparison()
+        comparison = _comparison()
+        results = {g: {"points": r.points, "c": r.c} for g, r in comparison.runs.items()} if comparison else None
         tr = state.get("emb_trainer")
         source = results or (
             {tr.config.geometry: {"points": tr.points().numpy(), "c": tr.model.c}} if tr is not None else {}
@@ -328,7 +412,7 @@ with tabs[1]:
             if geo in ("poincare", "euclidean")
         }
         if series:
-            st.plotly_chart(
+            ui.chart(
                 norm_depth_figure(series, y_title="radius (ball: sqrt(c)||x||, 1 = rim; plane: ||x|| / max)"),
                 key="emb_norm_fig",
             )
@@ -351,14 +435,14 @@ with tabs[2]:
             "Paper section 8.2: store in the ball, route on the sphere. Three maps carry the trained disk onto "
             "the sphere; MAP on the sphere says how much of the hierarchy survives the trip."
         )
-        results = _comparison()
+        comparison = _comparison()
         tr = state.get("emb_trainer")
         if tr is not None and tr.config.geometry == "poincare" and tr.epoch > 0:
             ball_pts, ball_c, origin = tr.points(), tr.model.c, "the live run"
-        elif results:
+        elif comparison:
             ball_pts, ball_c, origin = (
-                torch.from_numpy(results["poincare"]["points"]),
-                results["poincare"]["c"],
+                torch.from_numpy(comparison.runs["poincare"].points),
+                comparison.runs["poincare"].c,
                 "the comparison",
             )
         else:
@@ -377,7 +461,7 @@ with tabs[2]:
                 embedding_view(m["points"], hier, geometry="sphere", title=f"{k}: MAP {m['metrics']['map']:.3f}")
                 for k, m in good.items()
             ]
-            st.plotly_chart(geometries_figure(views), key="emb_maps_fig")
+            ui.chart(geometries_figure(views), key="emb_maps_fig")
             st.caption(f"Mapped from the Poincaré embedding of {saved['origin']}.")
             for k, m in maps.items():
                 st.markdown(f"**{k}**: {SPHERE_MAPS[k]}" + (f" (failed: {m['error']})" if "error" in m else ""))

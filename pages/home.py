@@ -5,7 +5,7 @@ import ui
 
 from georesolver_core.device import device_label
 from georesolver_core.viz.claims import claim_figure
-from georesolver_core.viz.home import arc_example, arc_figure
+from georesolver_core.viz.home import QUERY_PLACES, arc_example, arc_figure
 
 ui.page_header(
     "GeoResolver Explorer",
@@ -26,38 +26,57 @@ equally far from the centre, which suits routing queries to prototypes. Below: t
 )
 
 s = ui.settings()
-c1, c2, c3 = st.columns(3)
-n_keys = c1.slider("Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
-with c2:
-    eps = ui.log_slider(
-        "eps (regulariser)",
-        "home_eps",
-        1e-4,
-        10.0,
-        0.05,
-        help="Small eps: the nearest key takes all the weight. Large eps: uniform weights.",
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _example(n_keys: int, eps: float, seed: int, spread: float, query: str):
+    return arc_example(n_keys, eps, seed, spread, query)
+
+
+@st.fragment
+def arc_lab() -> None:
+    """Only this part reruns when a slider moves: the claim box and the page map stay as they are."""
+    c1, c2, c3, c4 = st.columns(4)
+    n_keys = c1.slider("Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
+    with c2:
+        eps = ui.log_slider(
+            "eps (regulariser)",
+            "home_eps",
+            1e-4,
+            10.0,
+            0.05,
+            help="Large eps: uniform weights. Small eps: a key at distance 0 from the query takes all the weight; "
+            "with no key that close, the weights tend to 1/d^2 (normalised), not to one-hot.",
+        )
+    spread = c3.slider(
+        "Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params"
     )
-spread = c3.slider("Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params")
+    places = list(QUERY_PLACES)
+    query = c4.radio(
+        "The query sits",
+        places,
+        format_func=QUERY_PLACES.get,
+        key="home_query",
+        bind="query-params",
+        help="On k1, lowering eps gives k1 all the weight (exact retrieval). At a random point the weights "
+        "tend to 1/d^2: the nearest key gets the most, not all.",
+    )
+    ex = _example(n_keys, eps, s.seed, spread, query or places[0])
+    ui.chart(arc_figure(ex), key="home_arc_fig")
+    st.caption(
+        "Left: keys drawn in R^2. Middle: the same keys mapped into the disk by x = 0.9 tanh(|z|) z/|z|; arcs are "
+        "hyperbolic geodesics. Right: inverse stereographic projection onto S^2; arcs are great circles. "
+        "Marker area and line width show each key's weight for the query."
+    )
+    ui.download_json(
+        "Download the points and weights (JSON)",
+        {"eps": ex.eps, "points": ex.points, "weights": ex.weights},
+        "three_geometries.json",
+        "home_dl",
+    )
 
 
-@st.cache_data(show_spinner=False)
-def _example(n_keys: int, eps: float, seed: int, spread: float):
-    return arc_example(n_keys, eps, seed, spread)
-
-
-ex = _example(n_keys, eps, s.seed, spread)
-st.plotly_chart(arc_figure(ex), key="home_arc_fig")
-st.caption(
-    "Left: keys drawn in R^2. Middle: the same keys mapped into the disk by x = 0.9 tanh(|z|) z/|z|; arcs are "
-    "hyperbolic geodesics. Right: inverse stereographic projection onto S^2; arcs are great circles. "
-    "Marker size and line width show each key's weight for the query."
-)
-ui.download_json(
-    "Download the points and weights (JSON)",
-    {"eps": ex.eps, "points": ex.points, "weights": ex.weights},
-    "three_geometries.json",
-    "home_dl",
-)
+arc_lab()
 
 st.subheader("Map of the pages")
 for page, blurb in ui.page_map():
@@ -77,4 +96,4 @@ with st.spinner("Measuring the rim-separation claim ..."):
     result = ui.claim_result("sec5.2b-rim-separation")
 ui.theory_box([result])
 with st.expander("Show the measurement behind the verdict"):
-    st.plotly_chart(claim_figure(result), key="home_claim_fig")
+    ui.chart(claim_figure(result), key="home_claim_fig")

@@ -1,6 +1,7 @@
 """Kernel speed: the fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, live or from a CLI report."""
 
 import json
+import time
 
 import pandas as pd
 import streamlit as st
@@ -11,6 +12,13 @@ from georesolver_core.viz.kernels import PHASES, memory_figure, ratio_figure, ti
 
 LIVE_LENS = [32, 64, 128, 256, 512, 1024, 2048]  # a live run stays short; the CLI goes to 16384
 NAIVE_MAX_LEN = 1024  # naive kernels hold T x T matrices: only timed up to here
+MAX_REPORT_BYTES = 2_000_000  # a CLI report is a few kB; anything far larger is not one
+LIVE_BUDGET_S = 90.0  # a live run stops here; the largest settings would otherwise run for a very long time
+
+
+class OutOfTime(Exception):
+    """The live benchmark passed LIVE_BUDGET_S (raised from its progress callback to end it)."""
+
 
 ui.page_header(
     "Kernel speed",
@@ -78,34 +86,47 @@ if run:
     except ValueError as err:
         st.error(f"Cannot run this benchmark: {err}. Pick at least one length and one kernel.")
     else:
+        # Pressing Stop reruns the page, which ends the running benchmark at its next progress report.
+        st.button("Stop", key="kern_stop", icon=":material/stop:", help="Ends the live benchmark now.")
+        started = time.perf_counter()
+
+        def progress(frac: float, msg: str) -> None:
+            if time.perf_counter() - started > LIVE_BUDGET_S:
+                raise OutOfTime(msg)
+            bar.progress(min(max(frac, 0.0), 1.0), text=msg)
+
         with st.status("Timing kernels ...", expanded=True) as status:
             bar = st.progress(0.0, text="starting")
-            report = bench.run_benchmark(
-                cfg, progress=lambda frac, msg: bar.progress(min(max(frac, 0.0), 1.0), text=msg)
-            )
-            status.update(label="Benchmark finished", state="complete", expanded=False)
-        st.session_state["kern_report_live"] = report
+            try:
+                report = bench.run_benchmark(cfg, progress=progress)
+            except OutOfTime as where:
+                status.update(label="Benchmark stopped", state="error", expanded=False)
+                st.error(
+                    f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped. "
+                    "Fewer or shorter lengths, fewer repeats or kernels fit; the full run belongs to the CLI: "
+                    "`python -m georesolver_core bench --json > bench.json`, then load the file below."
+                )
+            else:
+                status.update(label="Benchmark finished", state="complete", expanded=False)
+                st.session_state["kern_report_live"] = report
 
 uploaded = st.file_uploader(
     "Or load a report written by `python -m georesolver_core bench --json`",
     type=["json"],
     key="kern_upload",
+    help=f"At most {MAX_REPORT_BYTES // 1000:,} kB (a full CLI report is a few kB).",
 )
-if uploaded is not None:
-    try:
-        st.session_state["kern_report_file"] = bench.validate_report(json.loads(uploaded.getvalue()))
-    except (ValueError, UnicodeDecodeError) as err:
-        st.session_state.pop("kern_report_file", None)
-        st.error(
-            f"This file is not a benchmark report: {err}. Produce one with "
-            "`python -m georesolver_core bench --json > bench.json` and upload that file."
-        )
-
-sources = {
-    name: st.session_state[key]
-    for name, key in (("live run", "kern_report_live"), ("uploaded file", "kern_report_file"))
-    if key in st.session_state
-}
+report_file, report_error = ui.read_upload(
+    uploaded, key="kern_upload", max_bytes=MAX_REPORT_BYTES, parse=lambda b: bench.validate_report(json.loads(b))
+)
+if report_error is not None:
+    st.error(
+        f"This file is not a benchmark report: {ui.escape_md(report_error)}. Produce one with "
+        "`python -m georesolver_core bench --json > bench.json` and upload that file."
+    )
+sources = {"live run": st.session_state["kern_report_live"]} if "kern_report_live" in st.session_state else {}
+if report_file is not None:
+    sources["uploaded file"] = report_file
 
 
 @st.fragment
@@ -114,14 +135,28 @@ def show_report(sources: dict) -> None:
         st.info("Run the benchmark or load a report to see the table and curves.")
         return
     source = st.segmented_control("Show", list(sources), default=list(sources)[-1], key="kern_source")
-    report = sources.get(source) or next(iter(sources.values()))
+    source = source if source in sources else list(sources)[-1]
+    try:
+        draw_report(sources[source])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        st.error(
+            f"This report could not be drawn ({type(err).__name__}: {ui.escape_md(err)}); it is set aside. "
+            "Upload a report written by `python -m georesolver_core bench --json`."
+        )
+        if source == "uploaded file":  # keep only the message: the page must not trip over it again
+            saved = st.session_state.get("kern_upload_parsed") or {}
+            st.session_state["kern_upload_parsed"] = {"id": saved.get("id"), "value": None, "error": str(err)}
+
+
+def draw_report(report: dict) -> None:
     env, cfg = report["environment"], report.get("config", {})
+    esc = ui.escape_md
     st.caption(
-        f"torch {env.get('torch')} on {env.get('device_name')}, {env.get('threads')} threads, {env.get('dtype')}, "
-        f"machine load average {env.get('load_average_1min')} at the start; "
-        f"B = {cfg.get('batch')}, H = {cfg.get('heads')}, D = {cfg.get('head_dim')}, eps = {cfg.get('eps')}, "
-        f"causal = {cfg.get('causal')}; median of {cfg.get('repeats')} repeats after {cfg.get('warmup')} warm-up. "
-        f"Memory: {env.get('memory_method', 'not recorded')}"
+        f"torch {esc(env.get('torch'))} on {esc(env.get('device_name'))}, {esc(env.get('threads'))} threads, "
+        f"{esc(env.get('dtype'))}, machine load average {esc(env.get('load_average_1min'))} at the start; "
+        f"B = {esc(cfg.get('batch'))}, H = {esc(cfg.get('heads'))}, D = {esc(cfg.get('head_dim'))}, "
+        f"eps = {esc(cfg.get('eps'))}, causal = {esc(cfg.get('causal'))}; median of {esc(cfg.get('repeats'))} "
+        f"repeats after {esc(cfg.get('warmup'))} warm-up. Memory: {esc(env.get('memory_method', 'not recorded'))}"
     )
     table = pd.DataFrame(bench.report_table(report))
     st.dataframe(
@@ -142,7 +177,7 @@ def show_report(sources: dict) -> None:
                 t["met"]
             ]
             measured = "n/a" if t["measured"] is None else f"{t['measured']:.2f}"
-            st.markdown(f"{badge} {t['target']}: measured **{measured}**")
+            st.markdown(f"{badge} {ui.escape_md(t['target'])}: measured **{measured}**")
     evidence = bench.complexity_evidence(report)
     if evidence:
         ui.theory_box(evidence)
@@ -157,12 +192,12 @@ def show_report(sources: dict) -> None:
     phase = phase or "fwdbwd"
     tab_time, tab_ratio, tab_mem = st.tabs(["Time vs T", "Ratio to SDPA", "Memory vs T"])
     with tab_time:
-        st.plotly_chart(time_figure(report, phase), key="kern_time_fig")
+        ui.chart(time_figure(report, phase), key="kern_time_fig")
     with tab_ratio:
-        st.plotly_chart(ratio_figure(report, phase), key="kern_ratio_fig")
+        ui.chart(ratio_figure(report, phase), key="kern_ratio_fig")
     with tab_mem:
         if any(r.get("peak_mb") is not None for r in report["rows"]) or report.get("memory_check"):
-            st.plotly_chart(memory_figure(report), key="kern_mem_fig")
+            ui.chart(memory_figure(report), key="kern_mem_fig")
         else:
             st.info("No memory was measured in this report: switch on 'Measure peak memory' and run again.")
     d1, d2 = st.columns(2)

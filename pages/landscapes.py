@@ -1,15 +1,15 @@
 """Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
 Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
 
-import math
-
-import landscape_ui as lui
 import numpy as np
 import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.landscape import OUTCOMES, SliceModelConfig
+from georesolver_core.device import DTYPES
+from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.landscape import KERNELS, OUTCOMES, SliceModelConfig, model_slice, mu_sweep, train_model
+from georesolver_core.landscape.study import descent_study, hessian_study, two_key_study
 from georesolver_core.theory import landscape as th
 from georesolver_core.viz.landscape import (
     KERNEL_LABELS,
@@ -20,6 +20,75 @@ from georesolver_core.viz.landscape import (
     pl_profile_figure,
     sweep_figure,
 )
+
+GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _two_key(geometry, eps, delta, tau, c, basin, dtype_name, device):
+    return two_key_study(
+        geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin, dtype=DTYPES[dtype_name], device=device
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _mu_sweeps(geometry, vary, values, eps, delta, tau, c, basin):
+    return {
+        k: mu_sweep(
+            k, geometry, vary=vary, values=values, eps=eps, delta=delta, tau=tau, c=c, basin=basin, n_basin=401
+        )
+        for k in KERNELS
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _descent(geometry, n, eps, tau, c, resolution, n_starts, steps, lr, seed, dtype_name, device):
+    return descent_study(
+        geometry,
+        n=n,
+        eps=eps,
+        tau=tau,
+        c=c,
+        resolution=resolution,
+        n_starts=n_starts,
+        steps=steps,
+        lr=lr,
+        seed=seed,
+        dtype=DTYPES[dtype_name],
+        device=device,
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _hessians(geometry, eps, rho, c, n_max):
+    return hessian_study(geometry, eps=eps, rho=rho, c=c, n_max=n_max)
+
+
+@st.cache_resource
+def _models() -> dict:
+    """Trained models shared by every session, keyed by (config, device); trained outside any cached
+    function so that the progress bar can follow the steps."""
+    return {}
+
+
+def _trained_model(config: SliceModelConfig, device: str, bar):
+    store = _models()
+    key = (config, device)
+    if key not in store:
+        store[key] = train_model(
+            config,
+            callback=lambda i, loss: bar.progress((i + 1) / config.steps, text=f"step {i + 1}: loss {loss:.3f}"),
+            device=device,
+        )
+        while len(store) > 8:  # keep the newest few
+            store.pop(next(iter(store)))
+    return store[key]
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _model_slice(config: SliceModelConfig, device: str, span: float, resolution: int, seed: int, _trained):
+    return model_slice(_trained, span=span, resolution=resolution, seed=seed)
+
 
 ui.page_header(
     "Landscapes",
@@ -55,9 +124,9 @@ if tabs[0].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = lui.geometry_select("Geometry", "land_pl_geometry")
-            eps = ui.log_slider("eps (IDA regulariser)", "land_pl_eps", 1e-6, 1.0, 1e-3)
-            c = lui.curvature_slider("land_pl_c", geometry)
+            geometry = ui.geometry_picker("land_pl_geometry")
+            eps = ui.eps_slider("land_pl_eps", 1e-6, 1.0, 1e-3)
+            c = ui.curvature_slider("land_pl_c", geometry)
         with c2:
             delta = st.slider(
                 "Key separation Delta (theta on the sphere)",
@@ -79,41 +148,57 @@ if tabs[0].open:
                 key="land_pl_basin",
                 bind="query-params",
             )
-        if geometry == "sphere" and delta > math.pi:
+        if geometry == "sphere" and delta > np.pi:
             st.error(
                 f"On the sphere Delta is the angle theta between the keys and must be at most pi "
                 f"(got {delta:g}). Fix: lower Delta; showing theta = 3.1 meanwhile."
             )
             delta = 3.1
         try:
-            profs = lui.pl_profiles(geometry, eps, delta, tau, c, basin, dtype_name, device)
+            study = _two_key(geometry, eps, delta, tau, c, basin, dtype_name, device)
         except ValueError as err:
             st.error(f"{err}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
-            profs = lui.pl_profiles(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
-        st.plotly_chart(pl_profile_figure(profs), key="land_pl_fig")
-        ida, soft = profs
+            study = _two_key(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
+        profs = study.profiles
+        ui.chart(pl_profile_figure(profs), key="land_pl_fig")
+        ida, soft = study.ida, study.softmax
+        ratio_text = f"{study.ratio:.4g}" if study.ratio is not None else "unbounded"
         m = st.columns(4)
         m[0].metric("mu (IDA)", f"{ida.mu:.4g}")
         m[1].metric("mu (softmax)", f"{soft.mu:.4g}")
-        m[2].metric("mu_IDA / mu_soft", f"{ida.mu / soft.mu:.4g}")
+        m[2].metric(
+            "mu_IDA / mu_soft",
+            ratio_text,
+            help="Unbounded: softmax's PL constant underflows to 0 at this precision (exp(-Delta^2/tau)).",
+        )
         m[3].metric(
             "IDA minimiser s*",
             f"{ida.s_star:.3g}" if ida.s_star is not None else "at infinity",
             help="The IDA minimum sits just behind key 1, at s* ~ -eps/Delta, not on it.",
         )
+        if study.ratio is None:
+            st.warning(
+                f"Softmax's PL constant is 0 at {dtype_name}: exp(-Delta^2/tau) underflows at Delta = {delta:g}, "
+                "so the ratio has no finite value here. Choose float64 in the sidebar to resolve it."
+            )
         with st.container(border=True):
             st.markdown("**What the theory says vs what we measured, at this setting**")
-            curv = float(th.ida_curvature_at_minimiser(eps, delta))
+            holds = study.ratio is None or study.ratio >= 1
             st.markdown(
-                f"- Theorem 2 predicts mu_IDA = Theta(eps^2/Delta^4) = Theta({th.pl_ida_theta(eps, delta):.3g}); "
-                f"measured {ida.mu:.4g}. The exact curvature at the minimiser, L''(s*) = {curv:.4g} (derived "
-                f"here), bounds mu from above; for eps << Delta^2 it is 4 eps/Delta^4 = {4 * eps / delta**4:.4g}, "
-                f"linear in eps.\n"
-                f"- Softmax: predicted Theta(exp(-Delta^2/tau) eps^2/Delta^2) = "
-                f"Theta({th.pl_softmax_theta(eps, delta, tau):.3g}); measured {soft.mu:.4g}, and it does not change "
-                f"with eps (softmax has none).\n"
-                f"- Predicted ratio Omega(exp(Delta^2/tau)/Delta^2) = Omega({th.pl_ratio_omega(delta, tau):.3g}); "
-                f"measured {ida.mu / soft.mu:.4g}."
+                f"- Theorem 2 predicts mu_IDA = Theta(eps^2/Delta^4) = Theta({study.ida_theta:.3g}); "
+                f"measured {ida.mu:.4g}. The exact curvature at the minimiser, L''(s*) = "
+                f"{study.curvature_at_minimiser:.4g} (derived here), bounds mu from above; for eps << Delta^2 it is "
+                f"4 eps/Delta^4 = {study.curvature_small_eps:.4g}, linear in eps.\n"
+                f"- Softmax: predicted Theta(exp(-Delta^2/tau) eps^2/Delta^2) = Theta({study.softmax_theta:.3g}); "
+                f"measured {soft.mu:.4g}, and it does not change with eps (softmax has none).\n"
+                f"- Predicted ratio Omega(exp(Delta^2/tau)/Delta^2) = Omega({study.ratio_omega:.3g}); measured "
+                f"{ratio_text}: IDA's landscape is "
+                + (
+                    "**better conditioned** here (ratio >= 1)"
+                    if holds
+                    else "**worse conditioned** here (ratio < 1)"
+                )
+                + "."
             )
         ui.download_json(
             "Download the profiles (JSON)", [p.to_dict() for p in profs], "pl_profiles.json", "land_pl_dl"
@@ -125,15 +210,16 @@ if tabs[0].open:
             hi = 3.0 if geometry == "sphere" else 4.0
             d_vals = tuple(np.geomspace(0.5, hi, 7).tolist())
             with st.status("Sweeping ...", expanded=False) as status:
-                by_eps = lui.mu_sweeps(geometry, "eps", eps_vals, eps, delta, tau, c, basin)
-                by_delta = lui.mu_sweeps(geometry, "delta", d_vals, eps, delta, tau, c, basin)
+                by_eps = _mu_sweeps(geometry, "eps", eps_vals, eps, delta, tau, c, basin)
+                by_delta = _mu_sweeps(geometry, "delta", d_vals, eps, delta, tau, c, basin)
                 status.update(label="Sweeps done", state="complete")
             soft_shape = (
                 th.pl_softmax_sphere_theta if geometry == "sphere" else lambda e, d: th.pl_softmax_theta(e, d, tau)
             )
             a, b = st.columns(2)
-            a.plotly_chart(
-                sweep_figure(
+            ui.chart(
+                container=a,
+                fig=sweep_figure(
                     eps_vals,
                     {"IDA": by_eps["ida"], "softmax": by_eps["softmax"]},
                     {"IDA: eps^2/Delta^4": (th.pl_ida_theta(np.array(eps_vals), delta), "IDA")},
@@ -143,8 +229,9 @@ if tabs[0].open:
                 ),
                 key="land_pl_sweep_eps",
             )
-            b.plotly_chart(
-                sweep_figure(
+            ui.chart(
+                container=b,
+                fig=sweep_figure(
                     d_vals,
                     {"IDA": by_delta["ida"], "softmax": by_delta["softmax"]},
                     {
@@ -163,7 +250,7 @@ if tabs[0].open:
                 "pl_sweeps.json",
                 "land_pl_sweep_dl",
             )
-        lui.claims_box(
+        ui.claims_box(
             [
                 "thm2-pl-ida-eps",
                 "thm2-pl-ida-delta",
@@ -188,11 +275,11 @@ def landscape_lab() -> None:
     )
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        geometry = lui.geometry_select("Geometry", "land_geo")
-        kernel = lui.kernel_select("land_kernel")
+        geometry = ui.geometry_picker("land_geo")
+        kernel = ui.kernel_picker("land_kernel", KERNEL_LABELS)
     with c2:
         n = st.slider("Number of keys n", 2, 12, 5, key="land_n", bind="query-params")
-        eps = ui.log_slider("eps (IDA regulariser)", "land_eps", 1e-5, 1.0, 1e-2)
+        eps = ui.eps_slider("land_eps", 1e-5, 1.0, 1e-2)
     with c3:
         tau = ui.log_slider("Softmax temperature tau", "land_tau", 0.1, 10.0, 1.0)
         resolution = st.slider("Grid resolution", 20, 80, 60, 10, key="land_res", bind="query-params")
@@ -200,35 +287,34 @@ def landscape_lab() -> None:
         n_starts = st.slider("Descent starts", 1, 12, 8, key="land_starts", bind="query-params")
         steps = st.slider("Descent steps", 10, 300, 200, 10, key="land_steps", bind="query-params")
         lr = ui.log_slider("Learning rate", "land_lr", 0.01, 20.0, 2.0)
-    c = lui.curvature_slider("land_c", geometry)
-    args = (n, eps, tau, c, resolution, n_starts, steps, lr, s.seed, dtype_name, device)
-    with st.spinner("Computing the landscape and the descent paths ..."):
-        grid, paths, outcomes, confirmed = lui.landscape(geometry, kernel, *args)
-    st.plotly_chart(
-        landscape_figure(grid, paths, outcomes, title=f"{lui.GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
+    c = ui.curvature_slider("land_c", geometry)
+    with st.spinner("Computing the landscapes and the descent paths ..."):
+        study = _descent(geometry, n, eps, tau, c, resolution, n_starts, steps, lr, s.seed, dtype_name, device)
+    res = study.results[kernel]
+    grid, paths, outcomes = res.grid, res.paths, res.outcomes
+    ui.chart(
+        landscape_figure(grid, paths, outcomes, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
         key="land_fig",
     )
-    reached = sum(o in ("global", "below") for o in outcomes)
     m = st.columns(4)
-    m[0].metric("Starts reaching the global minimum", f"{reached} / {len(outcomes)}")
+    m[0].metric("Starts reaching the global minimum", f"{res.reached} / {len(outcomes)}")
     m[1].metric("Grid local minima", len(grid.minima_loss))
-    m[2].metric("Spurious (confirmed by descent)", f"{grid.n_spurious} ({confirmed})")
+    m[2].metric("Spurious (confirmed by descent)", f"{grid.n_spurious} ({res.confirmed})")
     m[3].metric(
         "Global grid minimum",
         f"{grid.global_min_loss:.3g}",
         "on the border" if grid.global_on_border else "inside",
         delta_color="off",
     )
-    other = "softmax" if kernel == "ida" else "ida"
-    g2, p2, o2, c2_ = lui.landscape(geometry, other, *args)
+    rows = list(study.results.values())
     st.dataframe(
         pd.DataFrame(
             {
-                "kernel": [KERNEL_LABELS[kernel], KERNEL_LABELS[other]],
-                "starts reaching the global minimum": [reached, sum(o in ("global", "below") for o in o2)],
-                "spurious grid minima": [grid.n_spurious, g2.n_spurious],
-                "confirmed by descent": [confirmed, c2_],
-                "global minimum on the patch border": [grid.global_on_border, g2.global_on_border],
+                "kernel": [KERNEL_LABELS[r.kernel] for r in rows],
+                "starts reaching the global minimum": [r.reached for r in rows],
+                "spurious grid minima": [r.grid.n_spurious for r in rows],
+                "confirmed by descent": [r.confirmed for r in rows],
+                "global minimum on the patch border": [r.grid.global_on_border for r in rows],
             }
         ),
         hide_index=True,
@@ -268,7 +354,7 @@ def landscape_lab() -> None:
 if tabs[1].open:
     with tabs[1]:
         landscape_lab()
-        lui.claims_box(["thm2-no-spurious-minima"], "land_grid", enabled=show_claims)
+        ui.claims_box(["thm2-no-spurious-minima"], "land_grid", enabled=show_claims)
 
 # ---- 3. Lemma 2's Hessian --------------------------------------------------------------------
 
@@ -282,17 +368,17 @@ if tabs[2].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = lui.geometry_select("Geometry", "land_h_geometry")
-            c = lui.curvature_slider("land_h_c", geometry)
+            geometry = ui.geometry_picker("land_h_geometry")
+            c = ui.curvature_slider("land_h_c", geometry)
         with c2:
-            eps = ui.log_slider("eps (IDA regulariser)", "land_h_eps", 1e-4, 1.0, 1e-2)
+            eps = ui.eps_slider("land_h_eps", 1e-4, 1.0, 1e-2)
             rho = st.slider("Distance rho of the keys", 0.1, 1.5, 1.0, 0.1, key="land_h_rho", bind="query-params")
         with c3:
             n_max = st.select_slider("Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params")
         with st.status("Computing Hessians ...", expanded=False) as status:
-            spec = lui.hessians(geometry, eps, rho, c, n_max)
+            spec = _hessians(geometry, eps, rho, c, n_max)
             status.update(label="Hessians computed", state="complete")
-        st.plotly_chart(hessian_figure(spec), key="land_h_fig")
+        ui.chart(hessian_figure(spec), key="land_h_fig")
         rows = [
             {
                 "kernel": KERNEL_LABELS[k],
@@ -312,7 +398,7 @@ if tabs[2].open:
             "hessian_spectra.json",
             "land_h_dl",
         )
-        lui.claims_box(["lemma2-hessian-spread", "lemma2-softmax-curvature"], "land_h", enabled=show_claims)
+        ui.claims_box(["lemma2-hessian-spread", "lemma2-softmax-curvature"], "land_h", enabled=show_claims)
 
 # ---- 4. A trained model ----------------------------------------------------------------------
 
@@ -327,10 +413,10 @@ if tabs[3].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = lui.geometry_select("Geometry of the prototypes", "land_m_geometry")
-            kernel = lui.kernel_select("land_m_kernel")
+            geometry = ui.geometry_picker("land_m_geometry", "Geometry of the prototypes")
+            kernel = ui.kernel_picker("land_m_kernel", KERNEL_LABELS)
         with c2:
-            eps = ui.log_slider("eps (IDA regulariser)", "land_m_eps", 1e-3, 1.0, 0.05)
+            eps = ui.eps_slider("land_m_eps", 1e-3, 1.0, 0.05)
             steps = st.slider("Training steps", 20, 300, 200, 20, key="land_m_steps", bind="query-params")
         with c3:
             span = st.slider("Slice half-width", 0.1, 3.0, 1.0, 0.1, key="land_m_span", bind="query-params")
@@ -345,11 +431,11 @@ if tabs[3].open:
         )
         with st.status("Training the model and slicing its landscape ...", expanded=False) as status:
             bar = st.progress(0.0)
-            trained = lui.trained_model(config, device, bar)
-            sl = lui.model_loss_slice(config, device, span, res, s.seed, trained)
+            trained = _trained_model(config, device, bar)
+            sl = _model_slice(config, device, span, res, s.seed, trained)
             status.update(label="Model trained and sliced", state="complete")
-        st.plotly_chart(
-            model_slice_figure(sl, title=f"{lui.GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
+        ui.chart(
+            model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
             key="land_m_fig",
         )
         m = st.columns(4)
@@ -366,7 +452,7 @@ if tabs[3].open:
             help="Share of slice points where theta + a d1 + b d2 (Li et al.'s additive slice) would move a "
             "key off the ball / sphere.",
         )
-        st.plotly_chart(history_figure(trained.history), key="land_m_hist")
+        ui.chart(history_figure(trained.history), key="land_m_hist")
         ui.download_json(
             "Download the slice (JSON)",
             {"a": sl.a, "b": sl.b, "loss": sl.loss, "accuracy": sl.accuracy, "history": trained.history},

@@ -111,3 +111,57 @@ def test_uploaded_report_is_shown_and_a_bad_file_is_rejected(at):
         assert not at.exception
         assert any("This file is not a benchmark report" in e.value for e in at.error)
         assert at.title[0].value == "Kernel speed"
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda r: r.__setitem__("environment", ["not", "an", "object"]),
+        lambda r: r.__setitem__("config", "not an object"),
+        lambda r: r.__setitem__("targets", [{"target": "x", "met": True, "measured": "fast"}]),
+        lambda r: r["rows"][0].__setitem__("forward_ms", "slow"),
+        lambda r: r.__setitem__("memory_check", [1, 2]),
+    ],
+    ids=["environment-list", "config-string", "bad-target", "string-number", "bad-memory-check"],
+)
+def test_malformed_report_is_refused_and_forgotten_when_the_file_is_removed(at, mutate):
+    report = _report()
+    mutate(report)
+    at.file_uploader(key="kern_upload").set_value(("bad.json", json.dumps(report).encode(), "application/json"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if "uploaded file" in [o for s in at.get("segmented_control") for o in s.options]:
+        _run(at, kern_source="uploaded file")
+    at.run()  # a rerun with the file still there: no crash, nothing re-parsed into the state
+    assert not at.exception, [e.value for e in at.exception]
+    at.file_uploader(key="kern_upload").set_value(None)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "kern_upload_parsed" not in at.session_state
+
+
+def test_oversized_and_deeply_nested_uploads_are_refused_before_use(at):
+    huge = b"[" + b" " * 2_100_000 + b"]"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for name, data, words in (("huge.json", huge, "bytes; at most"), ("deep.json", deep, "not a benchmark report")):
+        at.file_uploader(key="kern_upload").set_value((name, data, "application/json"))
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(words in e.value for e in at.error), [e.value for e in at.error]
+        saved = at.session_state["kern_upload_parsed"]
+        assert saved["value"] is None and saved["error"]
+    at.file_uploader(key="kern_upload").set_value(None)
+    at.run()
+
+
+def test_hostile_text_in_a_report_is_escaped(at):
+    report = _report()
+    report["environment"]["device_name"] = "![x](http://example.invalid/a.png) [click](http://example.invalid)"
+    at.file_uploader(key="kern_upload").set_value(("r.json", json.dumps(report).encode(), "application/json"))
+    at.run()
+    _run(at, kern_source="uploaded file")
+    captions = " ".join(c.value for c in at.caption)
+    assert "![x](http" not in captions and "[click](http" not in captions
+    assert "\\!\\[x\\]" in captions
+    at.file_uploader(key="kern_upload").set_value(None)
+    at.run()

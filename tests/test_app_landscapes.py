@@ -150,3 +150,14 @@ def test_model_tab_extremes(at):
         land_m_span=3.0,
         land_m_res=25,
     )
+
+
+def test_two_key_ratio_underflow_in_float32_is_explained_not_a_crash(at):
+    """Poincaré, Delta = 6, float32: softmax's PL constant underflows to 0 (once a ZeroDivisionError)."""
+    _tab(at, TABS[0])
+    at.session_state["dtype"] = "float32"
+    _run(at, land_pl_geometry="poincare", land_pl_c=1.0, land_pl_delta=6.0, land_pl_eps=1e-3, land_pl_tau=1.0)
+    ratio = next(m for m in at.metric if m.label == "mu_IDA / mu_soft")
+    if ratio.value == "unbounded":
+        assert any("underflows" in w.value for w in at.warning)
+    _run(at, land_pl_delta=1.0)

@@ -141,3 +141,53 @@ def test_page_opens_in_chromium(server, browser, row):
         assert not real, f"console errors on {title}: {real}"
     finally:
         page.close()
+
+
+def _open(browser, url: str):
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(url, wait_until="domcontentloaded")
+    _wait_until_idle(page)
+    return page
+
+
+def _no_exception(page) -> None:
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.first.inner_text()
+
+
+def test_reset_after_a_deep_link_with_settings_in_the_url(server, browser):
+    """A shared link carries bound settings; Reset must not crash and must restore the defaults and a bare URL."""
+    page = _open(browser, f"{server}/?dtype=float64&seed=7&home_n_keys=9")
+    try:
+        _no_exception(page)
+        assert "precision **float64**".replace("**", "") in page.inner_text("body")
+        page.get_by_role("button", name="Reset all settings").click()
+        time.sleep(1.0)
+        _wait_until_idle(page)
+        page.screenshot(path=str(ARTIFACTS / "reset_after_deep_link.png"), full_page=True)
+        _no_exception(page)
+        assert "precision float32" in page.inner_text("body")
+        assert "dtype=" not in page.url and "home_n_keys=" not in page.url and "seed=" not in page.url, page.url
+    finally:
+        page.close()
+
+
+def test_embeddings_switch_to_float64_changes_the_precision(server, browser):
+    """The button sits in a fragment and the precision in the sidebar: the switch must reach both."""
+    page = _open(browser, f"{server}/embeddings?emb_lr=1.0&emb_epochs=40")
+    try:
+        for _ in range(240):  # the run trains live; the warning comes once it is done
+            if page.get_by_role("button", name="Switch to float64").count():
+                break
+            time.sleep(0.5)
+        button = page.get_by_role("button", name="Switch to float64")
+        assert button.count(), "a run at learning rate 1 should reach float32's rim cap and offer float64"
+        button.first.click()
+        time.sleep(1.0)
+        _wait_until_idle(page, timeout_s=240)
+        _no_exception(page)
+        assert "dtype=float64" in page.url, page.url
+        checked = page.locator('[data-testid="stSidebar"] button[kind="segmented_controlActive"]').all_inner_texts()
+        assert "float64" in " ".join(checked), checked
+    finally:
+        page.close()

@@ -47,6 +47,22 @@ OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
 }
 EVENTS = ("on_epoch_end", "on_eval", "on_run_end")
 _RESAMPLE_ROUNDS = 10  # negatives that hit a neighbour are redrawn this often, then masked out
+# A learnt curvature outside this range has collapsed (the ball's radius 1/sqrt(c) above ~30 or
+# below ~0.03): distances then lose their digits, so training stops with a message instead.
+LEARNT_C_RANGE = (1e-3, 1e3)
+
+
+def check_device(device) -> torch.device:
+    """A torch device this machine has: 'cuda' without a CUDA GPU is refused with the valid choice."""
+    try:
+        dev = torch.device(device) if device is not None else torch.device("cpu")
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device must be 'cpu' or 'cuda' (got {device!r}: {err})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device must be 'cpu' on this machine (got {str(device)!r}: no CUDA GPU is available)")
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda' (got {str(device)!r})")
+    return dev
 
 
 @dataclass(frozen=True)
@@ -157,7 +173,7 @@ class EmbeddingTrainer:
 
     def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None):
         self.hierarchy, self.config = hierarchy, config
-        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        self.device = check_device(device)
         self.generator = torch.Generator().manual_seed(config.seed)
         self.model = HierarchyEmbedding(hierarchy.n_nodes, config, device=self.device, generator=self.generator)
         self.optimizer = OPTIMIZERS[config.optimizer](self.model.parameters(), lr=config.lr)
@@ -240,6 +256,8 @@ class EmbeddingTrainer:
                 self._start_epoch()
             while self._pos < self._order.numel():
                 self._step()
+                if self._curvature_left_range():
+                    return
                 out_of_time = time_budget_s is not None and time.perf_counter() - start >= time_budget_s
                 if out_of_time and self._pos < self._order.numel():
                     return
@@ -264,6 +282,21 @@ class EmbeddingTrainer:
                 return
             if time_budget_s is not None and time.perf_counter() - start >= time_budget_s:
                 return
+
+    def _curvature_left_range(self) -> bool:
+        """A learnt c outside LEARNT_C_RANGE (or non-finite) stops training as "diverged", with the fix."""
+        if not hasattr(self.model, "ball"):
+            return False
+        c = self.model.c
+        lo, hi = LEARNT_C_RANGE
+        if math.isfinite(c) and lo <= c <= hi:
+            return False
+        self.status = "diverged"
+        self.message = (
+            f"the learnt curvature collapsed to c = {c:.3g} (outside [{lo:g}, {hi:g}]) at epoch {self.epoch + 1}: "
+            f"lower the learning rate (now {self.config.lr:g}) or keep the curvature fixed"
+        )
+        return True
 
     def _start_epoch(self) -> None:
         cfg = self.config

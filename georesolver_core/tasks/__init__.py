@@ -3,6 +3,8 @@
 from georesolver_core.tasks.base import IGNORE, Batch, Task
 from georesolver_core.tasks.hierarchy import (
     HIERARCHIES,
+    MAX_CSV_BYTES,
+    MAX_NAME_LEN,
     MAX_NODES,
     Hierarchy,
     HierarchySource,
@@ -21,6 +23,8 @@ __all__ = [
     "TaskEntry",
     "make_task",
     "HIERARCHIES",
+    "MAX_CSV_BYTES",
+    "MAX_NAME_LEN",
     "MAX_NODES",
     "Hierarchy",
     "HierarchySource",

@@ -30,6 +30,8 @@ from scipy.sparse.csgraph import shortest_path
 from georesolver_core.validate import check_positive_int
 
 MAX_NODES = 5000  # the uploaded-file limit: the dense (N, N) tree-distance matrix stays under 50 MB
+MAX_NAME_LEN = 80  # characters per node name: labels stay drawable, and a name cannot carry a document
+MAX_CSV_BYTES = 1_000_000  # an edge list of MAX_NODES nodes with long names fits; checked before parsing
 _UNREACHABLE = -1  # tree_distance entry of two nodes in different components of a forest
 
 
@@ -277,12 +279,15 @@ def digits_hierarchy(n_samples: int = 60, seed: int = 0) -> Hierarchy:
 def from_edge_list_csv(data: bytes | str, *, name: str = "uploaded edge list") -> Hierarchy:
     """Parse and validate a CSV with header ``parent,child`` (one edge per row).
 
-    Rejected, with a message saying what to fix: undecodable or empty files, other columns,
-    empty names, self-loops, cycles, more than MAX_NODES distinct nodes. Duplicate rows are dropped
+    Rejected, with a message saying what to fix: files over MAX_CSV_BYTES (before any parsing),
+    undecodable or empty files, other columns, empty names or names over MAX_NAME_LEN characters, self-loops, cycles, more than MAX_NODES distinct nodes. Duplicate rows are dropped
     (and noted). A child with several parents is allowed (a DAG); depth is then the shortest path.
     """
     import pandas as pd
 
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > MAX_CSV_BYTES:
+        raise ValueError(f"the file has {size:,} bytes; at most {MAX_CSV_BYTES:,} are allowed")
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8-sig")
@@ -304,6 +309,11 @@ def from_edge_list_csv(data: bytes | str, *, name: str = "uploaded edge list") -
     blank = np.flatnonzero(((df["parent"] == "") | (df["child"] == "")).to_numpy())
     if blank.size:
         raise ValueError(f"every row needs a parent and a child name (row {int(blank[0]) + 2} has an empty cell)")
+    too_long = np.flatnonzero((df["parent"].str.len().clip(lower=df["child"].str.len()) > MAX_NAME_LEN).to_numpy())
+    if too_long.size:
+        raise ValueError(
+            f"node names may have at most {MAX_NAME_LEN} characters (row {int(too_long[0]) + 2} has a longer one)"
+        )
     notes = []
     n_dup = int(df.duplicated().sum())
     if n_dup:

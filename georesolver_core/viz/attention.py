@@ -43,6 +43,22 @@ def weights_heatmap(weights: np.ndarray, row_labels: list[str], col_labels: list
     return fig
 
 
+def small_eps_limit(sq_dist: np.ndarray) -> np.ndarray:
+    """The IDA weights' limit as eps -> 0 (paper section 2.3): with d_j = d(q, k_j),
+
+        lim W_j = d_j^-2 / sum_m d_m^-2   if no d_m = 0,   else 1/|Z| on Z = {j : d_j = 0}.
+
+    So "the nearest key takes all" holds only when the query sits on a key; elsewhere the weights
+    tend to the normalised inverse squares, not to one-hot.
+    """
+    sq = np.asarray(sq_dist, dtype=float)
+    zero = sq <= 0
+    if zero.any():
+        return zero / zero.sum()
+    inv = 1.0 / sq
+    return inv / inv.sum()
+
+
 def weights_bars(
     weights: dict[str, np.ndarray], sq_dist: np.ndarray, title: str, colors: dict[str, str] | None = None
 ) -> go.Figure:
@@ -65,6 +81,17 @@ def weights_bars(
                 hovertemplate="%{x}: weight %{y:.4f}<br>d(q, k)^2 = %{customdata:.4g}<extra>" + name + "</extra>",
             )
         )
+    limit = small_eps_limit(sq)
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=limit,
+            mode="markers",
+            marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color="black")),
+            name="IDA as eps -> 0: one-hot on a key at distance 0, else 1/d^2 normalised",
+            hovertemplate="%{x}: limit weight %{y:.4f}<extra>eps -> 0</extra>",
+        )
+    )
     fig.add_hline(y=1.0 / max(sq.size, 1), line=dict(dash="dot", color="gray"), annotation_text="uniform 1/n")
     base_layout(fig, title, "key j", "attention weight of the query")
     fig.update_layout(barmode="group")
@@ -240,7 +267,7 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
                 x=0.15,
                 y=-0.2,
                 len=0.85,
-                currentvalue=dict(prefix="eps = "),
+                currentvalue=dict(prefix="eps (IDA regulariser, log steps) = "),
                 steps=[
                     dict(
                         label=name, method="animate", args=[[name], dict(mode="immediate", frame=dict(duration=0))]
@@ -252,7 +279,10 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
         barmode="group",
     )
     base_layout(fig, f"{title} eps = {names[0]}", "key j", "attention weight of the query", height=460)
-    fig.update_layout(margin=dict(b=130))
+    # the slider and the buttons take the space under the plot: the legend goes to the right
+    fig.update_layout(
+        margin=dict(b=130, r=160), legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top")
+    )
     fig.update_yaxes(range=[0, 1.02])
     return fig
 

@@ -8,6 +8,7 @@ followed by an uncentred PCA, and labelled as such: that view does not preserve 
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, sphere_surface, unit_disk_shapes
 
 ARC_POINTS = 24  # points per drawn geodesic
+NAME_CHARS = 16  # on-figure labels are cut to this; the hover shows the whole name
+MAX_LABELS = 80  # more names than this would cover the picture: labels are offered up to here
 MAX_EDGES = 1500  # beyond this, a figure draws a deterministic subset of the edges (and says so)
 _DEPTH_SCALE = "Viridis"
 
@@ -35,6 +38,7 @@ class EmbeddingView:
     coords: np.ndarray  # (N, 2) or (N, 3)
     edge_lines: np.ndarray  # (M, 2|3) polylines separated by NaN rows
     hover: list[str]
+    names: list[str]  # node names, HTML-escaped and cut to NAME_CHARS for on-figure labels
     depth: np.ndarray  # (N,)
     radius: float  # rim radius 1/sqrt(c) for the disk, 1 for circle/sphere
     title: str
@@ -74,9 +78,11 @@ def embedding_view(
     norms = x.norm(dim=-1).numpy()
     origin = GEOMETRIES[geometry].origin_name
     seen_from = "root (at the centre)" if root_at_centre else origin
+    # Names may come from an uploaded file: escaped, so plotly renders no tag (link, image) of theirs.
+    safe = [html.escape(str(n)) for n in hierarchy.nodes]
     hover = [
         f"<b>{name}</b><br>depth {int(dep)}<br>norm ||x|| = {nv:.4f}<br>distance to the {seen_from} = {dv:.3f}"
-        for name, dep, nv, dv in zip(hierarchy.nodes, hierarchy.depth, norms, dist0, strict=True)
+        for name, dep, nv, dv in zip(safe, hierarchy.depth, norms, dist0, strict=True)
     ]
     label = GEOMETRIES[geometry].label
     if GEOMETRIES[geometry].closed and d == 3:  # S^2 in R^3
@@ -105,6 +111,7 @@ def embedding_view(
         coords=coords,
         edge_lines=lines,
         hover=hover,
+        names=[html.escape(_cut(str(n))) for n in hierarchy.nodes],
         depth=np.asarray(hierarchy.depth),
         radius=radius,
         title=title or f"{label}, {hierarchy.n_nodes} nodes",
@@ -112,6 +119,10 @@ def embedding_view(
         edges_drawn=len(edges),
         edges_total=hierarchy.n_edges,
     )
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
 
 
 def _edge_subset(edges: np.ndarray) -> np.ndarray:
@@ -143,7 +154,7 @@ def _principal_directions(v: np.ndarray) -> np.ndarray:
     return basis
 
 
-def _traces(view: EmbeddingView, *, showscale: bool = True) -> list:
+def _traces(view: EmbeddingView, *, showscale: bool = True, names: bool = False, marker_size: float = 8) -> list:
     color = GEOMETRY_COLORS[view.geometry]
     marker = dict(
         color=view.depth,
@@ -180,7 +191,9 @@ def _traces(view: EmbeddingView, *, showscale: bool = True) -> list:
             name=edge_name, hoverinfo="skip",
         ),
         go.Scatter(
-            x=p[:, 0], y=p[:, 1], mode="markers", marker=dict(size=8, **marker),
+            x=p[:, 0], y=p[:, 1], mode="markers+text" if names else "markers",
+            marker=dict(size=marker_size, **marker), text=view.names if names else None,
+            textposition="top center", textfont=dict(size=11),
             hovertext=view.hover, hoverinfo="text", name="nodes (colour = depth)",
         ),
     ]  # fmt: skip
@@ -219,9 +232,15 @@ def _xaxis_name(fig: go.Figure, row: int, col: int) -> str:
     return ref.xaxis.plotly_name.replace("axis", "")
 
 
-def embedding_figure(view: EmbeddingView, *, height: int = 520) -> go.Figure:
-    """One embedding: the disk with geodesic arcs, the sphere, the plane, or a labelled projection."""
-    fig = go.Figure(_traces(view))
+def embedding_figure(
+    view: EmbeddingView, *, height: int = 640, names: bool = False, marker_size: float = 10
+) -> go.Figure:
+    """One embedding: the disk with geodesic arcs, the sphere, the plane, or a labelled projection.
+
+    ``names`` writes each node's name beside it (up to MAX_LABELS nodes; the hover always has them).
+    """
+    names = names and len(view.names) <= MAX_LABELS
+    fig = go.Figure(_traces(view, names=names, marker_size=marker_size))
     subtitle = view.axis_note
     if view.edges_drawn < view.edges_total:
         subtitle += f"; {view.edges_drawn} of {view.edges_total} edges drawn"

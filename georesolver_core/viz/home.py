@@ -32,15 +32,28 @@ class ArcExample:
     eps: float
 
 
-def arc_example(n_keys: int = 5, eps: float = 0.05, seed: int = 0, spread: float = 1.2) -> ArcExample:
+QUERY_PLACES = {"key": "on key k1", "random": "at a random point"}
+
+
+def arc_example(
+    n_keys: int = 5, eps: float = 0.05, seed: int = 0, spread: float = 1.2, query: str = "key"
+) -> ArcExample:
     """Draw n keys and a query in R^2, map them into the disk (0.9 tanh) and onto the sphere
-    (inverse stereographic), and compute the IDA weights of the query in each geometry (float64)."""
+    (inverse stereographic), and compute the IDA weights of the query in each geometry (float64).
+
+    ``query="key"`` puts the query on key k1 (in every geometry, the maps being pointwise): as eps -> 0
+    k1 takes all the weight. ``"random"`` draws it: the weights then tend to 1/d^2, not to one-hot.
+    """
     check_positive_int("n_keys", n_keys, 1, 50)
     eps = check_eps(eps)
+    if query not in QUERY_PLACES:
+        raise ValueError(f"query must be one of {sorted(QUERY_PLACES)} (got {query!r})")
     g = torch.Generator().manual_seed(seed)
     z = spread * torch.randn(n_keys + 1, 2, generator=g, dtype=torch.float64)  # (1 + n, 2)
+    if query == "key":
+        z[0] = z[1]
     pts = {"euclidean": z, "poincare": to_ball(z), "sphere": stereographic_map(z)}
-    t = torch.linspace(0, 1, 40, dtype=torch.float64)
+    t = torch.linspace(0, 1, 24, dtype=torch.float64)  # 24 points draw an arc smoothly at this size
     weights, arcs = {}, {}
     for geo, p in pts.items():
         weights[geo] = ida_weights(p[:1], p[1:], eps=eps, geometry=geo)[0].numpy()
@@ -49,7 +62,8 @@ def arc_example(n_keys: int = 5, eps: float = 0.05, seed: int = 0, spread: float
 
 
 def _size(w: np.ndarray) -> np.ndarray:
-    return 8 + 30 * np.sqrt(w)
+    """Marker diameter: area proportional to the weight, from 6 px (weight 0) to 40 px (weight 1)."""
+    return 6 + 34 * np.sqrt(np.clip(w, 0, 1))
 
 
 def arc_figure(ex: ArcExample) -> go.Figure:
@@ -90,7 +104,7 @@ def arc_figure(ex: ArcExample) -> go.Figure:
                     col=col,
                 )
         if geo == "sphere":
-            fig.add_trace(sphere_surface(), row=1, col=col)
+            fig.add_trace(sphere_surface(n=24), row=1, col=col)  # a coarse mesh redraws quickly
             fig.add_trace(
                 go.Scatter3d(
                     x=p[1:, 0],
@@ -98,7 +112,8 @@ def arc_figure(ex: ArcExample) -> go.Figure:
                     z=p[1:, 2],
                     mode="markers+text",
                     text=labels,
-                    marker=dict(size=_size(w) / 2, color=color),
+                    # 3-D marker sizes render smaller than 2-D ones at the same number: 0.8 keeps them comparable
+                    marker=dict(size=0.8 * _size(w), color=color, line=dict(width=0)),
                     hovertext=hover,
                     hoverinfo="text",
                     name="keys (sphere)",
@@ -161,13 +176,13 @@ def arc_figure(ex: ArcExample) -> go.Figure:
     fig.update_layout(
         template="plotly_white",
         height=420,
-        margin=dict(l=10, r=10, t=60, b=10),
+        margin=dict(l=10, r=10, t=70, b=30),
         scene=dict(
             aspectmode="cube",
             xaxis_title="x",
             yaxis_title="y",
             zaxis_title="z",
-            camera=dict(eye=dict(x=1.4, y=1.4, z=0.9)),
+            camera=dict(eye=dict(x=1.7, y=1.7, z=1.1)),  # far enough that the axis titles fit
         ),
         title=f"One query (x/diamond), {len(ex.weights['euclidean'])} keys; marker size = IDA weight, eps = {ex.eps:g}",
     )

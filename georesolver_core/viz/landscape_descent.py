@@ -4,10 +4,60 @@ map in column 2."""
 
 from __future__ import annotations
 
+import base64
+import struct
+import zlib
+
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale, hex_to_rgb, unlabel_rgb
 
 PATH_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+
+
+def _png(rgba: np.ndarray) -> bytes:
+    """(H, W, 4) uint8 -> PNG bytes (8-bit RGBA, one filter byte per row, zlib-compressed)."""
+    h, w, _ = rgba.shape
+    raw = b"".join(b"\x00" + row.tobytes() for row in rgba)
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def _rgb(color: str) -> tuple[float, ...]:
+    return tuple(hex_to_rgb(color)) if color.startswith("#") else tuple(unlabel_rgb(color))
+
+
+def _raster_backdrop(contour) -> dict:
+    """A layout image of the contour trace's z (its colour scale, NaN transparent) over its grid cells."""
+    x, y = np.asarray(contour.x, dtype=float), np.asarray(contour.y, dtype=float)
+    z = np.asarray(contour.z, dtype=float)  # (len(y), len(x))
+    lo, hi = np.nanmin(z), np.nanmax(z)
+    t = np.clip((z - lo) / (hi - lo if hi > lo else 1.0), 0, 1)
+    stops = get_colorscale(contour.colorscale if isinstance(contour.colorscale, str) else "Viridis")
+    pos = np.array([float(p) for p, _ in stops])
+    rgb = np.array([_rgb(c) for _, c in stops])  # (K, 3)
+    flat = np.nan_to_num(t, nan=0.0).ravel()
+    img = np.stack([np.interp(flat, pos, rgb[:, k]) for k in range(3)], axis=-1).reshape(*z.shape, 3)
+    alpha = np.where(np.isnan(z), 0, 255)[..., None]
+    rgba = np.concatenate([img, alpha], axis=-1).round().astype(np.uint8)[::-1]  # top row = largest y
+    dx, dy = (x[-1] - x[0]) / max(len(x) - 1, 1), (y[-1] - y[0]) / max(len(y) - 1, 1)
+    return dict(
+        source="data:image/png;base64," + base64.b64encode(_png(rgba)).decode(),
+        xref=contour.xaxis or "x",
+        yref=contour.yaxis or "y",
+        x=x[0] - dx / 2,
+        y=y[-1] + dy / 2,
+        sizex=x[-1] - x[0] + dx,
+        sizey=y[-1] - y[0] + dy,
+        xanchor="left",
+        yanchor="top",
+        sizing="stretch",
+        layer="below",
+    )
 
 
 def _frame_steps(n_steps: int, n_frames: int) -> np.ndarray:
@@ -48,7 +98,14 @@ def _animation_controls(steps: np.ndarray) -> dict:
                         method="animate",
                         args=[
                             None,
-                            dict(frame=dict(duration=80, redraw=True), fromcurrent=False, mode="immediate"),
+                            # transition 0: with plotly's default 500 ms transition, only the animated
+                            # scatter traces are redrawn and the filled contour of their subplot is dropped
+                            dict(
+                                frame=dict(duration=80, redraw=True),
+                                transition=dict(duration=0),
+                                fromcurrent=False,
+                                mode="immediate",
+                            ),
                         ],
                     ),
                     dict(
@@ -72,7 +129,12 @@ def _animation_controls(steps: np.ndarray) -> dict:
                     dict(
                         label=str(int(s)),
                         method="animate",
-                        args=[[str(int(s))], dict(frame=dict(duration=0, redraw=True), mode="immediate")],
+                        args=[
+                            [str(int(s))],
+                            dict(
+                                frame=dict(duration=0, redraw=True), transition=dict(duration=0), mode="immediate"
+                            ),
+                        ],
                     )
                     for s in steps
                 ],
@@ -133,7 +195,12 @@ def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int) -> N
     ):
         fig.add_trace(
             trace(
-                **trail, mode="lines", line=dict(color="white", width=width), showlegend=False, hoverinfo="skip"
+                # dark and thin: a white trail hid the coloured paths and the target star under it
+                **trail,
+                mode="lines",
+                line=dict(color="rgba(20, 20, 20, 0.6)", width=width * 0.6),
+                showlegend=False,
+                hoverinfo="skip",
             ),
             row=1,
             col=col,
@@ -145,4 +212,10 @@ def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int) -> N
         )
     idx = list(range(first, first + 4))
     fig.frames = [dict(data=moving(int(s)), traces=idx, name=str(int(s))) for s in steps]
+    # While a frame plays, plotly.js redraws only the animated traces and drops the filled contour until
+    # the frame's full redraw, so it vanished for the whole playback. The same landscape as an image
+    # under it (layout images are not traces) keeps the colours on screen while the paths move.
+    for trace in fig.data:
+        if trace.type == "contour":
+            fig.add_layout_image(_raster_backdrop(trace))
     fig.update_layout(**_animation_controls(steps))

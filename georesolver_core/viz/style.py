@@ -14,12 +14,13 @@ def base_layout(
     fig: go.Figure, title: str = "", x_title: str = "", y_title: str = "", height: int = 420
 ) -> go.Figure:
     """Title, axis titles, a white template and tight margins; returns the same figure."""
+    # The legend sits under the plot: above it, it ran into the title.
     fig.update_layout(
         title=title,
         template="plotly_white",
         height=height,
-        margin=dict(l=60, r=20, t=50 if title else 20, b=50),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1),
+        margin=dict(l=60, r=20, t=60 if title else 20, b=110),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
     if x_title:
         fig.update_xaxes(title_text=x_title)
@@ -64,3 +65,30 @@ def sphere_surface(opacity: float = 0.15, n: int = 40) -> go.Surface:
         hoverinfo="skip",
         name="unit sphere",
     )
+
+
+PRESENTATION_SCALE = 1.5  # fonts, markers and lines grow by this on a projector
+
+
+def presentation(fig: go.Figure, scale: float = PRESENTATION_SCALE) -> go.Figure:
+    """The same figure for a projector: fonts, marker sizes and line widths times ``scale``, taller.
+
+    Works on a copy; every trace keeps its data. Marker sizes given per point (arrays) are scaled too,
+    so sizes that encode a weight keep their proportions.
+    """
+    out = go.Figure(fig)
+    font = out.layout.font.size or 12
+    out.update_layout(font=dict(size=round(font * scale)), height=round((out.layout.height or 450) * 1.15))
+    out.update_annotations(font_size=round(14 * scale))  # subplot titles are annotations
+    for trace in out.data:
+        marker = getattr(trace, "marker", None)
+        if marker is not None and getattr(marker, "size", None) is not None:
+            size = marker.size
+            marker.size = (np.asarray(size, dtype=float) * scale).tolist() if np.ndim(size) else size * scale
+        line = getattr(trace, "line", None)
+        if line is not None and getattr(line, "width", None) is not None and np.ndim(line.width) == 0:
+            line.width = line.width * scale
+        textfont = getattr(trace, "textfont", None)
+        if textfont is not None:
+            textfont.size = round((textfont.size or 12) * scale)
+    return out

@@ -1,0 +1,178 @@
+"""One call per view of the Landscapes page: the measurement, the theory beside it, and the verdict inputs.
+
+Each study bundles what a reader compares, so that a page only draws:
+
+- ``two_key_study``: Theorem 2 / 5.3 / 8.1 on the two-key geodesic, IDA and softmax PL constants,
+  their ratio (None when the softmax constant underflows to 0 in the chosen precision), and the
+  paper's Theta/Omega shapes at the same point;
+- ``descent_study``: the 2-D patch of each kernel with Riemannian descent paths, the patch extent
+  and the step cap chosen here (the policy lives once, in ``patch_extent`` / ``max_descent_step``);
+- ``hessian_study``: Lemma 2's spectra for both kernels over n = 2, 4, ... up to ``n_max``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from georesolver_core.landscape.descent import (
+    DescentPaths,
+    classify_paths,
+    confirmed_spurious,
+    descent_paths,
+    reached_global,
+    ring_starts,
+)
+from georesolver_core.landscape.grid import DEFAULT_EXTENT, LandscapeGrid, landscape_grid, random_keys
+from georesolver_core.landscape.hessian import HessianSpectrum, hessian_sweep
+from georesolver_core.landscape.two_key import KERNELS, PLProfile, pl_profile
+from georesolver_core.theory import landscape as th
+from georesolver_core.validate import check_curvature
+
+MAX_STEP_FRACTION = 0.04  # a descent step moves at most 4% of the patch half-width: paths stay drawable
+HESSIAN_NS = (2, 4, 8, 16, 32, 64, 128)
+
+
+@dataclass(frozen=True)
+class TwoKeyStudy:
+    """Both kernels on the two-key geodesic, with the paper's predictions at the same (eps, Delta, tau)."""
+
+    ida: PLProfile
+    softmax: PLProfile
+    ratio: float | None  # mu_IDA / mu_soft; None when mu_soft == 0 (underflow: the ratio is unbounded here)
+    ida_theta: float  # Theorem 2's shape eps^2 / Delta^4 (constant 1)
+    softmax_theta: float  # the paper's softmax shape (sphere: Theorem 8.1's)
+    ratio_omega: float  # Omega(exp(Delta^2 / tau) / Delta^2)
+    curvature_at_minimiser: float  # exact L''(s*): an upper bound on mu_IDA
+    curvature_small_eps: float  # its eps << Delta^2 limit 4 eps / Delta^4: linear in eps
+
+    @property
+    def profiles(self) -> list[PLProfile]:
+        return [self.ida, self.softmax]
+
+
+def two_key_study(
+    geometry: str,
+    *,
+    eps: float,
+    delta: float,
+    tau: float = 1.0,
+    c: float = 1.0,
+    basin: float = 0.5,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> TwoKeyStudy:
+    """PL profiles of IDA and softmax (``pl_profile``) and the theory beside them (section 2.6, 5.3, 8.1)."""
+    ida, soft = (
+        pl_profile(k, geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin, dtype=dtype, device=device)
+        for k in KERNELS
+    )
+    # A softmax constant of exactly 0 means exp(-Delta^2/tau) underflowed in this dtype: the ratio
+    # is then unbounded at this precision, not a number to print.
+    ratio = ida.mu / soft.mu if soft.mu > 0 and math.isfinite(soft.mu) else None
+    soft_theta = (
+        th.pl_softmax_sphere_theta(eps, delta) if geometry == "sphere" else th.pl_softmax_theta(eps, delta, tau)
+    )
+    return TwoKeyStudy(
+        ida=ida,
+        softmax=soft,
+        ratio=ratio,
+        ida_theta=float(th.pl_ida_theta(eps, delta)),
+        softmax_theta=float(soft_theta),
+        ratio_omega=float(th.pl_ratio_omega(delta, tau)),
+        curvature_at_minimiser=float(th.ida_curvature_at_minimiser(eps, delta)),
+        curvature_small_eps=4.0 * eps / delta**4,
+    )
+
+
+def patch_extent(geometry: str, c: float = 1.0) -> float:
+    """Half-width of the chart patch: the geometry's default, scaled with the ball's radius 1/sqrt(c)."""
+    base = DEFAULT_EXTENT[geometry]
+    return base / math.sqrt(check_curvature(c)) if geometry == "poincare" else base
+
+
+def max_descent_step(extent: float) -> float:
+    """The largest chart step of a drawn descent (``MAX_STEP_FRACTION`` of the patch half-width)."""
+    return MAX_STEP_FRACTION * extent
+
+
+@dataclass(frozen=True)
+class DescentResult:
+    """One kernel's landscape over the patch, its descent paths and where they ended."""
+
+    kernel: str
+    grid: LandscapeGrid
+    paths: DescentPaths
+    outcomes: list[str]  # one key of descent.OUTCOMES per start
+    reached: int  # starts that reach the global minimum (or lower, beyond the patch)
+    confirmed: int  # spurious grid minima that descent confirms
+
+
+@dataclass(frozen=True)
+class DescentStudy:
+    """Both kernels on the same keys and starts; ``results[kernel]``."""
+
+    geometry: str
+    extent: float
+    max_step: float
+    results: dict[str, DescentResult]
+
+
+def descent_study(
+    geometry: str,
+    *,
+    n: int,
+    eps: float,
+    tau: float = 1.0,
+    c: float = 1.0,
+    resolution: int = 60,
+    n_starts: int = 8,
+    steps: int = 200,
+    lr: float = 2.0,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> DescentStudy:
+    """Random keys in a patch, the loss of retrieving key 0 on a grid, and descent from a ring of starts."""
+    extent = patch_extent(geometry, c)
+    step = max_descent_step(extent)
+    keys = random_keys(n, geometry=geometry, extent=extent, c=c, seed=seed, dtype=dtype).to(device)
+    starts = ring_starts(n_starts, geometry=geometry, extent=extent, c=c, dtype=dtype).to(device)
+    results = {}
+    for kernel in KERNELS:
+        grid = landscape_grid(
+            keys, geometry=geometry, kernel=kernel, eps=eps, extent=extent, resolution=resolution, c=c, tau=tau
+        )
+        paths = descent_paths(
+            starts,
+            keys,
+            geometry=geometry,
+            kernel=kernel,
+            eps=eps,
+            c=c,
+            tau=tau,
+            lr=lr,
+            steps=steps,
+            max_step=step,
+        )
+        results[kernel] = DescentResult(
+            kernel=kernel,
+            grid=grid,
+            paths=paths,
+            outcomes=classify_paths(paths, grid),
+            reached=int(reached_global(paths, grid).sum()),
+            confirmed=int(confirmed_spurious(grid, keys).sum()),
+        )
+    return DescentStudy(geometry=geometry, extent=extent, max_step=step, results=results)
+
+
+def hessian_study(
+    geometry: str, *, eps: float, rho: float, c: float = 1.0, n_max: int = 64
+) -> dict[str, list[HessianSpectrum]]:
+    """Lemma 2's Hessian spectra at the equidistant start for each kernel and n in HESSIAN_NS up to n_max."""
+    ns = [n for n in HESSIAN_NS if n <= n_max]
+    if not ns:
+        raise ValueError(f"n_max must be >= {HESSIAN_NS[0]} (got {n_max})")
+    return {k: hessian_sweep(ns, kernel=k, geometry=geometry, eps=eps, rho=rho, c=c) for k in KERNELS}

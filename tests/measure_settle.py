@@ -1,0 +1,110 @@
+"""Settle time of Home and Attention after a slider move, in headless Chromium (a measurement, not a test).
+
+    python tests/measure_settle.py [--moves 7]
+
+Serves `streamlit run app` on 127.0.0.1, opens each page, moves its eps slider one stop with the
+keyboard and times until the figure shows the new eps in its title (server rerun + transfer + plotly
+redraw). Prints the median and all samples per page. Timings depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.test_browser import CHROMIUM, _free_port, _wait_until_idle  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+# page url, slider label, a selector of the figure whose title carries eps
+PAGES = [
+    ("", "eps (regulariser)", '[data-testid="stPlotlyChart"] .gtitle'),
+    ("attention", "eps (IDA regulariser)", '[data-testid="stPlotlyChart"] .gtitle'),
+]
+
+
+def _titles(page, selector: str) -> str:
+    return page.evaluate(
+        "sel => Array.from(document.querySelectorAll(sel)).map(e => e.textContent || '').join(' | ')", selector
+    )
+
+
+def measure(base: str, browser, url: str, label: str, selector: str, moves: int) -> list[float]:
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(f"{base}/{url}", wait_until="domcontentloaded")
+    _wait_until_idle(page, timeout_s=600)  # the first visit measures the page's claims
+    slider = page.get_by_role("slider", name=label).first
+    samples = []
+    for i in range(moves):
+        before = _titles(page, selector)
+        slider.focus()
+        t0 = time.perf_counter()
+        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        while _titles(page, selector) == before:
+            if time.perf_counter() - t0 > 30:
+                raise RuntimeError(f"{url or 'home'}: the figure did not change within 30 s")
+            time.sleep(0.02)
+        samples.append(time.perf_counter() - t0)
+        _wait_until_idle(page)
+    page.close()
+    return samples
+
+
+def main() -> None:
+    import subprocess
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--moves", type=int, default=7)
+    args = ap.parse_args()
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(180):
+            try:
+                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            for url, label, selector in PAGES:
+                samples = measure(base, browser, url, label, selector, args.moves)
+                print(
+                    f"{url or 'home'}: median {statistics.median(samples):.2f} s over {len(samples)} moves "
+                    f"(samples {', '.join(f'{s:.2f}' for s in samples)})",
+                    flush=True,
+                )
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()

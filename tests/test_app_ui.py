@@ -1,0 +1,88 @@
+"""The shared page furniture's guards, without a browser: formula-safe CSV cells, inert user markdown,
+uploads parsed once and refused by size before parsing."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+
+from tests.app_pages import ROOT
+
+sys.path.insert(0, str(ROOT / "app"))
+import ui  # noqa: E402
+
+
+def test_csv_cells_that_start_a_formula_are_neutralised_numbers_are_not():
+    table = pd.DataFrame(
+        {"name": ['=HYPERLINK("x")', "+1", "-cmd", "@SUM(A1)", "plain", "\tx"], "value": [-0.5, 1, 2, 3, 4, 5]}
+    )
+    safe = ui.csv_safe(table)
+    assert list(safe["name"]) == ['\'=HYPERLINK("x")', "'+1", "'-cmd", "'@SUM(A1)", "plain", "'\tx"]
+    assert list(safe["value"]) == [-0.5, 1, 2, 3, 4, 5]
+    assert list(table["name"])[0].startswith("=")  # the original is untouched
+    assert ui.csv_safe(pd.DataFrame({"=x": [1]})).columns[0] == "'=x"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "![img](http://example.invalid/a.png)",
+        "[link](http://example.invalid)",
+        "<img src=x onerror=alert(1)>",
+        ":red[alarm] :material/home:",
+        "**bold** _it_ `code` $x^2$",
+    ],
+)
+def test_user_text_is_made_inert_for_markdown(hostile):
+    out = ui.escape_md(hostile)
+    # every character that opens a link, image, tag, directive, emphasis, code or maths is escaped
+    for ch in "[]<>`*_:$!":
+        assert all(out[i - 1] == "\\" for i, c in enumerate(out) if c == ch), (ch, out)
+    assert "\n" not in ui.escape_md("a\n\n# b")
+    assert ui.escape_md("# heading").startswith("\\#")
+
+
+@dataclass
+class _Upload:
+    name: str
+    data: bytes
+    file_id: str
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def getvalue(self) -> bytes:
+        return self.data
+
+
+def test_read_upload_parses_once_per_file_and_checks_size_first(monkeypatch):
+    state: dict = {}
+    monkeypatch.setattr(ui.st, "session_state", state)
+    calls = []
+
+    def parse(data: bytes):
+        calls.append(len(data))
+        if data == b"bad":
+            raise ValueError("not a report")
+        return data.decode()
+
+    bad = _Upload("r.json", b"bad", "id1")
+    for _ in range(3):  # reruns with the same rejected file: parsed once, only the message kept
+        assert ui.read_upload(bad, key="k", max_bytes=100, parse=parse) == (None, "not a report")
+    assert calls == [3] and state["k_parsed"]["value"] is None
+    big = _Upload("big.json", b"x" * 101, "id2")
+    value, error = ui.read_upload(big, key="k", max_bytes=100, parse=parse)
+    assert value is None and "101 bytes" in error and calls == [3]  # refused before parsing
+    good = _Upload("g.json", b"ok", "id3")
+    assert ui.read_upload(good, key="k", max_bytes=100, parse=parse) == ("ok", None)
+    assert ui.read_upload(None, key="k", max_bytes=100, parse=parse) == (None, None)
+    assert "k_parsed" not in state
+    deep = _Upload("d.json", b"[" * 50_000, "id4")
+    import json
+
+    value, error = ui.read_upload(deep, key="k", max_bytes=10**6, parse=lambda b: json.loads(b))
+    assert value is None and error
