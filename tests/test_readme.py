@@ -27,3 +27,13 @@ def test_readme_app_command_launches_the_app_folder():
 
 def test_torch_is_pinned_to_the_version_that_resolves_to_the_cpu_wheel_here():
     assert '"torch==2.13.0"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_library_example_in_the_readme_runs():
+    text = (ROOT / "README.md").read_text()
+    example = re.search(r"```python\n(.+?)\n```", text.split("## Use the library", 1)[1], re.S).group(1)
+    namespace: dict = {}
+    exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 - our own documentation
+    assert namespace["W"].sum(-1).allclose(namespace["torch"].ones(4))
+    assert namespace["o"].shape == (1, 16, 8)
+    assert namespace["packed"].nbytes > 0
