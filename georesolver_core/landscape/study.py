@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.landscape.descent import (
     DescentPaths,
     classify_paths,
@@ -73,7 +74,10 @@ def two_key_study(
     # is then unbounded at this precision, not a number to print.
     ratio = ida.mu / soft.mu if soft.mu > 0 and math.isfinite(soft.mu) else None
     soft_theta = (
-        th.pl_softmax_sphere_theta(eps, delta) if geometry == "sphere" else th.pl_softmax_theta(eps, delta, tau)
+        # Theorem 8.1's form on the closed geometry (the sphere), Theorem 2 / 5.3's elsewhere.
+        th.pl_softmax_sphere_theta(eps, delta)
+        if GEOMETRIES[geometry].closed
+        else th.pl_softmax_theta(eps, delta, tau)
     )
     return TwoKeyStudy(
         ida=ida,
@@ -90,7 +94,8 @@ def two_key_study(
 def patch_extent(geometry: str, c: float = 1.0) -> float:
     """Half-width of the chart patch: the geometry's default, scaled with the ball's radius 1/sqrt(c)."""
     base = DEFAULT_EXTENT[geometry]
-    return base / math.sqrt(check_curvature(c)) if geometry == "poincare" else base
+    rim = GEOMETRIES[geometry].rim(check_curvature(c))  # the ball's radius 1/sqrt(c); None elsewhere
+    return base * rim if rim is not None else base
 
 
 def max_descent_step(extent: float) -> float:
