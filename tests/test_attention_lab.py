@@ -306,7 +306,9 @@ def test_figures_build_from_a_lab():
     heat = va.weights_heatmap(lab.ida, labels, va.key_labels(5), "W")
     assert heat.data[0].zmin == 0 and heat.data[0].zmax == 1
     bars = va.weights_bars({"IDA": lab.ida[0], "softmax": lab.softmax[0]}, lab.sq_dist, "bars")
-    assert len(bars.data) == 2 and bars.layout.xaxis.title.text
+    assert [t.type for t in bars.data].count("bar") == 2 and bars.layout.xaxis.title.text
+    limit = [t for t in bars.data if t.type == "scatter"]  # the eps -> 0 limit drawn beside the bars
+    assert len(limit) == 1 and np.isclose(np.sum(limit[0].y), 1.0)
     scatter = va.geometry_scatter(lab.query, lab.keys, lab.ida[0], geometry="poincare", c=2.0)
     assert scatter.layout.shapes[0].x1 == pytest.approx(1 / math.sqrt(2.0))  # the rim of the ball
     sw = lab.sweep

@@ -107,6 +107,9 @@ def claim_figure(result: dict, height: int = 360) -> go.Figure:
         # The title stands on the plot and pushes the top margin up by as many lines as it has.
         title=dict(yref="paper", y=1, yanchor="bottom", pad=dict(b=10), automargin=True),
         hoverlabel=dict(namelength=-1),  # plotly cuts names to 15 characters in hover labels by default
+        # base_layout's bottom margin makes room for a legend under the plot; here the legend sits in the
+        # container's bottom band instead, and that extra margin would squeeze the plot up into the title.
+        margin=dict(t=50, b=50),
     )
     if result.get("log_x"):
         fig.update_xaxes(type="log")
