@@ -146,6 +146,8 @@ def test_peak_memory_sees_other_threads():
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
-        # 64 MiB: above glibc's largest dynamic mmap threshold (32 MiB), so always fresh pages
-        peak = bench.peak_memory_mb(lambda: pool.submit(lambda: torch.ones(2**24)).result(), "cpu")
-    assert 56.0 < peak < 80.0
+        # 256 MiB: above glibc's largest dynamic mmap threshold (32 MiB), so fresh pages; large beside the
+        # few tens of MB of freed heap that earlier tests can leave resident for the worker to reuse
+        # (a 64 MiB probe read 47.7 MB after the whole suite).
+        peak = bench.peak_memory_mb(lambda: pool.submit(lambda: torch.ones(2**26)).result(), "cpu")
+    assert 200.0 < peak < 290.0
