@@ -16,6 +16,9 @@ from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import distance, expmap, sphere
 from georesolver_core.landscape import (
     DEFAULT_EXTENT,
+    LossSetup,
+    Patch,
+    TwoKeyLine,
     blobs_task,
     chart_to_points,
     classify_paths,
@@ -34,7 +37,6 @@ from georesolver_core.landscape import (
     retrieval_weights,
     riemannian_grad_sq,
     riemannian_hessian,
-    ring_starts,
     train_model,
     two_key_keys,
 )
@@ -114,7 +116,8 @@ def _fd_mu(*, kernel, geometry, eps, delta, tau, basin, n_basin):
     ids=["float64-near", "float64-far", "float32"],
 )
 def test_mu_matches_independent_finite_difference_estimate(geometry, kernel, eps, delta, dtype):
-    prof = pl_profile(kernel, geometry, eps=eps, delta=delta, tau=0.7, basin=0.5, n_basin=1001, dtype=dtype)
+    line = TwoKeyLine(geometry, eps=eps, delta=delta, tau=0.7, basin=0.5)
+    prof = pl_profile(kernel, line, n_basin=1001, dtype=dtype)
     fd = _fd_mu(kernel=kernel, geometry=geometry, eps=eps, delta=delta, tau=0.7, basin=0.5, n_basin=1001)
     rtol = 2e-3 if dtype == torch.float64 else 3e-2
     assert prof.mu == pytest.approx(fd, rel=rtol)
@@ -126,17 +129,17 @@ def test_mu_matches_independent_finite_difference_estimate(geometry, kernel, eps
 def test_mu_is_isometry_invariant_in_the_ball():
     """An off-centre geodesic (a circular arc) in ball coordinates gives the plane's mu: the Riemannian
     gradient, not the coordinate one, enters the PL ratio."""
-    flat = pl_profile("ida", "euclidean", eps=1e-3, delta=1.5).mu
+    flat = pl_profile("ida", TwoKeyLine("euclidean", eps=1e-3, delta=1.5)).mu
     for offset in (0.0, 0.4, -0.7):
-        ball = pl_profile("ida", "poincare", eps=1e-3, delta=1.5, offset=offset, c=1.0).mu
+        ball = pl_profile("ida", TwoKeyLine("poincare", eps=1e-3, delta=1.5, offset=offset, c=1.0)).mu
         assert ball == pytest.approx(flat, rel=1e-8)
-    curved = pl_profile("ida", "poincare", eps=1e-3, delta=1.5, offset=0.3, c=4.0).mu
+    curved = pl_profile("ida", TwoKeyLine("poincare", eps=1e-3, delta=1.5, offset=0.3, c=4.0)).mu
     assert curved == pytest.approx(flat, rel=1e-8)  # curvature rescales coordinates, not arc length
 
 
 def test_ida_mu_is_bounded_by_the_curvature_at_the_minimiser():
     for eps, delta in [(1e-4, 1.0), (1e-3, 0.7), (1e-2, 3.0)]:
-        prof = pl_profile("ida", "euclidean", eps=eps, delta=delta)
+        prof = pl_profile("ida", TwoKeyLine("euclidean", eps=eps, delta=delta))
         curv = float(ida_curvature_at_minimiser(eps, delta))
         assert prof.mu <= curv * (1 + 1e-6)
         assert prof.mu >= 0.5 * curv
@@ -170,7 +173,7 @@ def test_geodesic_path_is_parametrised_by_arc_length(geometry):
 def test_loss_star_is_the_infimum(geometry):
     for kernel in ("ida", "softmax"):
         keys = two_key_keys(1.3, geometry=geometry)
-        l_star, s_star = loss_star(keys, kernel=kernel, eps=1e-3, geometry=geometry)
+        l_star, s_star = loss_star(keys, LossSetup(kernel, eps=1e-3, geometry=geometry))
         s = torch.linspace(
             -math.pi if geometry == "sphere" else -5,
             math.pi if geometry == "sphere" else 5,
@@ -236,7 +239,7 @@ def test_pl_profile_rejects_bad_arguments(kwargs, match):
     args = dict(kernel="ida", geometry="euclidean", eps=1e-3, delta=1.0) | kwargs
     kernel, geometry = args.pop("kernel"), args.pop("geometry")
     with pytest.raises(ValueError, match=match):
-        pl_profile(kernel, geometry, **args)
+        pl_profile(kernel, TwoKeyLine(geometry, **args))
 
 
 def test_retrieval_loss_rejects_a_bad_target():
@@ -289,7 +292,7 @@ def test_ida_grid_minimum_sits_at_the_target_key(geometry):
 def test_descent_stays_on_the_manifold_and_caps_its_steps(geometry, kernel, dtype):
     ext = EXTENT[geometry]
     keys = random_keys(5, geometry=geometry, extent=ext, seed=1, dtype=dtype)
-    starts = ring_starts(6, geometry=geometry, extent=ext, dtype=dtype)
+    starts = Patch(geometry, ext).ring_starts(6, dtype=dtype)
     paths = descent_paths(
         starts, keys, geometry=geometry, kernel=kernel, eps=1e-2, lr=2.0, steps=60, max_step=0.05
     )
@@ -306,7 +309,7 @@ def test_descent_stays_on_the_manifold_and_caps_its_steps(geometry, kernel, dtyp
 def test_small_step_descent_decreases_the_loss(geometry):
     ext = EXTENT[geometry]
     keys = random_keys(3, geometry=geometry, extent=ext, seed=2)
-    starts = ring_starts(4, geometry=geometry, extent=ext, radius=0.5)
+    starts = Patch(geometry, ext).ring_starts(4, radius=0.5)
     paths = descent_paths(
         starts, keys, geometry=geometry, kernel="ida", eps=0.05, lr=0.05, steps=80, max_step=0.01
     )
@@ -476,14 +479,15 @@ def test_blobs_task_is_seeded():
 
 def test_figures_build_with_frames_and_titles():
     profs = [
-        pl_profile(k, "euclidean", eps=1e-3, delta=1.0, n_points=101, n_basin=101) for k in ("ida", "softmax")
+        pl_profile(k, TwoKeyLine("euclidean", eps=1e-3, delta=1.0), n_points=101, n_basin=101)
+        for k in ("ida", "softmax")
     ]
     fig = pl_profile_figure(profs)
     assert fig.layout.xaxis3.title.text and len(fig.data) == 8
     keys = random_keys(4, geometry="poincare", extent=1.0, seed=0)
     grid = landscape_grid(keys, geometry="poincare", kernel="ida", eps=1e-2, extent=1.0, resolution=30)
     paths = descent_paths(
-        ring_starts(3, geometry="poincare", extent=1.0),
+        Patch("poincare", 1.0).ring_starts(3),
         keys,
         geometry="poincare",
         kernel="ida",

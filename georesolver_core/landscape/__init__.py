@@ -1,5 +1,6 @@
 """Loss landscapes of inverse-distance attention vs softmax, in the plane, the Poincaré ball and on the sphere.
 
+- ``loss``: Lemma 2's retrieval loss and ``LossSetup``, the kernel and geometry every view shares;
 - ``two_key``: Theorem 2 / 5.3 / 8.1 set-up: L, |grad L|^2, the PL ratio along the geodesic, mu;
 - ``grid``: the loss of one query over a 2-D patch of each geometry, and its local minima;
 - ``descent``: Riemannian gradient descent paths (geoopt RiemannianSGD on ManifoldParameters);
@@ -16,12 +17,12 @@ from georesolver_core.landscape.descent import (
     descent_paths,
     manifold_of,
     reached_global,
-    ring_starts,
 )
 from georesolver_core.landscape.grid import (
     DEFAULT_EXTENT,
     PATCHES,
     LandscapeGrid,
+    Patch,
     chart_to_points,
     grid_local_minima,
     landscape_grid,
@@ -35,6 +36,13 @@ from georesolver_core.landscape.hessian import (
     hessian_sweep,
     riemannian_hessian,
 )
+from georesolver_core.landscape.loss import (
+    KERNELS,
+    LossSetup,
+    retrieval_loss,
+    retrieval_weights,
+    riemannian_grad_sq,
+)
 from georesolver_core.landscape.model_slice import (
     ModelSlice,
     ProtoNet,
@@ -46,14 +54,11 @@ from georesolver_core.landscape.model_slice import (
     train_model,
 )
 from georesolver_core.landscape.two_key import (
-    KERNELS,
     PLProfile,
+    TwoKeyLine,
     loss_star,
     mu_sweep,
     pl_profile,
-    retrieval_loss,
-    retrieval_weights,
-    riemannian_grad_sq,
     two_key_keys,
 )
 
@@ -65,11 +70,14 @@ __all__ = [
     "DescentPaths",
     "HessianSpectrum",
     "LandscapeGrid",
+    "LossSetup",
     "ModelSlice",
     "PLProfile",
+    "Patch",
     "ProtoNet",
     "SliceModelConfig",
     "TrainedModel",
+    "TwoKeyLine",
     "blobs_task",
     "chart_to_points",
     "classify_paths",
@@ -93,7 +101,6 @@ __all__ = [
     "retrieval_weights",
     "riemannian_grad_sq",
     "riemannian_hessian",
-    "ring_starts",
     "train_model",
     "two_key_keys",
 ]

@@ -11,23 +11,16 @@ key is only about sqrt(eps) wide and an uncapped step near a steep wall jumps ov
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import geoopt
 import numpy as np
 import torch
 
 from georesolver_core.geometry import GEOMETRIES, check_geometry
-from georesolver_core.landscape.grid import (
-    DISK_RMAX,
-    LandscapeGrid,
-    chart_to_points,
-    check_extent,
-    points_to_chart,
-)
-from georesolver_core.landscape.two_key import check_kernel, check_tau, retrieval_loss
-from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
+from georesolver_core.landscape.grid import DISK_RMAX, LandscapeGrid, chart_to_points, points_to_chart
+from georesolver_core.landscape.loss import LossSetup
+from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
 
 def manifold_of(geometry: str, c: float = 1.0) -> geoopt.manifolds.Manifold:
@@ -38,27 +31,6 @@ def manifold_of(geometry: str, c: float = 1.0) -> geoopt.manifolds.Manifold:
     first-order accurate).
     """
     return GEOMETRIES[check_geometry(geometry)].manifold(check_curvature(c), exact=True)
-
-
-def ring_starts(
-    n_starts: int,
-    *,
-    geometry: str,
-    extent: float,
-    c: float = 1.0,
-    radius: float = 0.85,
-    dtype: torch.dtype = torch.float64,
-) -> torch.Tensor:
-    """n starts evenly on the chart circle of radius ``radius * extent`` (inside the disk). (S, 2 or 3)."""
-    n_starts = check_positive_int("n_starts", n_starts, 1, 64)
-    extent = check_extent(extent, geometry, c)
-    radius = check_range("radius", radius, 0.0, 0.95)
-    phi = 2 * math.pi * (torch.arange(n_starts, dtype=torch.float64) + 0.5) / n_starts
-    r = radius * extent
-    if (rim := GEOMETRIES[geometry].rim(c)) is not None:
-        r = min(r, 0.9 * rim)
-    uv = torch.stack([r * torch.cos(phi), r * torch.sin(phi)], dim=-1)  # (S, 2)
-    return chart_to_points(uv, geometry=geometry, c=c).to(dtype)
 
 
 @dataclass
@@ -78,38 +50,25 @@ class DescentPaths:
 
 
 def descent_paths(
-    starts: torch.Tensor,
-    keys: torch.Tensor,
-    *,
-    geometry: str,
-    kernel: str,
-    eps: float,
-    c: float = 1.0,
-    tau: float = 1.0,
-    target: int = 0,
-    lr: float = 0.5,
-    steps: int = 150,
-    max_step: float = 0.05,
+    starts: torch.Tensor, keys: torch.Tensor, *, lr: float = 0.5, steps: int = 150, max_step: float = 0.05, **setup
 ) -> DescentPaths:
     """Riemannian gradient descent (geoopt RiemannianSGD) on L(q) = (1 - W_target(q))^2 from each start.
 
     starts (S, d) are points of the geometry; returns every iterate. ``max_step`` caps the
-    Riemannian length of each step (the gradient is rescaled, its direction kept).
+    Riemannian length of each step (the gradient is rescaled, its direction kept). ``setup``: the
+    fields of ``LossSetup`` (kernel, eps, geometry, c, tau, target).
     """
-    check_kernel(kernel)
-    eps = check_eps(eps)
-    tau = check_tau(tau)
+    setup = LossSetup(**setup)
     lr = check_range("lr", lr, 1e-6, 1e3)
     steps = check_positive_int("steps", steps, 1, 10_000)
     max_step = check_range("max_step", max_step, 1e-6, 10.0)
-    manifold = manifold_of(geometry, c)
+    manifold = manifold_of(setup.geometry, setup.c)
     x = geoopt.ManifoldParameter(manifold.projx(starts.detach().clone()), manifold=manifold)
     opt = geoopt.optim.RiemannianSGD([x], lr=lr)
-    kw = dict(kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau, target=target)
     points, losses = [], []
     for _ in range(steps):
         opt.zero_grad()
-        loss = retrieval_loss(x, keys, **kw)  # (S,)
+        loss = setup.loss(x, keys)  # (S,)
         loss.sum().backward()
         points.append(x.detach().clone())
         losses.append(loss.detach().clone())
@@ -120,12 +79,12 @@ def descent_paths(
         opt.step()
     with torch.no_grad():
         points.append(x.detach().clone())
-        losses.append(retrieval_loss(x, keys, **kw))
+        losses.append(setup.loss(x, keys))
     pts = torch.stack(points)  # (T + 1, S, d)
     return DescentPaths(
-        geometry=geometry,
+        geometry=setup.geometry,
         points=pts.double().cpu().numpy(),
-        uv=points_to_chart(pts, geometry=geometry, c=c).double().cpu().numpy(),
+        uv=points_to_chart(pts, geometry=setup.geometry, c=setup.c).double().cpu().numpy(),
         loss=torch.stack(losses).double().cpu().numpy(),
         lr=lr,
         steps=steps,
@@ -185,19 +144,7 @@ def confirmed_spurious(
         return np.zeros(0, dtype=bool)
     uv = torch.as_tensor(spur, dtype=keys.dtype, device=keys.device)
     starts = chart_to_points(uv, geometry=grid.geometry, c=grid.c)
-    paths = descent_paths(
-        starts,
-        keys,
-        geometry=grid.geometry,
-        kernel=grid.kernel,
-        eps=grid.eps,
-        c=grid.c,
-        tau=grid.tau,
-        target=grid.target,
-        lr=lr,
-        steps=steps,
-        max_step=0.25 * grid.spacing,
-    )
+    paths = descent_paths(starts, keys, lr=lr, steps=steps, max_step=0.25 * grid.spacing, **asdict(grid.setup))
     moved = np.linalg.norm(paths.uv[-1] - spur, axis=-1)
     span = float(np.nanmax(grid.loss) - grid.global_min_loss)
     return (moved <= 2.0 * grid.spacing) & (paths.final_loss > grid.global_min_loss + 1e-3 * span)

@@ -22,8 +22,8 @@ import numpy as np
 import torch
 
 from georesolver_core.geometry import GEOMETRIES, check_geometry, expmap0, logmap0
-from georesolver_core.landscape.two_key import check_kernel, check_tau, retrieval_loss
-from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
+from georesolver_core.landscape.loss import LossSetup
+from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
 PATCHES: dict[str, str] = {
     "euclidean": "square of the plane",
@@ -60,35 +60,54 @@ def points_to_chart(x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.
     return x
 
 
+@dataclass(frozen=True)
+class Patch:
+    """The chart patch [-extent, extent]^2 of a geometry (module docstring), and points placed in it."""
+
+    geometry: str  # plane, disk or sphere cap
+    extent: float  # chart half-width
+    c: float = 1.0  # ball curvature parameter, k = -c
+
+    def __post_init__(self):
+        object.__setattr__(self, "extent", check_extent(self.extent, self.geometry, self.c))
+
+    def _circle(self, r: torch.Tensor, phi: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """Chart polar coordinates (r, phi), each (n,), to points of the geometry. (n, 2 or 3)."""
+        uv = torch.stack([r * torch.cos(phi), r * torch.sin(phi)], dim=-1)  # (n, 2)
+        return chart_to_points(uv, geometry=self.geometry, c=self.c).to(dtype)
+
+    def random_keys(self, n: int, *, seed: int = 0, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        """n keys uniform in the chart disk of radius 0.7 * extent (the disk: 0.7 of the ball). (n, 2 or 3)."""
+        n = check_positive_int("n", n, 1, 64)
+        g = torch.Generator().manual_seed(int(seed))
+        r = 0.7 * self.extent * torch.sqrt(torch.rand(n, generator=g, dtype=torch.float64))
+        phi = 2 * math.pi * torch.rand(n, generator=g, dtype=torch.float64)
+        return self._circle(r, phi, dtype)
+
+    def ring_starts(
+        self, n_starts: int, *, radius: float = 0.85, dtype: torch.dtype = torch.float64
+    ) -> torch.Tensor:
+        """n starts evenly on the chart circle of radius ``radius * extent`` (inside the disk). (S, 2 or 3)."""
+        n_starts = check_positive_int("n_starts", n_starts, 1, 64)
+        r = check_range("radius", radius, 0.0, 0.95) * self.extent
+        if (rim := GEOMETRIES[self.geometry].rim(self.c)) is not None:
+            r = min(r, 0.9 * rim)
+        phi = 2 * math.pi * (torch.arange(n_starts, dtype=torch.float64) + 0.5) / n_starts
+        return self._circle(torch.full_like(phi, r), phi, dtype)
+
+
 def random_keys(
-    n: int,
-    *,
-    geometry: str,
-    extent: float,
-    c: float = 1.0,
-    seed: int = 0,
-    dtype: torch.dtype = torch.float64,
+    n: int, *, geometry: str, extent: float, c: float = 1.0, seed: int = 0, dtype: torch.dtype = torch.float64
 ) -> torch.Tensor:
-    """n keys uniform in the chart disk of radius 0.7 * extent (the disk: 0.7 of the ball). (n, 2 or 3)."""
-    n = check_positive_int("n", n, 1, 64)
-    extent = check_extent(extent, geometry, c)
-    g = torch.Generator().manual_seed(int(seed))
-    r = 0.7 * extent * torch.sqrt(torch.rand(n, generator=g, dtype=torch.float64))
-    phi = 2 * math.pi * torch.rand(n, generator=g, dtype=torch.float64)
-    uv = torch.stack([r * torch.cos(phi), r * torch.sin(phi)], dim=-1)  # (n, 2)
-    return chart_to_points(uv, geometry=geometry, c=c).to(dtype)
+    """``Patch(geometry, extent, c).random_keys(n, seed=seed, dtype=dtype)``. (n, 2 or 3)."""
+    return Patch(geometry, extent, c).random_keys(n, seed=seed, dtype=dtype)
 
 
 @dataclass
 class LandscapeGrid:
     """Loss over a chart grid, with the keys and the grid's local minima."""
 
-    geometry: str
-    kernel: str
-    eps: float
-    tau: float
-    c: float
-    target: int
+    setup: LossSetup  # the loss drawn
     u: np.ndarray  # (R,) chart axis
     v: np.ndarray  # (R,)
     loss: np.ndarray  # (R, R) loss[i, j] at (u[j], v[i]); NaN outside the patch
@@ -101,6 +120,18 @@ class LandscapeGrid:
     minima_loss: np.ndarray  # (k,)
     minima_global: np.ndarray  # (k,) bool
     extra: dict = field(default_factory=dict)
+
+    @property
+    def geometry(self) -> str:
+        return self.setup.geometry
+
+    @property
+    def c(self) -> float:
+        return self.setup.c
+
+    @property
+    def target(self) -> int:
+        return self.setup.target
 
     @property
     def n_spurious(self) -> int:
@@ -140,24 +171,14 @@ def _border(loss: np.ndarray) -> np.ndarray:
     return fin & ~inner
 
 
-def landscape_grid(
-    keys: torch.Tensor,
-    *,
-    geometry: str,
-    kernel: str,
-    eps: float,
-    extent: float,
-    resolution: int = 60,
-    c: float = 1.0,
-    tau: float = 1.0,
-    target: int = 0,
-) -> LandscapeGrid:
-    """L(q) = (1 - W_target(q))^2 over a resolution x resolution chart grid, and its local minima."""
-    check_geometry(geometry)
-    check_kernel(kernel)
-    eps = check_eps(eps)
-    tau = check_tau(tau)
-    extent = check_extent(extent, geometry, c)
+def landscape_grid(keys: torch.Tensor, *, extent: float, resolution: int = 60, **setup) -> LandscapeGrid:
+    """L(q) = (1 - W_target(q))^2 over a resolution x resolution chart grid, and its local minima.
+
+    ``setup``: the fields of ``LossSetup`` (kernel, eps, geometry, c, tau, target).
+    """
+    setup = LossSetup(**setup)
+    geometry, c = setup.geometry, setup.c
+    extent = Patch(geometry, extent, c).extent
     resolution = check_positive_int("resolution", resolution, 8, 400)
     axis = torch.linspace(-extent, extent, resolution, dtype=keys.dtype, device=keys.device)
     vv, uu = torch.meshgrid(axis, axis, indexing="ij")
@@ -167,7 +188,7 @@ def landscape_grid(
         inside = (uv * uv).sum(-1) < (DISK_RMAX * rim) ** 2
     q = chart_to_points(uv[inside], geometry=geometry, c=c)  # (P, 2 or 3)
     with torch.no_grad():
-        vals = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau, target=target)
+        vals = setup.loss(q, keys)
     flat = torch.full((uv.shape[0],), math.nan, dtype=torch.float64)
     flat[inside.cpu()] = vals.double().cpu()
     loss = flat.reshape(resolution, resolution).numpy()
@@ -180,12 +201,7 @@ def landscape_grid(
     mloss = loss[mi, mj]
     is_global = mloss <= lo + GLOBAL_TOL * max(hi - lo, 1e-300)
     return LandscapeGrid(
-        geometry=geometry,
-        kernel=kernel,
-        eps=eps,
-        tau=tau,
-        c=c,
-        target=target,
+        setup=setup,
         u=a,
         v=a.copy(),
         loss=loss,

@@ -29,8 +29,8 @@ import torch
 
 from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.geometry.sphere import tangent_basis  # noqa: F401 - re-exported for callers
-from georesolver_core.landscape.two_key import check_kernel, retrieval_loss, riemannian_grad_sq
-from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
+from georesolver_core.landscape.loss import LossSetup, riemannian_grad_sq
+from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
 
 def equidistant_setup(
@@ -71,6 +71,9 @@ def riemannian_hessian(f, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> 
 POINTS = ("equidistant", "target")  # q_0, where every key has weight 1/n; q = k_1, the paper's IDA point
 
 
+FLAT = 1e-9  # eigenvalues with |lambda| <= FLAT * max |lambda| are flat (directions the loss cannot see)
+
+
 @dataclass
 class HessianSpectrum:
     """Eigenvalues of the Riemannian Hessian at one point (the equidistant initialisation or the target
@@ -80,64 +83,65 @@ class HessianSpectrum:
     kernel: str
     geometry: str
     eigenvalues: np.ndarray  # (m,) ascending
-    curvature: float  # largest |eigenvalue|
-    spread: float  # largest |eigenvalue| / smallest non-zero |eigenvalue|
-    n_flat: int  # eigenvalues with |lambda| <= 1e-9 * curvature (directions the loss cannot see)
-    n_negative: int  # directions of negative curvature (the initialisation is not a minimum)
     point: str = "equidistant"  # where: "equidistant" (q_0) or "target" (q = k_1)
     grad_norm: float = math.nan  # Riemannian |grad L| at the point
 
+    @property
+    def curvature(self) -> float:
+        """Largest |eigenvalue|."""
+        return float(np.abs(self.eigenvalues).max())
+
+    @property
+    def _live(self) -> np.ndarray:
+        """(m,) bool: the eigenvalues that are not flat."""
+        return np.abs(self.eigenvalues) > FLAT * self.curvature
+
+    @property
+    def spread(self) -> float:
+        """Largest |eigenvalue| / smallest non-flat |eigenvalue| (NaN when every direction is flat)."""
+        mag = np.abs(self.eigenvalues[self._live])
+        return float(mag.max() / mag.min()) if mag.size else math.nan
+
+    @property
+    def n_flat(self) -> int:
+        """Flat directions: softmax has one at q_0 (moving q_0 towards all keys equally)."""
+        return int((~self._live).sum())
+
+    @property
+    def n_negative(self) -> int:
+        """Directions of negative curvature (the point is not a minimum)."""
+        return int((self.eigenvalues < -FLAT * self.curvature).sum())
+
 
 def hessian_spectrum(
-    n: int,
-    *,
-    kernel: str,
-    geometry: str = "euclidean",
-    eps: float = 1e-2,
-    rho: float = 1.0,
-    c: float = 1.0,
-    tau: float | None = None,
-    dtype: torch.dtype = torch.float64,
-    point: str = "equidistant",
+    n: int, *, rho: float = 1.0, point: str = "equidistant", dtype: torch.dtype = torch.float64, **setup
 ) -> HessianSpectrum:
     """Lemma 2: autograd Hessian of L(q) = (1 - W_1(q))^2 at q_0 (point "equidistant") or at the target
     key q = k_1 (point "target"); eigenvalues, spread and the gradient norm there.
 
-    tau defaults to sqrt(n). Flat directions (|lambda| <= 1e-9 max |lambda|) are excluded from the
-    spread and counted in ``n_flat``: softmax has one at q_0 (moving q_0 towards all keys equally).
+    ``setup``: the fields of ``LossSetup`` (kernel, geometry, c, ...); here eps defaults to 1e-2 and
+    tau (None or absent) to sqrt(n). Flat directions (|lambda| <= 1e-9 max |lambda|) are excluded from
+    the spread and counted in ``n_flat``.
     """
-    check_kernel(kernel)
-    eps = check_eps(eps)
+    n = check_positive_int("n", n, 2, 512)
+    if setup.get("tau") is None:
+        setup["tau"] = math.sqrt(n)
+    setup = LossSetup(**({"eps": 1e-2} | setup))
     if point not in POINTS:
         raise ValueError(f"point must be one of {POINTS} (got {point!r})")
-    q0, keys = equidistant_setup(n, geometry=geometry, rho=rho, c=c, dtype=dtype)
+    geo = dict(geometry=setup.geometry, c=setup.c)
+    q0, keys = equidistant_setup(n, rho=rho, dtype=dtype, **geo)
     q0 = q0 if point == "equidistant" else keys[0].clone()
-    tau = math.sqrt(n) if tau is None else float(tau)
 
     def f(q: torch.Tensor) -> torch.Tensor:
-        return retrieval_loss(q[None], keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)[0]
+        return setup.loss(q[None], keys)[0]
 
-    hess = riemannian_hessian(f, q0, geometry=geometry, c=c)
+    hess = riemannian_hessian(f, q0, **geo)
     qg = q0.clone().requires_grad_(True)
     (egrad,) = torch.autograd.grad(f(qg), qg)  # (d,)
-    grad_norm = float(riemannian_grad_sq(q0, egrad, geometry=geometry, c=c).sqrt())
+    grad_norm = float(riemannian_grad_sq(q0, egrad, **geo).sqrt())
     ev = torch.linalg.eigvalsh(0.5 * (hess + hess.T)).cpu().double().numpy()
-    mag = np.abs(ev)
-    curvature = float(mag.max())
-    live = mag > 1e-9 * curvature
-    spread = float(mag[live].max() / mag[live].min()) if live.any() else math.nan
-    return HessianSpectrum(
-        n=n,
-        kernel=kernel,
-        geometry=geometry,
-        eigenvalues=ev,
-        curvature=curvature,
-        spread=spread,
-        n_flat=int((~live).sum()),
-        n_negative=int((ev < -1e-9 * curvature).sum()),
-        point=point,
-        grad_norm=grad_norm,
-    )
+    return HessianSpectrum(n, setup.kernel, setup.geometry, ev, point=point, grad_norm=grad_norm)
 
 
 def hessian_sweep(ns, **kwargs) -> list[HessianSpectrum]:

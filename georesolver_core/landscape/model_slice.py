@@ -13,7 +13,7 @@ Euclidean ones: its Riemannian length equals the key's own size, its geodesic di
 manifold's origin (the centre of the ball, the north pole of the sphere, 0 in the plane).
 
 The model (trained here, a few hundred full-batch steps on CPU): an MLP encoder maps 2-D inputs
-into the geometry, attention over learnable prototype keys (IDA or softmax, ``retrieval_weights``)
+into the geometry, attention over learnable prototype keys (IDA or softmax, ``LossSetup.weights``)
 mixes learnable class-logit values, cross-entropy on a synthetic two-blobs-per-class task.
 """
 
@@ -30,14 +30,14 @@ from torch import nn
 
 from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.landscape.descent import manifold_of
-from georesolver_core.landscape.two_key import check_kernel, check_tau, retrieval_weights
+from georesolver_core.landscape.loss import LossSetup, check_kernel, check_tau
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
 
 
 @dataclass(frozen=True)
 class SliceModelConfig:
     geometry: str = "poincare"  # where the prototype keys live
-    kernel: str = "ida"  # "ida" or "softmax" (see two_key.KERNELS)
+    kernel: str = "ida"  # "ida" or "softmax" (see loss.KERNELS)
     c: float = 1.0  # ball curvature parameter, k = -c
     eps: float = 0.05  # IDA regulariser
     tau: float = 1.0  # softmax temperature
@@ -90,16 +90,16 @@ class ProtoNet(nn.Module):
         init = 0.5 * torch.randn(config.n_prototypes, config.dim, generator=g)
         self.keys = geoopt.ManifoldParameter(self._embed(init).detach(), manifold=manifold)
         self.values = nn.Parameter(0.1 * torch.randn(config.n_prototypes, config.n_classes, generator=g))
+        self.attention = LossSetup(
+            kernel=config.kernel, eps=config.eps, geometry=config.geometry, c=config.c, tau=config.tau
+        )  # the weights of the landscape kernels, over the prototype keys
 
     def _embed(self, z: torch.Tensor) -> torch.Tensor:
         return GEOMETRIES[self.config.geometry].embed(z, self.config.c)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q = self._embed(self.encoder(x))  # (n, dim)
-        cfg = self.config
-        w = retrieval_weights(
-            q, self.keys, kernel=cfg.kernel, eps=cfg.eps, geometry=cfg.geometry, c=cfg.c, tau=cfg.tau
-        )  # (n, n_prototypes)
+        w = self.attention.weights(q, self.keys)  # (n, n_prototypes)
         return w @ self.values  # (n, n_classes)
 
 

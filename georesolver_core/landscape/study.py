@@ -24,11 +24,11 @@ from georesolver_core.landscape.descent import (
     confirmed_spurious,
     descent_paths,
     reached_global,
-    ring_starts,
 )
-from georesolver_core.landscape.grid import DEFAULT_EXTENT, LandscapeGrid, landscape_grid, random_keys
+from georesolver_core.landscape.grid import DEFAULT_EXTENT, LandscapeGrid, Patch, landscape_grid
 from georesolver_core.landscape.hessian import HessianSpectrum, hessian_sweep
-from georesolver_core.landscape.two_key import KERNELS, PLProfile, pl_profile
+from georesolver_core.landscape.loss import KERNELS
+from georesolver_core.landscape.two_key import PLProfile, TwoKeyLine, pl_profile
 from georesolver_core.theory import landscape as th
 from georesolver_core.validate import check_curvature
 
@@ -55,21 +55,15 @@ class TwoKeyStudy:
 
 
 def two_key_study(
-    geometry: str,
-    *,
-    eps: float,
-    delta: float,
-    tau: float = 1.0,
-    c: float = 1.0,
-    basin: float = 0.5,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str = "cpu",
+    geometry: str, *, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", **line
 ) -> TwoKeyStudy:
-    """PL profiles of IDA and softmax (``pl_profile``) and the theory beside them (section 2.6, 5.3, 8.1)."""
-    ida, soft = (
-        pl_profile(k, geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin, dtype=dtype, device=device)
-        for k in KERNELS
-    )
+    """PL profiles of IDA and softmax (``pl_profile``) and the theory beside them (section 2.6, 5.3, 8.1).
+
+    ``line``: the other fields of ``TwoKeyLine`` (eps, delta, tau, c, basin, ...).
+    """
+    line = TwoKeyLine(geometry, **line)
+    ida, soft = (pl_profile(k, line, dtype=dtype, device=device) for k in KERNELS)
+    eps, delta, tau = line.eps, line.delta, line.tau
     # A softmax constant of exactly 0 means exp(-Delta^2/tau) underflowed in this dtype: the ratio
     # is then unbounded at this precision, not a number to print.
     ratio = ida.mu / soft.mu if soft.mu > 0 and math.isfinite(soft.mu) else None
@@ -125,43 +119,39 @@ class DescentStudy:
     results: dict[str, DescentResult]
 
 
+@dataclass(frozen=True)
+class DescentSetup:
+    """The 2-D view: n random keys in a patch, the loss of retrieving key 0, descent from a ring of starts."""
+
+    geometry: str  # where keys and queries live
+    n: int  # keys
+    eps: float  # IDA regulariser
+    tau: float = 1.0  # softmax temperature
+    c: float = 1.0  # ball curvature parameter, k = -c
+    resolution: int = 60  # grid points per chart axis
+    n_starts: int = 8  # descent starts, evenly on a ring
+    steps: int = 200  # descent steps
+    lr: float = 2.0  # RiemannianSGD learning rate
+    seed: int = 0  # of the random keys
+
+
 def descent_study(
-    geometry: str,
-    *,
-    n: int,
-    eps: float,
-    tau: float = 1.0,
-    c: float = 1.0,
-    resolution: int = 60,
-    n_starts: int = 8,
-    steps: int = 200,
-    lr: float = 2.0,
-    seed: int = 0,
-    dtype: torch.dtype = torch.float64,
-    device: torch.device | str = "cpu",
+    geometry: str, *, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", **setup
 ) -> DescentStudy:
-    """Random keys in a patch, the loss of retrieving key 0 on a grid, and descent from a ring of starts."""
-    extent = patch_extent(geometry, c)
-    step = max_descent_step(extent)
-    keys = random_keys(n, geometry=geometry, extent=extent, c=c, seed=seed, dtype=dtype).to(device)
-    starts = ring_starts(n_starts, geometry=geometry, extent=extent, c=c, dtype=dtype).to(device)
+    """Random keys in a patch, the loss of retrieving key 0 on a grid, and descent from a ring of starts.
+
+    ``setup``: the other fields of ``DescentSetup`` (n, eps, tau, c, resolution, n_starts, steps, lr, seed).
+    """
+    setup = DescentSetup(geometry, **setup)
+    patch = Patch(geometry, patch_extent(geometry, setup.c), setup.c)
+    step = max_descent_step(patch.extent)
+    keys = patch.random_keys(setup.n, seed=setup.seed, dtype=dtype).to(device)
+    starts = patch.ring_starts(setup.n_starts, dtype=dtype).to(device)
     results = {}
     for kernel in KERNELS:
-        grid = landscape_grid(
-            keys, geometry=geometry, kernel=kernel, eps=eps, extent=extent, resolution=resolution, c=c, tau=tau
-        )
-        paths = descent_paths(
-            starts,
-            keys,
-            geometry=geometry,
-            kernel=kernel,
-            eps=eps,
-            c=c,
-            tau=tau,
-            lr=lr,
-            steps=steps,
-            max_step=step,
-        )
+        loss = dict(kernel=kernel, eps=setup.eps, geometry=geometry, c=setup.c, tau=setup.tau)
+        grid = landscape_grid(keys, extent=patch.extent, resolution=setup.resolution, **loss)
+        paths = descent_paths(starts, keys, lr=setup.lr, steps=setup.steps, max_step=step, **loss)
         results[kernel] = DescentResult(
             kernel=kernel,
             grid=grid,
@@ -170,7 +160,7 @@ def descent_study(
             reached=int(reached_global(paths, grid).sum()),
             confirmed=int(confirmed_spurious(grid, keys).sum()),
         )
-    return DescentStudy(geometry=geometry, extent=extent, max_step=step, results=results)
+    return DescentStudy(geometry=geometry, extent=patch.extent, max_step=step, results=results)
 
 
 def hessian_study(

@@ -12,13 +12,8 @@ geometry, and the measured PL constant mu is its minimum over the basin |s| <= b
 (the points of key 1's side within a fraction beta of the way to the midpoint, where W_1 = 1/2 and
 the gradient vanishes, so no PL constant can cover it).
 
-Kernels (registry ``KERNELS``), both functions of the geodesic distance d(q, k):
-
-- ``ida``: W_j ~ (d(q, k_j)^2 + eps)^-1, as ``attention.ida_weights`` (IDA / HIDA / SIDA);
-- ``softmax``: W_j ~ exp(-rho(d(q, k_j)) / tau), rho(d) = d^2 / 2 in the plane and the ball and
-  rho(d) = 1 - cos d on the sphere. For keys of equal norm in R^d this is the dot-product softmax
-  q.k_j / tau (the |q|^2 and |k|^2 terms cancel in the normalisation); on the sphere it is exactly
-  q.k_j / tau. tau = sqrt(d_head) is the usual temperature.
+The kernels (IDA and softmax) and the loss itself live in ``landscape.loss``; ``TwoKeyLine`` holds
+this set-up (geometry, eps, Delta, tau, c, the basin beta) once for both kernels.
 
 Along a geodesic both losses depend on s only through d(q, k_1) = |s| and d(q, k_2) = |Delta - s|
 (up to wrapping on the sphere), so the three geometries give the same one-dimensional problem;
@@ -28,14 +23,12 @@ what the geometry changes is the coordinates and the metric that the gradient is
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
 from scipy.optimize import minimize_scalar
 
-from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.geometry import (
     GEOMETRIES,
     check_geometry,
@@ -45,93 +38,8 @@ from georesolver_core.geometry import (
     geodesic,
     pairwise_sq_distance,
 )
-from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
-
-KERNELS = KERNEL_CHOICES  # "ida": (d^2 + eps)^-1; "softmax": exp(-rho(d) / tau)
-
-
-def check_kernel(kernel: str) -> str:
-    """The kernel name must be a key of KERNELS."""
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
-    return kernel
-
-
-def check_tau(tau: float) -> float:
-    """Softmax temperature tau = sqrt(d_head) > 0."""
-    return check_range("tau", tau, 1e-3, 1e3)
-
-
-def retrieval_weights(
-    q: torch.Tensor,
-    keys: torch.Tensor,
-    *,
-    kernel: str,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    tau: float = 1.0,
-) -> torch.Tensor:
-    """Attention weights of queries over keys for the landscape kernels. (..., n, d), (m, d) -> (..., n, m).
-
-    ``ida``: (d^2 + eps)^-1 normalised (sections 2.1, 5.3, 8.1), the same weights as ``ida_weights``. ``softmax``: exp(-rho(d)/tau)
-    normalised, rho(d) = d^2/2 (plane, ball) or 1 - cos d (sphere, i.e. the dot product q.k/tau).
-    """
-    check_kernel(kernel)
-    check_geometry(geometry)
-    if kernel == "ida":
-        # The plain formula over the public distance, not the tiled attention kernel: Lemma 2's
-        # Hessian differentiates it twice, which a hand-written backward need not support.
-        sq = pairwise_sq_distance(q, keys, geometry=geometry, c=c)  # (..., n, m)
-        return ida_weights_from_sq(sq, eps=check_eps(eps))
-    tau = check_tau(tau)
-    if GEOMETRIES[geometry].closed:  # the sphere: rho(d) = 1 - cos d, the dot product
-        check_points("q", q, geometry=geometry)
-        check_points("keys", keys, geometry=geometry)
-        logits = (q @ keys.transpose(-1, -2)) / tau  # (..., n, m): the dot product, = cos d / tau
-    else:
-        logits = -pairwise_sq_distance(q, keys, geometry=geometry, c=c) / (2.0 * tau)  # (..., n, m)
-    # Written out rather than torch.softmax: that kernel hands even a few rows to worker threads,
-    # and on a small busy CPU the hand-off (measured ~5 ms a call) dwarfs the arithmetic.
-    e = torch.exp(logits - logits.amax(dim=-1, keepdim=True).detach())
-    return e / e.sum(dim=-1, keepdim=True)
-
-
-def retrieval_loss(
-    q: torch.Tensor,
-    keys: torch.Tensor,
-    *,
-    kernel: str,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    tau: float = 1.0,
-    target: int = 0,
-) -> torch.Tensor:
-    """Lemma 2's loss L(q) = (1 - W_target(q))^2 for each query. (..., n, d), (m, d) -> (..., n).
-
-    1 - W_target is summed from the other weights rather than subtracted: near exact retrieval
-    W_target rounds to 1 and the subtraction would lose every digit of the loss.
-    """
-    if not 0 <= target < keys.shape[-2]:
-        raise ValueError(f"target must be an integer in [0, {keys.shape[-2] - 1}] (got {target!r})")
-    w = retrieval_weights(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)  # (..., n, m)
-    others = torch.ones(w.shape[-1], dtype=torch.bool, device=w.device)
-    others[target] = False
-    miss = w[..., others].sum(-1)  # (..., n)
-    return miss * miss
-
-
-def riemannian_grad_sq(x: torch.Tensor, egrad: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
-    """|grad L|^2 in the metric of the geometry from the Euclidean gradient. (..., d), (..., d) -> (...).
-
-    Ball: rgrad = egrad / lambda_x^2 (geoopt's egrad2rgrad) and |rgrad|_x = lambda_x |rgrad|, so
-    |grad|^2 = |egrad|^2 / lambda_x^2. Sphere: the tangential part of egrad.
-    """
-    manifold = GEOMETRIES[check_geometry(geometry)].manifold(check_curvature(c))
-    # norm(), not inner(): geoopt 0.5.1's ball inner() with keepdim=False broadcasts (T,) against
-    # (T, 1) into a (T, T) matrix.
-    return manifold.norm(x, manifold.egrad2rgrad(x, egrad)) ** 2
+from georesolver_core.landscape.loss import KERNELS, LossSetup, check_kernel
+from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
 
 def check_delta(delta: float, geometry: str) -> float:
@@ -193,14 +101,33 @@ def geodesic_path(keys: torch.Tensor, s: torch.Tensor, *, geometry: str, c: floa
     return geodesic(keys[0], keys[1], s.to(keys) / delta, geometry=geometry, c=c)
 
 
-def loss_and_grad_sq(
-    q: torch.Tensor, keys: torch.Tensor, *, kernel: str, eps: float, geometry: str, c: float, tau: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """L and its Riemannian |grad L|^2 at each query point (autograd). q (T, d) -> (T,), (T,)."""
-    q = q.detach().clone().requires_grad_(True)
-    loss = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)  # (T,)
-    (egrad,) = torch.autograd.grad(loss.sum(), q)  # rows are independent queries
-    return loss.detach(), riemannian_grad_sq(q.detach(), egrad, geometry=geometry, c=c)
+@dataclass(frozen=True)
+class TwoKeyLine:
+    """Theorem 2's set-up for both kernels: two keys Delta apart, the query on the geodesic through them."""
+
+    geometry: str  # where the keys live
+    eps: float  # IDA regulariser
+    delta: float  # key separation Delta (the angle theta on the sphere)
+    tau: float = 1.0  # softmax temperature
+    c: float = 1.0  # ball curvature parameter, k = -c
+    basin: float = 0.5  # beta: the basin is |s| <= beta * delta / 2
+    dim: int = 2  # ambient size of the keys
+    offset: float = 0.0  # midpoint of the keys along e_2 (the ball: away from the centre)
+
+    def __post_init__(self):
+        self.loss("ida")  # validates geometry, eps, tau and c
+        object.__setattr__(self, "delta", check_delta(self.delta, self.geometry))
+        object.__setattr__(self, "basin", check_range("basin", self.basin, 0.01, 0.99))
+
+    def loss(self, kernel: str) -> LossSetup:
+        """The loss of retrieving key 1 with ``kernel`` on this line."""
+        return LossSetup(kernel=kernel, eps=self.eps, geometry=self.geometry, c=self.c, tau=self.tau)
+
+    def keys(self, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        """``two_key_keys`` of this line. (2, dim)."""
+        return two_key_keys(
+            self.delta, geometry=self.geometry, c=self.c, dim=self.dim, offset=self.offset, dtype=dtype
+        )
 
 
 def ida_line_minimiser(delta: float, eps: float) -> float:
@@ -213,9 +140,7 @@ def ida_line_minimiser(delta: float, eps: float) -> float:
     return 0.5 * (delta - math.sqrt(delta * delta + 4.0 * eps))
 
 
-def loss_star(
-    keys: torch.Tensor, *, kernel: str, eps: float, geometry: str, c: float = 1.0, tau: float = 1.0
-) -> tuple[float, float | None]:
+def loss_star(keys: torch.Tensor, setup: LossSetup) -> tuple[float, float | None]:
     """(L*, s*): the infimum of the two-key loss along the whole geodesic and where it is attained.
 
     Plane and ball: IDA from ``ida_line_minimiser``; softmax has L* = 0 reached only as s -> -inf
@@ -223,22 +148,21 @@ def loss_star(
     closed great circle): grid of 4096 points, then Brent's method around the best one (float64).
     """
     keys = keys.to(torch.float64)
-    delta = float(
-        torch.sqrt(pairwise_sq_distance(keys[:1], keys[1:], geometry=geometry, c=c, validate=False))[0, 0]
-    )
+    geo = dict(geometry=setup.geometry, c=setup.c)
+    delta = float(torch.sqrt(pairwise_sq_distance(keys[:1], keys[1:], **geo, validate=False))[0, 0])
 
     def f(s: float) -> float:
-        q = geodesic_path(keys, torch.tensor([s], dtype=torch.float64), geometry=geometry, c=c)
-        return float(retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)[0])
+        q = geodesic_path(keys, torch.tensor([s], dtype=torch.float64), **geo)
+        return float(setup.loss(q, keys)[0])
 
-    if not GEOMETRIES[geometry].closed:  # a line, not a great circle
-        if kernel == "softmax":
+    if not GEOMETRIES[setup.geometry].closed:  # a line, not a great circle
+        if setup.kernel == "softmax":
             return 0.0, None
-        s_star = ida_line_minimiser(delta, eps)
+        s_star = ida_line_minimiser(delta, setup.eps)
         return f(s_star), s_star
     s = torch.linspace(-math.pi, math.pi, 4097, dtype=torch.float64)[:-1]
-    q = geodesic_path(keys, s, geometry=geometry, c=c)
-    values = retrieval_loss(q, keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)
+    q = geodesic_path(keys, s, **geo)
+    values = setup.loss(q, keys)
     i = int(torch.argmin(values))
     h = float(s[1] - s[0])
     best = minimize_scalar(
@@ -254,12 +178,7 @@ class PLProfile:
     """The two-key landscape along the geodesic and its PL constant over the basin."""
 
     kernel: str
-    geometry: str
-    eps: float
-    delta: float
-    tau: float
-    c: float
-    basin: float  # beta: the basin is |s| <= beta * delta / 2
+    line: TwoKeyLine
     s: np.ndarray  # (T,) arc length along the path, key 1 at 0 and key 2 at delta
     loss: np.ndarray  # (T,) L(q(s))
     grad_sq: np.ndarray  # (T,) Riemannian |grad L|^2
@@ -273,8 +192,14 @@ class PLProfile:
     points: np.ndarray  # (T, d) the path in the geometry's coordinates
     keys: np.ndarray  # (2, d)
 
+    @property
+    def delta(self) -> float:
+        return self.line.delta
+
     def to_dict(self) -> dict:
-        out = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+        """JSON-ready: the line's fields beside the arrays (NaN ratios as None)."""
+        fields = {k: v for k, v in self.__dict__.items() if k != "line"}
+        out = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fields.items()} | asdict(self.line)
         for k in ("ratio", "ratio_basin"):
             out[k] = [None if not math.isfinite(x) else x for x in out[k]]
         return out
@@ -292,17 +217,10 @@ def _pl_ratio(loss: torch.Tensor, grad_sq: torch.Tensor, l_star: float) -> torch
 
 def pl_profile(
     kernel: str,
-    geometry: str,
+    line: TwoKeyLine,
     *,
-    eps: float,
-    delta: float,
-    tau: float = 1.0,
-    c: float = 1.0,
-    basin: float = 0.5,
     n_points: int = 801,
     n_basin: int = 2001,
-    dim: int = 2,
-    offset: float = 0.0,
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
 ) -> PLProfile:
@@ -311,39 +229,34 @@ def pl_profile(
     Theorem 2 (section 2.6) in the plane, Theorem 5.3 in the Poincaré ball (Delta = Delta_H),
     Theorem 8.1 on the sphere (Delta = theta). The path shown runs over s in [-Delta/2, 3 Delta/2].
     """
-    check_kernel(kernel)
-    check_geometry(geometry)
-    eps = check_eps(eps)
-    tau = check_tau(tau)
-    delta = check_delta(delta, geometry)
-    basin = check_range("basin", basin, 0.01, 0.99)
+    setup = line.loss(check_kernel(kernel))
     n_points = check_positive_int("n_points", n_points, 11, 100_001)
     n_basin = check_positive_int("n_basin", n_basin, 11, 100_001)
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype must be torch.float32 or torch.float64 (got {dtype})")
-    keys = two_key_keys(delta, geometry=geometry, c=c, dim=dim, offset=offset, dtype=dtype).to(device)
-    l_star, s_star = loss_star(keys, kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)
-    kw = dict(kernel=kernel, eps=eps, geometry=geometry, c=c, tau=tau)
+    keys = line.keys(dtype).to(device)
+    l_star, s_star = loss_star(keys, setup)
+    delta, geo = line.delta, dict(geometry=line.geometry, c=line.c)
 
     s = torch.linspace(-0.5 * delta, 1.5 * delta, n_points, dtype=torch.float64)
-    path = geodesic_path(keys, s, geometry=geometry, c=c)  # (T, d)
-    loss, grad_sq = loss_and_grad_sq(path, keys, **kw)
+    path = geodesic_path(keys, s, **geo)  # (T, d)
+    loss, grad_sq = setup.loss_and_grad_sq(path, keys)
     ratio = _pl_ratio(loss, grad_sq, l_star)
 
-    sb = torch.linspace(-basin * delta / 2, basin * delta / 2, n_basin, dtype=torch.float64)
-    lb, gb = loss_and_grad_sq(geodesic_path(keys, sb, geometry=geometry, c=c), keys, **kw)
-    rb = _pl_ratio(lb, gb, l_star)
+    half = line.basin * delta / 2
+    sb = torch.linspace(-half, half, n_basin, dtype=torch.float64)
+    rb = _pl_ratio(*setup.loss_and_grad_sq(geodesic_path(keys, sb, **geo), keys), l_star)
     if not bool(torch.isfinite(rb).any()):
         raise ValueError(
             f"the PL ratio is unresolved everywhere in the basin at {str(dtype).replace('torch.', '')} "
-            f"(eps={eps:g}, delta={delta:g}): raise the precision to float64"
+            f"(eps={line.eps:g}, delta={delta:g}): raise the precision to float64"
         )
     i = int(torch.argmin(torch.nan_to_num(rb, nan=math.inf)))
     mu, s_mu = float(rb[i]), float(sb[i])
 
     def ratio_at(x: float) -> float:
-        q = geodesic_path(keys, torch.tensor([x], dtype=torch.float64), geometry=geometry, c=c).to(dtype)
-        value = float(_pl_ratio(*loss_and_grad_sq(q, keys, **kw), l_star)[0])
+        q = geodesic_path(keys, torch.tensor([x], dtype=torch.float64), **geo).to(dtype)
+        value = float(_pl_ratio(*setup.loss_and_grad_sq(q, keys), l_star)[0])
         return value if math.isfinite(value) else 1e300  # unresolved: Brent needs a finite value
 
     # The infimum often sits between grid points, next to the minimiser; Brent's method between the
@@ -354,12 +267,7 @@ def pl_profile(
         mu, s_mu = float(best.fun), float(best.x)
     return PLProfile(
         kernel=kernel,
-        geometry=geometry,
-        eps=eps,
-        delta=delta,
-        tau=tau,
-        c=c,
-        basin=basin,
+        line=line,
         s=s.numpy(),
         loss=loss.cpu().double().numpy(),
         grad_sq=grad_sq.cpu().double().numpy(),
@@ -375,44 +283,42 @@ def pl_profile(
     )
 
 
+SWEPT = ("delta", "eps", "tau")  # the fields of TwoKeyLine that ``mu_sweep`` can vary
+
+
 def mu_sweep(
     kernel: str,
     geometry: str,
     *,
     vary: str,
     values,
-    eps: float = 1e-3,
-    delta: float = 1.0,
-    tau: float = 1.0,
-    c: float = 1.0,
-    basin: float = 0.5,
     n_basin: int = 2001,
     dtype: torch.dtype = torch.float64,
+    **line,
 ) -> np.ndarray:
-    """mu over a sweep of ``vary`` ("eps", "delta" or "tau"), the others held fixed. Returns (len(values),)."""
-    if vary not in ("eps", "delta", "tau"):
-        raise ValueError(f"vary must be one of ['delta', 'eps', 'tau'] (got {vary!r})")
-    out = []
-    for v in values:
-        kw = dict(eps=eps, delta=delta, tau=tau)
-        kw[vary] = float(v)
-        prof = pl_profile(kernel, geometry, c=c, basin=basin, n_points=11, n_basin=n_basin, dtype=dtype, **kw)
-        out.append(prof.mu)
-    return np.asarray(out)
+    """mu over a sweep of ``vary`` ("eps", "delta" or "tau"), the others held fixed. Returns (len(values),).
+
+    ``line``: the other fields of ``TwoKeyLine`` (eps = 1e-3 and delta = 1 unless given).
+    """
+    if vary not in SWEPT:
+        raise ValueError(f"vary must be one of {list(SWEPT)} (got {vary!r})")
+    base = TwoKeyLine(geometry, **({"eps": 1e-3, "delta": 1.0} | line))
+    return np.asarray(
+        [
+            pl_profile(kernel, replace(base, **{vary: float(v)}), n_points=11, n_basin=n_basin, dtype=dtype).mu
+            for v in values
+        ]
+    )
 
 
 __all__ = [
     "KERNELS",
     "PLProfile",
-    "check_kernel",
+    "TwoKeyLine",
     "geodesic_path",
     "ida_line_minimiser",
-    "loss_and_grad_sq",
     "loss_star",
     "mu_sweep",
     "pl_profile",
-    "retrieval_loss",
-    "retrieval_weights",
-    "riemannian_grad_sq",
     "two_key_keys",
 ]
