@@ -8,9 +8,14 @@ import ui
 
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.landscape import KERNELS, OUTCOMES, SliceModelConfig, model_slice, mu_sweep, train_model
-from georesolver_core.landscape.study import descent_study, hessian_study, two_key_study
-from georesolver_core.theory import landscape as th
+from georesolver_core.landscape import SliceModelConfig, model_slice, train_model
+from georesolver_core.landscape.study import (
+    descent_study,
+    hessian_study,
+    hessian_table,
+    pl_sweeps,
+    two_key_study,
+)
 from georesolver_core.viz.landscape import (
     KERNEL_LABELS,
     hessian_figure,
@@ -24,39 +29,24 @@ from georesolver_core.viz.landscape import (
 GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
 
 
+def _slider(label: str, key: str, lo, hi, default, step=None):
+    """A slider bound to the query string, so that a link reproduces the view."""
+    return st.slider(label, lo, hi, default, step, key=key, bind="query-params")
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
-def _two_key(geometry, eps, delta, tau, c, basin, dtype_name, device):
-    return two_key_study(
-        geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin, dtype=DTYPES[dtype_name], device=device
-    )
+def _two_key(dtype_name: str, device: str, **line):
+    return two_key_study(dtype=DTYPES[dtype_name], device=device, **line)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _mu_sweeps(geometry, vary, values, eps, delta, tau, c, basin):
-    return {
-        k: mu_sweep(
-            k, geometry, vary=vary, values=values, eps=eps, delta=delta, tau=tau, c=c, basin=basin, n_basin=401
-        )
-        for k in KERNELS
-    }
+def _pl_sweeps(**line):
+    return pl_sweeps(**line)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _descent(geometry, n, eps, tau, c, resolution, n_starts, steps, lr, seed, dtype_name, device):
-    return descent_study(
-        geometry,
-        n=n,
-        eps=eps,
-        tau=tau,
-        c=c,
-        resolution=resolution,
-        n_starts=n_starts,
-        steps=steps,
-        lr=lr,
-        seed=seed,
-        dtype=DTYPES[dtype_name],
-        device=device,
-    )
+def _descent(dtype_name: str, device: str, **setup):
+    return descent_study(dtype=DTYPES[dtype_name], device=device, **setup)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -128,25 +118,11 @@ if tabs[0].open:
             eps = ui.eps_slider("land_pl_eps", 1e-6, 1.0, 1e-3)
             c = ui.curvature_slider("land_pl_c", geometry)
         with c2:
-            delta = st.slider(
-                "Key separation Delta (theta on the sphere)",
-                0.1,
-                6.0,
-                1.0,
-                0.1,
-                key="land_pl_delta",
-                bind="query-params",
-            )
+            delta = _slider("Key separation Delta (theta on the sphere)", "land_pl_delta", 0.1, 6.0, 1.0, 0.1)
             tau = ui.log_slider("Softmax temperature tau = sqrt(d)", "land_pl_tau", 0.1, 10.0, 1.0)
         with c3:
-            basin = st.slider(
-                "Basin size beta (fraction of the way to the midpoint)",
-                0.05,
-                0.95,
-                0.5,
-                0.05,
-                key="land_pl_basin",
-                bind="query-params",
+            basin = _slider(
+                "Basin size beta (fraction of the way to the midpoint)", "land_pl_basin", 0.05, 0.95, 0.5, 0.05
             )
         if geometry == "sphere" and delta > np.pi:
             st.error(
@@ -154,11 +130,12 @@ if tabs[0].open:
                 f"(got {delta:g}). Fix: lower Delta; showing theta = 3.1 meanwhile."
             )
             delta = 3.1
+        line = dict(geometry=geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin)
         try:
-            study = _two_key(geometry, eps, delta, tau, c, basin, dtype_name, device)
+            study = _two_key(dtype_name, device, **line)
         except ValueError as err:
             st.error(f"{err}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
-            study = _two_key(geometry, eps, min(delta, 3.1), tau, c, basin, "float64", device)
+            study = _two_key("float64", device, **(line | {"delta": min(delta, 3.1)}))
         profs = study.profiles
         ui.chart(pl_profile_figure(profs), key="land_pl_fig")
         ida, soft = study.ida, study.softmax
@@ -183,7 +160,7 @@ if tabs[0].open:
             )
         with st.container(border=True):
             st.markdown("**What the theory says vs what we measured, at this setting**")
-            holds = study.ratio is None or study.ratio >= 1
+            better = study.ida_better_conditioned
             st.markdown(
                 f"- Theorem 2 predicts mu_IDA = Theta(eps^2/Delta^4) = Theta({study.ida_theta:.3g}); "
                 f"measured {ida.mu:.4g}. The exact curvature at the minimiser, L''(s*) = "
@@ -192,13 +169,8 @@ if tabs[0].open:
                 f"- Softmax: predicted Theta(exp(-Delta^2/tau) eps^2/Delta^2) = Theta({study.softmax_theta:.3g}); "
                 f"measured {soft.mu:.4g}, and it does not change with eps (softmax has none).\n"
                 f"- Predicted ratio Omega(exp(Delta^2/tau)/Delta^2) = Omega({study.ratio_omega:.3g}); measured "
-                f"{ratio_text}: IDA's landscape is "
-                + (
-                    "**better conditioned** here (ratio >= 1)"
-                    if holds
-                    else "**worse conditioned** here (ratio < 1)"
-                )
-                + "."
+                f"{ratio_text}: IDA's landscape is **{'better' if better else 'worse'} conditioned** here "
+                f"(ratio {'>=' if better else '<'} 1)."
             )
         ui.download_json(
             "Download the profiles (JSON)", [p.to_dict() for p in profs], "pl_profiles.json", "land_pl_dl"
@@ -206,23 +178,16 @@ if tabs[0].open:
         if st.toggle(
             "Sweep eps and Delta (mu against the paper's rates)", key="land_pl_sweep", bind="query-params"
         ):
-            eps_vals = tuple(np.logspace(-5, -1, 7).tolist())
-            hi = 3.0 if geometry == "sphere" else 4.0
-            d_vals = tuple(np.geomspace(0.5, hi, 7).tolist())
             with st.status("Sweeping ...", expanded=False) as status:
-                by_eps = _mu_sweeps(geometry, "eps", eps_vals, eps, delta, tau, c, basin)
-                by_delta = _mu_sweeps(geometry, "delta", d_vals, eps, delta, tau, c, basin)
+                sw = _pl_sweeps(**line)
                 status.update(label="Sweeps done", state="complete")
-            soft_shape = (
-                th.pl_softmax_sphere_theta if geometry == "sphere" else lambda e, d: th.pl_softmax_theta(e, d, tau)
-            )
             a, b = st.columns(2)
             ui.chart(
                 container=a,
                 fig=sweep_figure(
-                    eps_vals,
-                    {"IDA": by_eps["ida"], "softmax": by_eps["softmax"]},
-                    {"IDA: eps^2/Delta^4": (th.pl_ida_theta(np.array(eps_vals), delta), "IDA")},
+                    sw.eps,
+                    {"IDA": sw.mu_by_eps["ida"], "softmax": sw.mu_by_eps["softmax"]},
+                    {"IDA: eps^2/Delta^4": (sw.ida_by_eps, "IDA")},
                     x_label=f"eps (Delta = {delta:g})",
                     y_label="PL constant mu",
                     title="mu against eps",
@@ -232,11 +197,11 @@ if tabs[0].open:
             ui.chart(
                 container=b,
                 fig=sweep_figure(
-                    d_vals,
-                    {"IDA": by_delta["ida"], "softmax": by_delta["softmax"]},
+                    sw.delta,
+                    {"IDA": sw.mu_by_delta["ida"], "softmax": sw.mu_by_delta["softmax"]},
                     {
-                        "IDA: eps^2/Delta^4": (th.pl_ida_theta(eps, np.array(d_vals)), "IDA"),
-                        "softmax: paper's rate": (soft_shape(eps, np.array(d_vals)), "softmax"),
+                        "IDA: eps^2/Delta^4": (sw.ida_by_delta, "IDA"),
+                        "softmax: paper's rate": (sw.softmax_by_delta, "softmax"),
                     },
                     x_label=f"Delta (eps = {eps:g})",
                     y_label="PL constant mu",
@@ -244,12 +209,7 @@ if tabs[0].open:
                 ),
                 key="land_pl_sweep_delta",
             )
-            ui.download_json(
-                "Download the sweeps (JSON)",
-                {"eps": eps_vals, "mu_by_eps": by_eps, "delta": d_vals, "mu_by_delta": by_delta},
-                "pl_sweeps.json",
-                "land_pl_sweep_dl",
-            )
+            ui.download_json("Download the sweeps (JSON)", sw.to_dict(), "pl_sweeps.json", "land_pl_sweep_dl")
         ui.claims_box(
             [
                 "thm2-pl-ida-eps",
@@ -278,18 +238,31 @@ def landscape_lab() -> None:
         geometry = ui.geometry_picker("land_geo")
         kernel = ui.kernel_picker("land_kernel", KERNEL_LABELS)
     with c2:
-        n = st.slider("Number of keys n", 2, 12, 5, key="land_n", bind="query-params")
+        n = _slider("Number of keys n", "land_n", 2, 12, 5)
         eps = ui.eps_slider("land_eps", 1e-5, 1.0, 1e-2)
     with c3:
         tau = ui.log_slider("Softmax temperature tau", "land_tau", 0.1, 10.0, 1.0)
-        resolution = st.slider("Grid resolution", 20, 80, 60, 10, key="land_res", bind="query-params")
+        resolution = _slider("Grid resolution", "land_res", 20, 80, 60, 10)
     with c4:
-        n_starts = st.slider("Descent starts", 1, 12, 8, key="land_starts", bind="query-params")
-        steps = st.slider("Descent steps", 10, 300, 200, 10, key="land_steps", bind="query-params")
+        n_starts = _slider("Descent starts", "land_starts", 1, 12, 8)
+        steps = _slider("Descent steps", "land_steps", 10, 300, 200, 10)
         lr = ui.log_slider("Learning rate", "land_lr", 0.01, 20.0, 2.0)
     c = ui.curvature_slider("land_c", geometry)
     with st.spinner("Computing the landscapes and the descent paths ..."):
-        study = _descent(geometry, n, eps, tau, c, resolution, n_starts, steps, lr, s.seed, dtype_name, device)
+        study = _descent(
+            dtype_name,
+            device,
+            geometry=geometry,
+            n=n,
+            eps=eps,
+            tau=tau,
+            c=c,
+            resolution=resolution,
+            n_starts=n_starts,
+            steps=steps,
+            lr=lr,
+            seed=s.seed,
+        )
     res = study.results[kernel]
     grid, paths, outcomes = res.grid, res.paths, res.outcomes
     ui.chart(
@@ -306,49 +279,11 @@ def landscape_lab() -> None:
         "on the border" if grid.global_on_border else "inside",
         delta_color="off",
     )
-    rows = list(study.results.values())
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "kernel": [KERNEL_LABELS[r.kernel] for r in rows],
-                "starts reaching the global minimum": [r.reached for r in rows],
-                "spurious grid minima": [r.grid.n_spurious for r in rows],
-                "confirmed by descent": [r.confirmed for r in rows],
-                "global minimum on the patch border": [r.grid.global_on_border for r in rows],
-            }
-        ),
-        hide_index=True,
-        key="land_compare",
-    )
+    summary = pd.DataFrame(study.summary()).replace({"kernel": KERNEL_LABELS})
+    st.dataframe(summary, hide_index=True, key="land_compare")
     with st.expander("Where each descent ended"):
-        st.dataframe(
-            pd.DataFrame(
-                {
-                    "start": range(1, len(outcomes) + 1),
-                    "outcome": outcomes,
-                    "meaning": [OUTCOMES[o] for o in outcomes],
-                    "final loss": paths.final_loss,
-                }
-            ),
-            hide_index=True,
-            key="land_outcomes",
-        )
-    ui.download_json(
-        "Download the grid and the paths (JSON)",
-        {
-            "geometry": geometry,
-            "kernel": kernel,
-            "u": grid.u,
-            "v": grid.v,
-            "loss": np.nan_to_num(grid.loss, nan=-1.0),
-            "keys_uv": grid.keys_uv,
-            "paths_uv": paths.uv,
-            "paths_loss": paths.loss,
-            "outcomes": outcomes,
-        },
-        "landscape.json",
-        "land_dl",
-    )
+        st.dataframe(pd.DataFrame(res.outcome_rows()), hide_index=True, key="land_outcomes")
+    ui.download_json("Download the grid and the paths (JSON)", study.to_dict(kernel), "landscape.json", "land_dl")
 
 
 if tabs[1].open:
@@ -372,26 +307,15 @@ if tabs[2].open:
             c = ui.curvature_slider("land_h_c", geometry)
         with c2:
             eps = ui.eps_slider("land_h_eps", 1e-4, 1.0, 1e-2)
-            rho = st.slider("Distance rho of the keys", 0.1, 1.5, 1.0, 0.1, key="land_h_rho", bind="query-params")
+            rho = _slider("Distance rho of the keys", "land_h_rho", 0.1, 1.5, 1.0, 0.1)
         with c3:
             n_max = st.select_slider("Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params")
         with st.status("Computing Hessians ...", expanded=False) as status:
             spec = _hessians(geometry, eps, rho, c, n_max)
             status.update(label="Hessians computed", state="complete")
         ui.chart(hessian_figure(spec), key="land_h_fig")
-        rows = [
-            {
-                "kernel": KERNEL_LABELS[k],
-                "n": h.n,
-                "curvature max|lambda|": h.curvature,
-                "spread": h.spread,
-                "negative eigenvalues": h.n_negative,
-                "flat directions": h.n_flat,
-            }
-            for k, hs in spec.items()
-            for h in hs
-        ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="land_h_table")
+        rows = pd.DataFrame(hessian_table(spec)).replace({"kernel": KERNEL_LABELS})
+        st.dataframe(rows, hide_index=True, key="land_h_table")
         ui.download_json(
             "Download the spectra (JSON)",
             {k: [{"n": h.n, "eigenvalues": h.eigenvalues} for h in hs] for k, hs in spec.items()},
@@ -417,10 +341,10 @@ if tabs[3].open:
             kernel = ui.kernel_picker("land_m_kernel", KERNEL_LABELS)
         with c2:
             eps = ui.eps_slider("land_m_eps", 1e-3, 1.0, 0.05)
-            steps = st.slider("Training steps", 20, 300, 200, 20, key="land_m_steps", bind="query-params")
+            steps = _slider("Training steps", "land_m_steps", 20, 300, 200, 20)
         with c3:
-            span = st.slider("Slice half-width", 0.1, 3.0, 1.0, 0.1, key="land_m_span", bind="query-params")
-            res = st.slider("Slice resolution", 5, 25, 21, 2, key="land_m_res", bind="query-params")
+            span = _slider("Slice half-width", "land_m_span", 0.1, 3.0, 1.0, 0.1)
+            res = _slider("Slice resolution", "land_m_res", 5, 25, 21, 2)
         config = SliceModelConfig(
             geometry=geometry,
             kernel=kernel,

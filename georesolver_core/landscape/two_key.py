@@ -300,15 +300,18 @@ def mu_sweep(
 
     ``line``: the other fields of ``TwoKeyLine`` (eps = 1e-3 and delta = 1 unless given).
     """
+    base = TwoKeyLine(geometry, **({"eps": 1e-3, "delta": 1.0} | line))
+    return mu_over(kernel, base, vary, values, n_basin=n_basin, dtype=dtype)
+
+
+def mu_over(
+    kernel: str, line: TwoKeyLine, vary: str, values, *, n_basin: int = 2001, dtype: torch.dtype = torch.float64
+) -> np.ndarray:
+    """mu on ``line`` with its field ``vary`` (one of SWEPT) set to each of ``values`` in turn. (len(values),)."""
     if vary not in SWEPT:
         raise ValueError(f"vary must be one of {list(SWEPT)} (got {vary!r})")
-    base = TwoKeyLine(geometry, **({"eps": 1e-3, "delta": 1.0} | line))
-    return np.asarray(
-        [
-            pl_profile(kernel, replace(base, **{vary: float(v)}), n_points=11, n_basin=n_basin, dtype=dtype).mu
-            for v in values
-        ]
-    )
+    lines = [replace(line, **{vary: float(v)}) for v in values]
+    return np.asarray([pl_profile(kernel, x, n_points=11, n_basin=n_basin, dtype=dtype).mu for x in lines])
 
 
 __all__ = [
@@ -318,6 +321,7 @@ __all__ = [
     "geodesic_path",
     "ida_line_minimiser",
     "loss_star",
+    "mu_over",
     "mu_sweep",
     "pl_profile",
     "two_key_keys",
