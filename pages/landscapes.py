@@ -351,7 +351,7 @@ if tabs[3].open:
             eps=eps,
             steps=steps,
             seed=s.seed,
-            dim=3 if geometry == "sphere" else 2,
+            dim=2 + GEOMETRIES[geometry].extra_dims,  # a 2-D embedding (the sphere: S^2 in R^3)
         )
         with st.status("Training the model and slicing its landscape ...", expanded=False) as status:
             bar = st.progress(0.0)
