@@ -31,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--size", type=int, default=None, help="the task's size (recall: key-value pairs; copy: length; ...)"
     )
     p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--layers", dest="n_layers", type=int, default=2)
-    p.add_argument("--heads", dest="n_heads", type=int, default=4)
+    p.add_argument("--layers", dest="n_layers", metavar="LAYERS", type=int, default=2)
+    p.add_argument("--heads", dest="n_heads", metavar="HEADS", type=int, default=4)
     p.add_argument("--eps", type=float, default=0.1)
     p.add_argument("--no-gate", dest="gating", action="store_false", help="GeoResolver model without HyperGate")
     p.add_argument("--memory", default="none", help=f"memory path, one of {list(MEMORY_PATHS)}")
