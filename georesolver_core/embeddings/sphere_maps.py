@@ -20,12 +20,6 @@ from georesolver_core.geometry import LearnableSphereMap, norm_map, pairwise_dis
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
-SPHERE_MAPS = {
-    "norm": "phi_A(x) = x/||x||: keeps the direction, forgets the level (S^(d-1), drawn on the equator)",
-    "stereographic": "phi_B: inverse stereographic projection; the level becomes the latitude",
-    "learnable": "phi_C(x) = MLP(x)/||MLP(x)||, trained with the embedding loss on the sphere",
-}
-
 
 @dataclass(frozen=True)
 class SphereMapFit:
@@ -94,6 +88,13 @@ def _fit_learnable_map(x: torch.Tensor, hierarchy: Hierarchy, fit: SphereMapFit)
             losses.append(float(loss.detach()))
     with torch.no_grad():
         return {"points": phi(x), "losses": losses}
+
+
+SPHERE_MAPS = {
+    "norm": "phi_A(x) = x/||x||: keeps the direction, forgets the level (S^(d-1), drawn on the equator)",
+    "stereographic": "phi_B: inverse stereographic projection; the level becomes the latitude",
+    "learnable": "phi_C(x) = MLP(x)/||MLP(x)||, trained with the embedding loss on the sphere",
+}
 
 
 def sphere_map_notes(maps: dict[str, dict]) -> list[str]:
