@@ -15,22 +15,11 @@ from georesolver_core.embeddings import (
     history_table,
     lab,
     node_table,
+    sphere_maps,
 )
 from georesolver_core.embeddings.compare import compare_geometries
-from georesolver_core.embeddings.sphere_maps import (
-    SphereMapFit,
-    map_ball_to_sphere,
-    sphere_map_notes,
-    sphere_map_table,
-)
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.tasks import (
-    HIERARCHIES,
-    MAX_CSV_BYTES,
-    MAX_NAME_LEN,
-    MAX_NODES,
-    from_edge_list_csv,
-)
+from georesolver_core.tasks import HIERARCHIES, MAX_CSV_BYTES, MAX_NAME_LEN, MAX_NODES, from_edge_list_csv
 from georesolver_core.viz.embeddings import (
     MAX_LABELS,
     embedding_figure,
@@ -142,9 +131,13 @@ with left:
         "Learn the curvature", key="emb_learn_c", bind="query-params", disabled=geometry != "poincare"
     )
     st.subheader("Training")
-    names = {"radam": "RiemannianAdam", "rsgd": "RiemannianSGD"}
     optimizer = st.radio(
-        "Optimiser", list(OPTIMIZERS), format_func=names.get, key="emb_opt", horizontal=True, bind="query-params"
+        "Optimiser",
+        list(OPTIMIZERS),
+        format_func={"radam": "RiemannianAdam", "rsgd": "RiemannianSGD"}.get,
+        key="emb_opt",
+        horizontal=True,
+        bind="query-params",
     )
     lr = ui.log_slider(
         "Learning rate",
@@ -370,7 +363,9 @@ with tabs[2]:
             st.info("Train a Poincaré embedding first (live, or all three).")
         elif st.button("Map the disk onto the sphere", key="emb_maps_run", icon=":material/public:"):
             with st.spinner("Fitting the learnable map ..."):
-                maps = map_ball_to_sphere(ball.points, hier, c=ball.c, fit=SphereMapFit(seed=s.seed))
+                maps = sphere_maps.map_ball_to_sphere(
+                    ball.points, hier, c=ball.c, fit=sphere_maps.SphereMapFit(seed=s.seed)
+                )
             state["emb_maps"] = {"fingerprint": hier.fingerprint, "maps": maps, "origin": ball.origin}
         saved = state.get("emb_maps")
         if saved and saved["fingerprint"] == hier.fingerprint:
@@ -382,8 +377,8 @@ with tabs[2]:
             ]
             ui.chart(geometries_figure(views), key="emb_maps_fig")
             st.caption(f"Mapped from the Poincaré embedding of {saved['origin']}.")
-            st.markdown("\n".join(f"- {note}" for note in sphere_map_notes(maps)))
-            st.dataframe(pd.DataFrame(sphere_map_table(maps)), hide_index=True, key="emb_maps_table")
+            st.markdown("\n".join(f"- {note}" for note in sphere_maps.sphere_map_notes(maps)))
+            st.dataframe(pd.DataFrame(sphere_maps.sphere_map_table(maps)), hide_index=True, key="emb_maps_table")
 
 with tabs[3]:
     if tabs[3].open:

@@ -25,12 +25,7 @@ EVALUATIONS = 20  # metrics this many times per run: enough points for the histo
 METRIC_LABELS = (
     ("map", "MAP (edges)", ".3f", "Mean average precision of edge reconstruction; 1 is perfect."),
     ("mean_rank", "Mean rank", ".2f", "Rank of a true neighbour among non-neighbours; 1 is perfect."),
-    (
-        "avg_distortion",
-        "Avg distortion",
-        ".3f",
-        "Average distortion: mean |s d / d_tree - 1| at the best scale s.",
-    ),
+    ("avg_distortion", "Avg distortion", ".3f", "Mean |s d / d_tree - 1| at the best scale s."),
     ("worst_distortion", "Worst distortion", ".3g", "Worst-case distortion: max(d/d_tree) / min(d/d_tree)."),
 )
 
