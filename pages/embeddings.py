@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
@@ -14,21 +13,13 @@ from georesolver_core.embeddings import (
     EmbeddingTrainer,
     compare_hierarchy_capacity,
     history_table,
+    lab,
     node_table,
-    relative_radius,
+    sphere_maps,
 )
 from georesolver_core.embeddings.compare import compare_geometries
-from georesolver_core.embeddings.trainer import SPHERE_MAPS, map_ball_to_sphere
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.tasks import (
-    HIERARCHIES,
-    MAX_CSV_BYTES,
-    MAX_NAME_LEN,
-    MAX_NODES,
-    balanced_tree,
-    digits_hierarchy,
-    from_edge_list_csv,
-)
+from georesolver_core.tasks import HIERARCHIES, MAX_CSV_BYTES, MAX_NAME_LEN, MAX_NODES, from_edge_list_csv
 from georesolver_core.viz.embeddings import (
     MAX_LABELS,
     embedding_figure,
@@ -40,29 +31,17 @@ from georesolver_core.viz.embeddings import (
 
 CHUNK_S = 0.8  # training time per live refresh: long enough that redrawing is not most of the cycle
 LIVE_EVERY_S = 0.3  # pause between live refreshes while training
-# Defaults that make a Poincaré tree look like one in float32 (measured on the depth-4 binary tree, seed 0,
-# lr 0.05 / burn-in 30 / 100 epochs: root at norm 0.24, levels at 0.43, 0.78, 0.94, 0.96, MAP 0.88, no point at
-# the rim cap; lr 0.1 / burn-in 10 had 14 of 31 points at float32's cap and the root at norm 0.87, MAP 0.96).
-LR_DEFAULT = 0.05
-BURN_IN = 30
 COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
 SAMPLE_CSV = Path(__file__).resolve().parent.parent / "assets" / "sample_hierarchy.csv"
 state = st.session_state
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _tree(branching: int, depth: int):
-    return balanced_tree(branching, depth)
-
-
-@st.cache_resource(show_spinner="Clustering the digits ...", max_entries=8)
-def _digits(n: int, seed: int):
-    return digits_hierarchy(n, seed)
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _sample():
-    return from_edge_list_csv(SAMPLE_CSV.read_bytes(), name="animal taxonomy (bundled sample)")
+@st.cache_resource(show_spinner="Building the hierarchy ...", max_entries=16)
+def _hierarchy(source: str, *args):
+    """HIERARCHIES[source] built from its widgets' values; "csv" without a file is the bundled taxonomy."""
+    if source == "csv":
+        return from_edge_list_csv(SAMPLE_CSV.read_bytes(), name="animal taxonomy (bundled sample)")
+    return HIERARCHIES[source].build(*args)
 
 
 def hierarchy_controls(seed: int):
@@ -79,15 +58,15 @@ def hierarchy_controls(seed: int):
         if source == "tree":
             b = st.slider("Branching factor", 1, 6, 2, key="emb_branch", bind="query-params")
             d = st.slider("Depth (levels below the root)", 1, 12, 4, key="emb_depth", bind="query-params")
-            hier = _tree(b, d)
+            hier = _hierarchy("tree", b, d)
         elif source == "digits":
             n = st.slider("Digit images (leaves)", 8, 300, 40, key="emb_digits_n", bind="query-params")
-            hier = _digits(n, seed)
+            hier = _hierarchy("digits", n, seed)
         else:
             hier = _upload_or_sample()
     except ValueError as err:
         st.error(f"{ui.escape_md(err)}. Showing the previous hierarchy instead.", icon=":material/error:")
-        hier = state.get("emb_last_hierarchy") or _tree(2, 4)
+        hier = state.get("emb_last_hierarchy") or _hierarchy("tree", 2, 4)
     state["emb_last_hierarchy"] = hier
     return hier
 
@@ -108,9 +87,9 @@ def _upload_or_sample():
     )
     if up is None:
         state.pop("emb_last_upload", None)
-        return _sample()
+        return _hierarchy("csv")
     if error is not None:
-        previous = state.get("emb_last_upload") or _sample()
+        previous = state.get("emb_last_upload") or _hierarchy("csv")
         st.error(
             f"**{ui.escape_md(up.name[:MAX_NAME_LEN])}** was not used: {ui.escape_md(error)}. Fix the file and "
             f"upload it again; still showing *{ui.escape_md(previous.name)}*.",
@@ -165,8 +144,8 @@ with left:
         "emb_lr",
         1e-3,
         10.0,
-        LR_DEFAULT,
-        help=f"RiemannianSGD wants about 10x more. The first {BURN_IN} epochs run at a tenth of it (burn-in), "
+        lab.LR_DEFAULT,
+        help=f"RiemannianSGD wants about 10x more. The first {lab.BURN_IN} epochs run at a tenth of it (burn-in), "
         "so nodes find their places before leaves are pushed out. Higher rates reach a higher MAP sooner but "
         "let the root drift off the centre and crowd leaves at the rim.",
     )
@@ -191,7 +170,7 @@ with left:
     )
 
 try:
-    config = EmbeddingConfig(
+    config = lab.embedding_config(
         geometry=geometry or "poincare",
         dim=dim,
         c=c,
@@ -203,8 +182,6 @@ try:
         batch_size=batch,
         seed=s.seed,
         dtype=dtype_name,
-        burn_in=min(BURN_IN, epochs // 2),
-        eval_every=max(1, epochs // 20),
     )
 except ValueError as err:
     right.error(f"These settings cannot train: {err}. Change the setting named above.", icon=":material/error:")
@@ -234,11 +211,6 @@ def _use_float64() -> None:
     state["emb_full_rerun"] = True
 
 
-def _progress_text(tr) -> str:
-    status = "training" if state.get("emb_running") and not tr.done else tr.status
-    return f"epoch {tr.epoch} / {tr.config.epochs} ({status}), {tr.train_seconds:.1f} s of training"
-
-
 @st.fragment(run_every=LIVE_EVERY_S if state.get("emb_running") else None)
 def live_training() -> None:
     """Only this part reruns while training: a chunk of epochs, then the progress bar and figures."""
@@ -248,13 +220,13 @@ def live_training() -> None:
     if tr is None:
         return
     running = bool(state.get("emb_running"))
-    bar = st.progress(tr.progress, text=_progress_text(tr))
+    bar = st.progress(tr.progress, text=lab.progress_text(tr, running))
     if running and not tr.done:
         tr.run(
             time_budget_s=CHUNK_S,
-            callbacks={"on_epoch_end": lambda t, _: bar.progress(t.progress, text=_progress_text(t))},
+            callbacks={"on_epoch_end": lambda t, _: bar.progress(t.progress, text=lab.progress_text(t, running))},
         )
-        bar.progress(tr.progress, text=_progress_text(tr))
+        bar.progress(tr.progress, text=lab.progress_text(tr, running))
     if running and tr.done:
         state["emb_running"] = False
         st.rerun()  # the whole page: stops the timer and updates the buttons
@@ -263,35 +235,21 @@ def live_training() -> None:
             f"Training stopped: {tr.message}. Press Reset after changing the setting.", icon=":material/error:"
         )
     metrics = tr.metrics or tr.evaluate()
-    cols = st.columns(5)
-    cols[0].metric(
-        "MAP (edges)", f"{metrics['map']:.3f}", help="Mean average precision of edge reconstruction; 1 is perfect."
+    # three to a row: at 1400 px a row of five cut "Worst distortion" short
+    cols = [col for _ in range(2) for col in st.columns(3)]
+    for col, (key, label, fmt, explain) in zip(cols, lab.METRIC_LABELS, strict=False):
+        col.metric(label, format(metrics[key], fmt), help=explain)
+    cols[4].metric(
+        "c (k = -c)",
+        f"{tr.model.c:.3g}" if tr.config.geometry == "poincare" else "n/a",
+        help="The ball's curvature parameter (learnt when 'Learn the curvature' is on).",
     )
-    cols[1].metric(
-        "Mean rank",
-        f"{metrics['mean_rank']:.2f}",
-        help="Rank of a true neighbour among non-neighbours; 1 is perfect.",
-    )
-    cols[2].metric(
-        "Avg distortion", f"{metrics['avg_distortion']:.3f}", help="Mean |s d / d_tree - 1| at the best scale s."
-    )
-    cols[3].metric("Worst distortion", f"{metrics['worst_distortion']:.3g}", help="max(d/d_tree) / min(d/d_tree).")
-    cols[4].metric("c (k = -c)", f"{tr.model.c:.3g}" if tr.config.geometry == "poincare" else "n/a")
-    rim = tr.rim_report()
-    if rim and rim["n_at_cap"] > 0 and rim["dtype"] == "float32":
-        st.warning(
-            f"{rim['n_at_cap']} of {tr.hierarchy.n_nodes} points sit at float32's rim cap (sqrt(c)||x|| = "
-            f"{rim['cap']:.3f}): their distances saturate and their gradients vanish, silently. float64 resolves "
-            f"up to {rim['cap_float64']:.5f}.",
-            icon=":material/warning:",
-        )
+    if warning := lab.rim_warning(tr):
+        st.warning(warning, icon=":material/warning:")
         st.button("Switch to float64", key="emb_to_f64", on_click=_use_float64, icon=":material/swap_horiz:")
+    centre = bool(state.get("emb_centre", False))
     view = embedding_view(
-        tr.points(),
-        tr.hierarchy,
-        geometry=tr.config.geometry,
-        c=tr.model.c,
-        root_at_centre=bool(state.get("emb_centre", False)),
+        tr.points(), tr.hierarchy, geometry=tr.config.geometry, c=tr.model.c, root_at_centre=centre
     )
     ui.chart(embedding_figure(view, names=bool(state.get("emb_names")), height=680), key="emb_live_fig")
     if tr.history:
@@ -301,26 +259,14 @@ def live_training() -> None:
 with right:
     tr = state.get("emb_trainer")
     running = bool(state.get("emb_running"))
-    b1, b2, b3 = st.columns(3)
-    b1.button(
-        "Resume" if tr is not None and tr.progress > 0 else "Train",
-        key="emb_start",
-        on_click=_set_running,
-        args=(True,),
-        disabled=tr is None or tr.done or running,
-        icon=":material/play_arrow:",
-        width="stretch",
-    )
-    b2.button(
-        "Pause",
-        key="emb_pause",
-        on_click=_set_running,
-        args=(False,),
-        disabled=not running,
-        icon=":material/pause:",
-        width="stretch",
-    )
-    b3.button("Reset", key="emb_reset", on_click=_reset, icon=":material/restart_alt:", width="stretch")
+    start = "Resume" if tr is not None and tr.progress > 0 else "Train"
+    buttons = [  # label, key, callback, its arguments, disabled, icon
+        (start, "emb_start", _set_running, (True,), tr is None or tr.done or running, ":material/play_arrow:"),
+        ("Pause", "emb_pause", _set_running, (False,), not running, ":material/pause:"),
+        ("Reset", "emb_reset", _reset, (), False, ":material/restart_alt:"),
+    ]
+    for col, (label, key, callback, args, disabled, icon) in zip(st.columns(3), buttons, strict=True):
+        col.button(label, key=key, on_click=callback, args=args, disabled=disabled, icon=icon, width="stretch")
     live_training()
 
 
@@ -349,12 +295,8 @@ def _comparison():
     return None
 
 
-tabs = st.tabs(
-    ["Three geometries", "Norm vs depth", "Onto the sphere", "Data & downloads"],
-    key="emb_tab",
-    on_change="rerun",
-    bind="query-params",
-)
+TABS = ["Three geometries", "Norm vs depth", "Onto the sphere", "Data & downloads"]
+tabs = st.tabs(TABS, key="emb_tab", on_change="rerun", bind="query-params")
 with tabs[0]:
     if tabs[0].open:
         st.markdown(
@@ -387,30 +329,11 @@ with tabs[0]:
             table = pd.DataFrame(comparison.table())
             st.dataframe(table, hide_index=True, key="emb_compare_table")
             ui.download_csv("Download the table (CSV)", table, "embedding_comparison.csv", "emb_compare_dl")
-            ui.theory_box(
-                [
-                    compare_hierarchy_capacity(
-                        {g: r.metrics for g, r in comparison.runs.items()}, dim=comparison.config.dim
-                    )
-                ]
-            )
+            ui.theory_box([compare_hierarchy_capacity(comparison.metrics, dim=comparison.config.dim)])
 
 with tabs[1]:
     if tabs[1].open:
-        comparison = _comparison()
-        results = {g: {"points": r.points, "c": r.c} for g, r in comparison.runs.items()} if comparison else None
-        tr = state.get("emb_trainer")
-        source = results or (
-            {tr.config.geometry: {"points": tr.points().numpy(), "c": tr.model.c}} if tr is not None else {}
-        )
-        series = {
-            geo: (
-                hier.depth,
-                relative_radius(torch.from_numpy(np.asarray(r["points"])), geometry=geo, c=r["c"]).numpy(),
-            )
-            for geo, r in source.items()
-            if geo in ("poincare", "euclidean")
-        }
+        series = lab.radius_by_depth(hier, state.get("emb_trainer"), _comparison())
         if series:
             ui.chart(
                 norm_depth_figure(series, y_title="radius (ball: sqrt(c)||x||, 1 = rim; plane: ||x|| / max)"),
@@ -419,11 +342,11 @@ with tabs[1]:
             st.caption(
                 "Radii in the frame training starts from (every node begins within 0.001 of the origin). The loss "
                 "only sees distances, so nothing pins the root to the centre: where it drifts shows at depth 0. "
-                "The sphere has no centre and is left out. "
+                "The sphere has no centre and is left out. Data: "
                 + (
-                    "Data: the three-geometry comparison."
-                    if results
-                    else "Data: the live run (train all three for both)."
+                    "the three-geometry comparison."
+                    if _comparison()
+                    else "the live run (train all three for both)."
                 )
             )
         else:
@@ -435,24 +358,15 @@ with tabs[2]:
             "Paper section 8.2: store in the ball, route on the sphere. Three maps carry the trained disk onto "
             "the sphere; MAP on the sphere says how much of the hierarchy survives the trip."
         )
-        comparison = _comparison()
-        tr = state.get("emb_trainer")
-        if tr is not None and tr.config.geometry == "poincare" and tr.epoch > 0:
-            ball_pts, ball_c, origin = tr.points(), tr.model.c, "the live run"
-        elif comparison:
-            ball_pts, ball_c, origin = (
-                torch.from_numpy(comparison.runs["poincare"].points),
-                comparison.runs["poincare"].c,
-                "the comparison",
-            )
-        else:
-            ball_pts = None
-        if ball_pts is None:
+        ball = lab.ball_points(state.get("emb_trainer"), _comparison())
+        if ball is None:
             st.info("Train a Poincaré embedding first (live, or all three).")
         elif st.button("Map the disk onto the sphere", key="emb_maps_run", icon=":material/public:"):
             with st.spinner("Fitting the learnable map ..."):
-                maps = map_ball_to_sphere(ball_pts, hier, c=ball_c, seed=s.seed)
-            state["emb_maps"] = {"fingerprint": hier.fingerprint, "maps": maps, "origin": origin}
+                maps = sphere_maps.map_ball_to_sphere(
+                    ball.points, hier, c=ball.c, fit=sphere_maps.SphereMapFit(seed=s.seed)
+                )
+            state["emb_maps"] = {"fingerprint": hier.fingerprint, "maps": maps, "origin": ball.origin}
         saved = state.get("emb_maps")
         if saved and saved["fingerprint"] == hier.fingerprint:
             maps = saved["maps"]
@@ -463,13 +377,8 @@ with tabs[2]:
             ]
             ui.chart(geometries_figure(views), key="emb_maps_fig")
             st.caption(f"Mapped from the Poincaré embedding of {saved['origin']}.")
-            for k, m in maps.items():
-                st.markdown(f"**{k}**: {SPHERE_MAPS[k]}" + (f" (failed: {m['error']})" if "error" in m else ""))
-            st.dataframe(
-                pd.DataFrame([{"mapping": k, **m["metrics"]} for k, m in good.items()]),
-                hide_index=True,
-                key="emb_maps_table",
-            )
+            st.markdown("\n".join(f"- {note}" for note in sphere_maps.sphere_map_notes(maps)))
+            st.dataframe(pd.DataFrame(sphere_maps.sphere_map_table(maps)), hide_index=True, key="emb_maps_table")
 
 with tabs[3]:
     if tabs[3].open:
@@ -481,9 +390,5 @@ with tabs[3]:
             coords = pd.DataFrame(node_table(tr.points(), hier, geometry=tr.config.geometry, c=tr.model.c))
             st.dataframe(coords, hide_index=True, key="emb_coords_table")
             ui.download_csv("Download the embedding (CSV)", coords, "embedding.csv", "emb_dl_coords")
-            ui.download_json(
-                "Download the run history (JSON)",
-                {"config": tr.config.__dict__, "history": history_table(tr)},
-                "embedding_history.json",
-                "emb_dl_history",
-            )
+            run = {"config": tr.config.__dict__, "history": history_table(tr)}
+            ui.download_json("Download the run history (JSON)", run, "embedding_history.json", "emb_dl_history")

@@ -9,7 +9,7 @@ import streamlit as st
 import ui
 
 from georesolver_core.routing.compare import CompareConfig, compare_routers
-from georesolver_core.routing.demo import dmg_stream, routing_demo
+from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_demo
 from georesolver_core.routing.distributed import DistConfig, run_headless
 from georesolver_core.routing.dmg import DMGConfig
 from georesolver_core.routing.quality import quality_sweep
@@ -59,7 +59,7 @@ def _stream(n, shift_at, angle, tau_base, kappa, gamma, window, capacity, seed):
     cfg = DMGConfig(
         capacity=capacity, tau_base=tau_base, kappa=kappa, gamma=gamma, window=window, rate_window=window
     )
-    return dmg_stream(n, shift_at=shift_at, shift_angle=angle, config=cfg, seed=seed)
+    return dmg_stream(ShiftingStream(n, shift_at=shift_at, shift_angle=angle, seed=seed), cfg)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -1,6 +1,7 @@
 """Embedding metrics, loss, trainer (manifold constraints, pause/resume, callbacks) and the 31-node MAP claim."""
 
 import math
+from dataclasses import replace
 
 import geoopt
 import numpy as np
@@ -16,6 +17,7 @@ from georesolver_core.embeddings import (
     distance_to_origin,
     distortion,
     embedding_metrics,
+    lab,
     nickel_kiela_loss,
     node_table,
     reconstruction,
@@ -23,8 +25,14 @@ from georesolver_core.embeddings import (
     rim_saturation,
     train_embedding,
 )
+from georesolver_core.embeddings.compare import compare_geometries
 from georesolver_core.embeddings.metrics import _best_scale
-from georesolver_core.embeddings.trainer import map_ball_to_sphere
+from georesolver_core.embeddings.sphere_maps import (
+    SphereMapFit,
+    map_ball_to_sphere,
+    sphere_map_notes,
+    sphere_map_table,
+)
 from georesolver_core.geometry import ball, pairwise_distance
 from georesolver_core.tasks import balanced_tree, from_edges
 
@@ -283,7 +291,7 @@ def test_binary_tree_31_nodes_poincare_2d_beats_euclidean_at_the_same_budget():
 
 def test_maps_onto_the_sphere(tree):
     tr = train_embedding(tree, EmbeddingConfig(epochs=20, c=2.0))
-    maps = map_ball_to_sphere(tr.points(), tree, c=2.0, steps=40)
+    maps = map_ball_to_sphere(tr.points(), tree, c=2.0, fit=SphereMapFit(steps=40))
     assert set(maps) == {"norm", "stereographic", "learnable"}
     for m in maps.values():
         p = m["points"]
@@ -297,6 +305,44 @@ def test_maps_onto_the_sphere(tree):
     torch.testing.assert_close(z, (1 - rel**2) / (1 + rel**2))
     losses = maps["learnable"]["losses"]
     assert len(losses) == 40 and np.mean(losses[-5:]) < np.mean(losses[:5])
+
+
+def test_sphere_map_notes_and_table_skip_a_failed_map(tree):
+    x = 0.3 * torch.rand(tree.n_nodes, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    x[0] = 0.0  # the root at the origin: phi_A has no direction for it
+    maps = map_ball_to_sphere(x, tree, fit=SphereMapFit(steps=2))
+    assert maps["norm"]["points"] is None and "error" in maps["norm"]
+    assert [r["mapping"] for r in sphere_map_table(maps)] == ["stereographic", "learnable"]
+    notes = sphere_map_notes(maps)
+    assert len(notes) == 3 and "failed" in notes[0] and "failed" not in notes[1]
+    with pytest.raises(ValueError, match="steps must be"):
+        SphereMapFit(steps=0)
+
+
+def test_lab_schedule_sources_and_rim_warning(tree):
+    cfg = lab.embedding_config(epochs=40, lr=1.0)
+    assert (cfg.burn_in, cfg.eval_every) == (20, 2)  # burn-in at most half the run, 20 evaluations
+    assert lab.embedding_config(epochs=100).burn_in == lab.BURN_IN
+    assert lab.ball_points(None, None) is None and lab.radius_by_depth(tree, None, None) == {}
+    sphere = EmbeddingTrainer(tree, replace(cfg, geometry="sphere", epochs=2))
+    sphere.run()
+    assert lab.ball_points(sphere, None) is None  # a live run off the ball is not carried onto the sphere
+    assert set(lab.radius_by_depth(tree, sphere, None)) == set()  # the sphere has no centre
+    comparison = compare_geometries(tree, replace(cfg, epochs=2))
+    from_comparison = lab.ball_points(sphere, comparison)
+    assert from_comparison.geometry == "poincare" and from_comparison.origin == "the comparison"
+    radii = lab.radius_by_depth(tree, sphere, comparison)
+    assert set(radii) == {"poincare", "euclidean"}
+    depth, r = radii["poincare"]
+    np.testing.assert_array_equal(depth, tree.depth)
+    assert r.shape == (tree.n_nodes,) and ((r >= 0) & (r < 1)).all()
+    ball = EmbeddingTrainer(tree, cfg)  # lr 1 in float32: points reach the rim cap
+    ball.run()
+    live = lab.ball_points(ball, comparison)
+    assert live.origin == "the live run" and live.points.shape == (tree.n_nodes, 2)
+    assert ball.rim_report()["n_at_cap"] > 0 and "float32's rim cap" in lab.rim_warning(ball)
+    assert lab.rim_warning(sphere) is None  # no rim off the ball
+    assert "epoch 40 / 40 (done)" in lab.progress_text(ball, running=True)
 
 
 def test_relative_radius_and_centring(tree):

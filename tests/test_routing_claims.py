@@ -11,7 +11,7 @@ import pytest
 from georesolver_core.__main__ import main
 from georesolver_core.claims import CLAIMS, VERDICTS
 from georesolver_core.claims import routing_claims as rc
-from georesolver_core.routing.demo import dmg_stream, routing_demo
+from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_demo
 from georesolver_core.routing.dmg import DMGConfig
 from georesolver_core.routing.quality import quality_sweep
 from georesolver_core.theory.routing import gsr_quality_bound, gsr_quality_exact_worst, routing_entropy_bound
@@ -55,7 +55,7 @@ def test_figures_are_built_from_data():
     assert isinstance(load_figure({"gsr": ("GSR", [1, 2], [1, 1])}), go.Figure)
     s = quality_sweep(n_pool=8, n_queries=10)
     assert len(quality_figure(s.ks, s.worst_error, s.random_error, s.paper_bound, s.exact_bound).data) == 4
-    st = dmg_stream(300, shift_at=150, shift_angle=1.5, config=DMGConfig(capacity=16, tau_base=0.1), seed=0)
+    st = dmg_stream(ShiftingStream(300, shift_at=150, shift_angle=1.5), DMGConfig(capacity=16, tau_base=0.1))
     assert st.delay is not None and st.delay <= 5  # a 1.5 rad shift spawns within a few steps
     assert len(dmg_stream_figure(st.t, st.loss, st.tau, st.spawn_t, st.n_active, 150).data) == 4
     assert isinstance(dmg_pool_figure(st.points, np.arange(300), st.protos, st.births), go.Figure)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import pickle
@@ -10,12 +11,14 @@ import pytest
 import torch
 
 from georesolver_core.__main__ import main as cli_main
+from georesolver_core.cli_args import from_args
 from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.train import (
     MAX_STEPS,
     RunSpec,
     TrainConfig,
     build_trainer,
+    cli,
     load_checkpoint,
     resume,
     save_checkpoint,
@@ -224,6 +227,19 @@ def test_cli_json_document_and_files(tmp_path, capsys):
 def test_cli_bad_input_exits_2_with_the_reason(args, match, capsys, tmp_path):
     assert cli_main(["train", "--out", str(tmp_path), *args]) == 2
     assert match.split()[0] in capsys.readouterr().err
+
+
+def test_cli_flags_land_in_the_spec_and_config_fields_they_name():
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args("--task noisy --layers 3 --heads 2 --no-gate --eta 0.3 --steps 7 --lr 0.01".split())
+    spec, config = cli._spec(args), from_args(TrainConfig, args)
+    assert (spec.task, spec.n_layers, spec.n_heads, spec.gating) == ("noisy", 3, 2, False)
+    assert spec.task_args == (("eta", 0.3),)
+    assert (config.steps, config.lr, config.weight_decay) == (7, 0.01, 0.0)
+    assert config.eval_every == 25  # the CLI's own default, not TrainConfig's
+    plain = cli._spec(parser.parse_args([]))
+    assert plain.gating and plain.task_args == () and plain == RunSpec()  # the CLI's defaults are RunSpec's
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))

@@ -48,6 +48,11 @@ class GeometryComparison:
         """Every run reached its epochs (a budget-stopped comparison is still a fair one: same time each)."""
         return all(r.status == "done" for r in self.runs.values())
 
+    @property
+    def metrics(self) -> dict[str, dict]:
+        """geometry -> its run's metrics (what ``compare_hierarchy_capacity`` judges)."""
+        return {g: r.metrics for g, r in self.runs.items()}
+
     def table(self) -> list[dict]:
         """One row per geometry with readable column names (for a table and its CSV)."""
         return [

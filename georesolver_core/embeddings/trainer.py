@@ -30,14 +30,7 @@ from torch import nn
 
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.embeddings.metrics import embedding_metrics, rim_saturation
-from georesolver_core.geometry import (
-    GEOMETRIES,
-    LearnableSphereMap,
-    expmap0,
-    norm_map,
-    pairwise_distance,
-    stereographic_map,
-)
+from georesolver_core.geometry import GEOMETRIES, expmap0, pairwise_distance
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
@@ -356,77 +349,6 @@ def train_embedding(
     if not trainer.metrics:
         trainer.evaluate()
     return trainer
-
-
-SPHERE_MAPS = {
-    "norm": "phi_A(x) = x/||x||: keeps the direction, forgets the level (S^(d-1), drawn on the equator)",
-    "stereographic": "phi_B: inverse stereographic projection; the level becomes the latitude",
-    "learnable": "phi_C(x) = MLP(x)/||MLP(x)||, trained with the embedding loss on the sphere",
-}
-
-
-def map_ball_to_sphere(
-    points: torch.Tensor,
-    hierarchy: Hierarchy,
-    *,
-    c: float = 1.0,
-    steps: int = 200,
-    lr: float = 0.01,
-    negatives: int = 10,
-    hidden: int = 64,
-    seed: int = 0,
-) -> dict[str, dict]:
-    """Paper section 8.2: carry a trained Poincaré embedding (N, d) onto the sphere S^d by phi_A, phi_B, phi_C.
-
-    Points are first scaled by sqrt(c) so that the rim of any ball is the unit sphere (phi_B sends it
-    to the equator). phi_A lands on S^(d-1), returned as the equator of S^d (a great sphere, so
-    distances are unchanged). phi_C's MLP is trained for ``steps`` full-batch Adam steps on the
-    Nickel-Kiela loss of its outputs. Returns name -> {"points": (N, d + 1), "metrics", "losses"}.
-    """
-    check_positive_int("steps", steps, 1, 100_000)
-    check_positive_int("negatives", negatives, 1, 1000)
-    x = points.detach().double() * math.sqrt(check_curvature(c))  # (N, d), inside the unit ball
-    out: dict[str, dict] = {}
-    try:
-        on_equator = torch.nn.functional.pad(norm_map(x), (0, 1))  # (N, d + 1)
-        out["norm"] = {"points": on_equator, "losses": []}
-    except ValueError as err:  # a node exactly at the origin has no direction
-        out["norm"] = {"points": None, "losses": [], "error": str(err)}
-    out["stereographic"] = {"points": stereographic_map(x), "losses": []}
-    out["learnable"] = _fit_learnable_map(
-        x, hierarchy, steps=steps, lr=lr, negatives=negatives, hidden=hidden, seed=seed
-    )
-    for entry in out.values():
-        if entry["points"] is not None:
-            entry["metrics"] = embedding_metrics(entry["points"], hierarchy, geometry="sphere")
-    return out
-
-
-def _fit_learnable_map(x, hierarchy, *, steps, lr, negatives, hidden, seed) -> dict:
-    g = torch.Generator().manual_seed(seed)
-    torch_state = torch.random.get_rng_state()
-    torch.manual_seed(seed)  # nn.Linear draws its initial weights from the global generator
-    phi = LearnableSphereMap(x.shape[-1], hidden=hidden).double()
-    torch.random.set_rng_state(torch_state)
-    opt = torch.optim.Adam(phi.parameters(), lr=lr)
-    pairs = torch.as_tensor(hierarchy.pairs)  # (P, 2)
-    adj = torch.as_tensor(hierarchy.adjacency)
-    u, v = pairs[:, 0], pairs[:, 1]
-    losses = []
-    with one_cpu_thread(torch.device("cpu")):
-        for _ in range(steps):
-            w = torch.randint(hierarchy.n_nodes, (u.numel(), negatives), generator=g)  # (P, K)
-            valid = ~(adj[u[:, None], w] | (w == u[:, None]))
-            y = phi(x)  # (N, d + 1) on the sphere
-            cand = torch.cat([v[:, None], w], dim=1)  # (P, 1 + K)
-            dist = pairwise_distance(y[u][:, None, :], y[cand], geometry="sphere", validate=False)[:, 0]
-            loss = nickel_kiela_loss(dist, torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-    with torch.no_grad():
-        return {"points": phi(x), "losses": losses}
 
 
 def history_table(trainer: EmbeddingTrainer) -> list[dict]:

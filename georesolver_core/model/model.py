@@ -23,6 +23,8 @@ MAX_WIDTH = 1024  # d_model cap: the app and CLI train on one CPU or GPU in seco
 MAX_LAYERS = 16
 MAX_LEN = 4096
 MEMORY_PATHS = ("none", "gsr")  # "gsr": SIDA -> GSR -> DMG memory path of section 11.1
+# ModelConfig fields every block's AttentionConfig takes as they are
+_ATTENTION_FIELDS = ("d_model", "n_heads", "eps", "c", "causal")
 
 
 @dataclass(frozen=True)
@@ -64,14 +66,8 @@ class ModelConfig:
 
     def attention_config(self) -> AttentionConfig:
         try:
-            return AttentionConfig(
-                d_model=self.d_model,
-                n_heads=self.n_heads,
-                kernel=self.attention,
-                eps=self.eps,
-                c=self.c,
-                causal=self.causal,
-            )
+            shared = {name: getattr(self, name) for name in _ATTENTION_FIELDS}
+            return AttentionConfig(kernel=self.attention, **shared)
         except ValueError as err:
             raise ValueError(str(err).replace("kernel must", "attention must", 1)) from None
 

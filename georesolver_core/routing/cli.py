@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 
+from georesolver_core.cli_args import from_args
 from georesolver_core.routing.distributed import DistConfig, DistResult, run_distributed, run_torchrun
 
 
@@ -23,23 +24,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--capacity-factor", type=float, default=1.25, help="Switch capacity factor (default 1.25)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--backend", choices=["auto", "gloo", "nccl"], default="auto")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per collective (default 60)")
+    p.add_argument(
+        "--timeout", dest="timeout_s", type=float, default=60.0, help="seconds per collective (default 60)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
 
 def config_from(args: argparse.Namespace) -> DistConfig:
-    return DistConfig(
-        world_size=args.world_size,
-        n_pool=args.n_pool,
-        dim=args.dim,
-        k=args.k,
-        eps=args.eps,
-        batch_sizes=tuple(args.batch_sizes),
-        capacity_factor=args.capacity_factor,
-        dtype=args.dtype,
-        backend=args.backend,
-        timeout_s=args.timeout,
-    )
+    return from_args(DistConfig, args, batch_sizes=tuple(args.batch_sizes))
 
 
 def format_table(res: DistResult) -> str:

@@ -1,7 +1,7 @@
 """What the Routing & memory page draws, computed in one call each (pages hold no maths).
 
 ``routing_demo``: prototypes and queries on S^2 and GSR's decision for each query.
-``dmg_stream``: a DMG pool fed a stream whose clusters rotate by ``shift_angle`` at ``shift_at``.
+``dmg_stream``: a DMG pool fed a ``ShiftingStream``, whose clusters rotate by ``shift_angle`` at ``shift_at``.
 """
 
 from __future__ import annotations
@@ -72,34 +72,44 @@ def _rotation(angle: float) -> np.ndarray:
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
 
-def dmg_stream(
-    n: int,
-    *,
-    shift_at: int,
-    shift_angle: float,
-    config: DMGConfig,
-    n_clusters: int = 3,
-    spread: float = 0.08,
-    warmup: int = 200,
-    seed: int = 0,
-) -> DMGStream:
-    """Feed a PrototypePool n points: clusters fixed until ``shift_at``, rotated by ``shift_angle`` (rad) after."""
-    check_positive_int("n", n, 2, 20000)
-    check_positive_int("shift_at", shift_at, 1, n)
-    check_range("shift_angle", shift_angle, 0.0, np.pi)
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(n_clusters, 3))
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    which = rng.integers(n_clusters, size=n)
-    x = centres[which] + spread * rng.normal(size=(n, 3))
-    x[shift_at:] = x[shift_at:] @ _rotation(shift_angle).T
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
+@dataclass(frozen=True)
+class ShiftingStream:
+    """A stream on S^2 whose clusters move once: ``n`` points around ``n_clusters`` random centres
+    (``spread`` roughly in radians), all rotated by ``shift_angle`` (rad) from step ``shift_at`` on."""
+
+    n: int  # points in the stream
+    shift_at: int  # the first rotated step
+    shift_angle: float  # rotation about the y axis, radians in [0, pi]
+    n_clusters: int = 3
+    spread: float = 0.08
+    seed: int = 0
+
+    def __post_init__(self):
+        check_positive_int("n", self.n, 2, 20000)
+        check_positive_int("shift_at", self.shift_at, 1, self.n)
+        check_range("shift_angle", self.shift_angle, 0.0, np.pi)
+
+    def points(self) -> np.ndarray:
+        """(n, 3) unit vectors, in stream order."""
+        rng = np.random.default_rng(self.seed)
+        centres = rng.normal(size=(self.n_clusters, 3))
+        centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+        which = rng.integers(self.n_clusters, size=self.n)
+        x = centres[which] + self.spread * rng.normal(size=(self.n, 3))
+        x[self.shift_at :] = x[self.shift_at :] @ _rotation(self.shift_angle).T
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def dmg_stream(stream: ShiftingStream, config: DMGConfig, *, warmup: int = 200) -> DMGStream:
+    """Feed a PrototypePool the stream's points one at a time; how it spawns before and after the shift
+    (``spawns_before`` counts spawns after the first ``warmup`` steps)."""
+    x = stream.points()
     pool = PrototypePool(config).double()
     with one_cpu_thread():  # one point at a time: tiny tensors
         pool.observe(torch.from_numpy(x))
     h = pool.history[1:]
     spawn_t = np.array([s.t for s in h if s.spawned >= 0], dtype=int)
-    after = spawn_t[spawn_t > shift_at]
+    after = spawn_t[spawn_t > stream.shift_at]
     return DMGStream(
         points=x,
         t=np.array([s.t for s in h]),
@@ -110,6 +120,6 @@ def dmg_stream(
         refused=sum(s.refused for s in h),
         protos=pool.active_prototypes().numpy(),
         births=pool.birth[pool.active].numpy(),
-        spawns_before=int(((spawn_t > warmup) & (spawn_t <= shift_at)).sum()),
-        delay=int(after[0] - shift_at) if after.size else None,
+        spawns_before=int(((spawn_t > warmup) & (spawn_t <= stream.shift_at)).sum()),
+        delay=int(after[0] - stream.shift_at) if after.size else None,
     )

@@ -14,6 +14,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from georesolver_core.attention import ATTENTION
+from georesolver_core.cli_args import from_args
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.model import MEMORY_PATHS
 from georesolver_core.tasks import TASKS
@@ -30,10 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--size", type=int, default=None, help="the task's size (recall: key-value pairs; copy: length; ...)"
     )
     p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", dest="n_layers", metavar="LAYERS", type=int, default=2)
+    p.add_argument("--heads", dest="n_heads", metavar="HEADS", type=int, default=4)
     p.add_argument("--eps", type=float, default=0.1)
-    p.add_argument("--no-gate", action="store_true", help="GeoResolver model without HyperGate")
+    p.add_argument("--no-gate", dest="gating", action="store_false", help="GeoResolver model without HyperGate")
     p.add_argument("--memory", default="none", help=f"memory path, one of {list(MEMORY_PATHS)}")
     p.add_argument("--eta", type=float, default=None, help="label flip rate of the noisy task")
     p.add_argument("--lr", type=float, default=3e-3)
@@ -53,32 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _spec(args) -> RunSpec:
-    task_args = (("eta", args.eta),) if args.eta is not None else ()
-    return RunSpec(
-        task=args.task,
-        attention=args.attention,
-        size=args.size,
-        d_model=args.d_model,
-        n_layers=args.layers,
-        n_heads=args.heads,
-        eps=args.eps,
-        gating=not args.no_gate,
-        memory=args.memory,
-        task_args=task_args,
-    )
-
-
-def _config(args) -> TrainConfig:
-    return TrainConfig(
-        steps=args.steps,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        seed=args.seed,
-        eval_every=args.eval_every,
-        device=args.device,
-        target_accuracy=args.target_accuracy,
-        max_seconds=args.max_seconds,
-    )
+    # --eta is the noisy task's own argument: it travels in task_args only when given
+    return from_args(RunSpec, args, task_args=(("eta", args.eta),) if args.eta is not None else ())
 
 
 class _Progress:
@@ -123,7 +100,7 @@ def _train_one(spec: RunSpec, config: TrainConfig, args, out: Path, world, name:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        spec, config = _spec(args), _config(args)
+        spec, config = _spec(args), from_args(TrainConfig, args)
         if args.checkpoint_every < 1:
             raise ValueError(f"checkpoint_every must be an integer >= 1 (got {args.checkpoint_every})")
     except ValueError as err:

@@ -18,6 +18,9 @@ from georesolver_core.tasks.base import Task
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.trainer import Trainer
 
+# RunSpec fields the ModelConfig takes as they are (attention differs: the baseline is sized from IDA)
+_MODEL_FIELDS = ("d_model", "n_heads", "n_layers", "eps", "c", "gating", "memory")
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -51,18 +54,11 @@ def build_task(spec: RunSpec, seed: int = 0) -> Task:
 
 
 def model_config(spec: RunSpec, task: Task) -> ModelConfig:
+    """The task sets the input, output and length; the spec the rest (the baseline is sized from an IDA model)."""
+    shared = {name: getattr(spec, name) for name in _MODEL_FIELDS}
+    attention = "ida" if spec.attention == "softmax" else spec.attention
     geo = ModelConfig(
-        d_in=task.d_in,
-        n_classes=task.n_classes,
-        max_len=task.seq_len,
-        d_model=spec.d_model,
-        n_heads=spec.n_heads,
-        n_layers=spec.n_layers,
-        attention="ida" if spec.attention == "softmax" else spec.attention,
-        eps=spec.eps,
-        c=spec.c,
-        gating=spec.gating,
-        memory=spec.memory,
+        d_in=task.d_in, n_classes=task.n_classes, max_len=task.seq_len, attention=attention, **shared
     )
     return softmax_baseline(geo) if spec.attention == "softmax" else geo
 
