@@ -10,7 +10,6 @@ from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.claims import CLAIMS, FAILS, HOLDS
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.theory.attention import DEGRADATION_THRESHOLD
 from georesolver_core.viz.attention import (
     eps_sweep_animation,
     geometry_scatter,
@@ -182,7 +181,7 @@ def lab() -> None:
     )
     if n >= 2:
         idx = st_["degradation index eps(n-1)/d_min^2"]
-        degraded = idx >= DEGRADATION_THRESHOLD
+        degraded = res.degraded
         m[2].metric(
             "eps (n-1) / d_min^2",
             f"{idx:.3g}",
@@ -195,7 +194,7 @@ def lab() -> None:
             st.markdown("**What the theory says vs what we measured, for these keys**")
             lines = [
                 f"Section 2.8: eps (n-1)/d_min^2 = {idx:.3g} "
-                + ("**>= 1/2: the degradation regime.**" if idx >= DEGRADATION_THRESHOLD else "< 1/2: outside it.")
+                + ("**>= 1/2: the degradation regime.**" if degraded else "< 1/2: outside it.")
                 + f" eps below {st_['largest eps outside the regime']:.3g} leaves it; the paper's advice eps = 0.01 "
                 f"E d^2 = {st_['advised eps (0.01 E d^2)']:.3g} here.",
                 f"Theorem 3: eff-rank(K) = {st_['effective rank of K']:.3g} for n = {n}, d_min = "

@@ -248,6 +248,7 @@ def test_degradation_helpers_are_consistent():
     eps = th.max_safe_eps(101, 0.3)
     assert float(th.degradation_index(eps, 101, 0.3)) == pytest.approx(th.DEGRADATION_THRESHOLD)
     assert float(th.recommended_eps(5.0)) == pytest.approx(0.05)
+    assert th.in_degradation_regime(1.01 * eps, 101, 0.3) and not th.in_degradation_regime(0.99 * eps, 101, 0.3)
     assert float(th.softmax_width_paper_formula(1000, 3.0, 0.01)) < float(
         th.softmax_width_paper_formula(10, 3.0, 0.01)
     )
@@ -286,8 +287,9 @@ def test_attention_lab_rows_sum_to_one_and_bound_holds(geometry, n, dtype):
         ret = lab.retrieval
         assert (ret.key, ret.weight, ret.verdict) == (n - 1, lab.stats["W_j for q = k_j"], HOLDS)
         assert ret.bound == lab.stats["bound 1/(1+eps(n-1)/(r^2+eps))"]
+        assert lab.degraded == (lab.stats["degradation index eps(n-1)/d_min^2"] >= th.DEGRADATION_THRESHOLD)
     else:
-        assert lab.retrieval is None
+        assert lab.retrieval is None and lab.degraded is None
 
 
 def test_retrieval_verdict_allows_float32_rounding_only():

@@ -387,6 +387,7 @@ class Lab:
     sweep: EpsSweep
     stats: dict  # name -> float: separation, effective rank, degradation index, retrieval bound ...
     retrieval: Retrieval | None = None  # the exact-retrieval verdict when the query sits on a key (n >= 2)
+    degraded: bool | None = None  # section 2.8: eps (n-1)/d_min^2 >= 1/2 for these keys (None: n = 1)
 
 
 def attention_lab(
@@ -426,7 +427,7 @@ def attention_lab(
     sweep = eps_sweep(qd, kd, eps_values=np.logspace(-8, 2, 41) if sweep_eps is None else sweep_eps,
                       temperature=temperature, geometry=geometry, c=c)  # fmt: skip
     w0 = w_ida[0]
-    retrieval = None
+    retrieval = degraded = None
     stats = {
         "largest IDA weight": float(w0.max()),
         "effective number of keys (IDA)": float(1.0 / (w0**2).sum()),
@@ -439,6 +440,7 @@ def attention_lab(
         eff = float(effective_rank(1.0 / (sq_kk + eps)))
         r = sq_kk.fill_diagonal_(math.inf).amin(dim=-1).sqrt()  # (n,) nearest other key
         d_min = float(r.min())
+        degraded = bool(th.in_degradation_regime(eps, n, d_min))
         stats |= {
             "key separation d_min": d_min,
             "mean squared key distance": msd,
@@ -461,4 +463,5 @@ def attention_lab(
         sweep=sweep,
         stats=stats,
         retrieval=retrieval,
+        degraded=degraded,
     )
