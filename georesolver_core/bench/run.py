@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.hida_scaling import hida_bench_kernels, scaling_main
+from georesolver_core.attention.hida_scaling import SETTINGS, hida_bench_kernels, scaling_main
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
@@ -51,7 +51,7 @@ class Kernel:
 def _timed_entry(key: str, implementation: str, run: Callable, reference: bool = False) -> Kernel:
     """The row that times ATTENTION[key] with ``implementation`` (its label and geometry come from there)."""
     kind = ATTENTION[key]
-    return Kernel(f"{kind.label} ({implementation})", kind.geometry, run, reference)
+    return Kernel(kind.labelled(implementation), kind.geometry, run, reference)
 
 
 def _sdpa(q, k, v, eps, causal):
@@ -78,7 +78,7 @@ KERNELS: dict[str, Kernel] = {
     "sdpa": _timed_entry("softmax", "torch SDPA", _sdpa),
     **{key: _timed_entry(key, "fused", _fused(ATTENTION[key].geometry)) for key in FUSED},
     **{f"{key}-naive": _timed_entry(key, "naive", _naive(ATTENTION[key].geometry), True) for key in FUSED},
-    **{key: _timed_entry(key, setting, run) for key, (setting, run) in hida_bench_kernels().items()},
+    **{key: _timed_entry(key, SETTINGS[key], run) for key, run in hida_bench_kernels().items()},
 }
 
 
