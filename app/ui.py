@@ -17,6 +17,7 @@ import streamlit as st
 import torch
 from streamlit.errors import StreamlitAPIException
 
+from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.claims import FAILS, run_claim
 from georesolver_core.device import DTYPES, device_label
 from georesolver_core.geometry import GEOMETRIES
@@ -206,12 +207,14 @@ def geometry_picker(
     )
 
 
-def curvature_slider(key: str, geometry: str, *, container=None, always: bool = False) -> float:
-    """The Poincaré ball's curvature parameter c (curvature k = -c), 0.1-10 on a log scale.
+def curvature_slider(
+    key: str, geometry: str, *, container=None, always: bool = False, help: str | None = None
+) -> float:
+    """The curvature parameter c of a geometry that has one (the ball: k = -c), 0.1-10 on a log scale.
 
-    Only the ball has one: elsewhere the slider is not drawn and 1.0 comes back (unless ``always``).
+    A geometry whose registry entry does not use c gets no slider and 1.0 back (unless ``always``).
     """
-    if geometry != "poincare" and not always:
+    if not GEOMETRIES[geometry].uses_c and not always:
         return 1.0
     with container or st.container():
         return log_slider(
@@ -220,7 +223,7 @@ def curvature_slider(key: str, geometry: str, *, container=None, always: bool = 
             0.1,
             10.0,
             1.0,
-            help="The ball has radius 1/sqrt(c); only the Poincaré ball uses it.",
+            help=help or "The ball has radius 1/sqrt(c); only the Poincaré ball uses it.",
         )
 
 
@@ -229,14 +232,22 @@ def eps_slider(key: str, lo: float, hi: float, default: float, *, help: str | No
     return log_slider("eps (IDA regulariser)", key, lo, hi, default, help=help)
 
 
-def kernel_picker(key: str, kernels: dict[str, str], label: str = "Kernel", *, container=None) -> str:
-    """One key of a kernel table (name -> label), IDA first; bound to the URL."""
+def kernel_picker(
+    key: str, kernels: dict[str, str] | None = None, label: str = "Kernel", *, container=None
+) -> str:
+    """One key of a kernel table (name -> label), IDA first where it is offered; bound to the URL.
+
+    ``kernels`` defaults to the ATTENTION registry, each entry shown by its ``AttentionKind.label``.
+    """
+    if kernels is None:
+        kernels = {name: kind.label for name, kind in ATTENTION.items()}
     where = container or st
     options = list(kernels)
+    default = "ida" if "ida" in kernels else options[0]
     choice = where.segmented_control(
-        label, options, default=options[0], format_func=kernels.get, key=key, bind="query-params"
+        label, options, default=default, format_func=kernels.get, key=key, bind="query-params"
     )
-    return choice or options[0]
+    return choice or default
 
 
 def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:

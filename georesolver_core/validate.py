@@ -14,39 +14,31 @@ EPS_MIN, EPS_MAX = 1e-30, 1e30
 C_MIN, C_MAX = 1e-6, 1e6
 
 
+def _check_real(name: str, value, lo: float, hi: float, allowed: str) -> float:
+    """``value`` as a finite float in [lo, hi], else ValueError "name must be <allowed> (got value)"."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {allowed} (got {value!r})") from None
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise ValueError(f"{name} must be {allowed} (got {value!r})")
+    return v
+
+
 def check_eps(eps: float, name: str = "eps") -> float:
     """eps must be a real number in [EPS_MIN, EPS_MAX] (the regulariser of the inverse-distance kernel)."""
-    allowed = f"a number > 0 in [{EPS_MIN:g}, {EPS_MAX:g}]"
-    try:
-        value = float(eps)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {allowed} (got {eps!r})") from None
-    if not math.isfinite(value) or not EPS_MIN <= value <= EPS_MAX:
-        raise ValueError(f"{name} must be {allowed} (got {eps!r})")
-    return value
+    return _check_real(name, eps, EPS_MIN, EPS_MAX, f"a number > 0 in [{EPS_MIN:g}, {EPS_MAX:g}]")
 
 
 def check_curvature(c: float, name: str = "c") -> float:
     """Poincaré-ball curvature parameter c in [C_MIN, C_MAX] (sectional curvature k = -c). c = 0 never reaches geoopt."""
     allowed = f"a finite number > 0 in [{C_MIN:g}, {C_MAX:g}], curvature k = -{name}"
-    try:
-        value = float(c)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {allowed} (got {c!r})") from None
-    if not math.isfinite(value) or not C_MIN <= value <= C_MAX:
-        raise ValueError(f"{name} must be {allowed} (got {c!r})")
-    return value
+    return _check_real(name, c, C_MIN, C_MAX, allowed)
 
 
 def check_range(name: str, value: float, lo: float, hi: float) -> float:
     """A finite real in the closed interval [lo, hi]."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}] (got {value!r})") from None
-    if not math.isfinite(v) or v < lo or v > hi:
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}] (got {value!r})")
-    return v
+    return _check_real(name, value, lo, hi, f"a number in [{lo}, {hi}]")
 
 
 def check_positive_int(name: str, value: int, lo: int = 1, hi: int | None = None) -> int:

@@ -5,11 +5,11 @@ import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.attention.diagnostics import KERNELS, QUERY_MODES, attention_lab
-from georesolver_core.claims import CLAIMS, FAILS
+from georesolver_core.attention.diagnostics import QUERY_MODES, attention_lab
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.claims import CLAIMS, FAILS, HOLDS
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.theory.attention import DEGRADATION_THRESHOLD
 from georesolver_core.viz.attention import (
     eps_sweep_animation,
     geometry_scatter,
@@ -68,7 +68,7 @@ def lab() -> None:
     kernel = (
         c1.segmented_control(
             "Kernel for the matrix and the picture",
-            list(KERNELS),
+            list(KERNEL_CHOICES),
             default="ida",
             format_func=lambda k: "IDA" if k == "ida" else "softmax",
             key="att_kernel",
@@ -98,17 +98,12 @@ def lab() -> None:
         )
         temp = ui.log_slider("Softmax temperature T", "att_temp", 0.01, 100.0, 1.0)
     spread = c4.slider("Spread of the keys", 0.1, 3.0, 1.0, 0.1, key="att_spread", bind="query-params")
-    c = 1.0
-    if geometry == "poincare":
-        with c4:
-            c = ui.log_slider(
-                "Curvature parameter c (curvature k = -c)",
-                "att_c",
-                0.1,
-                10.0,
-                1.0,
-                help="The ball has radius 1/sqrt(c); keys sit at norm <= 0.9/sqrt(c).",
-            )
+    c = ui.curvature_slider(
+        "att_c",
+        geometry,
+        container=c4,
+        help="The ball has radius 1/sqrt(c); keys sit at norm <= 0.9/sqrt(c).",
+    )
     q1, q2 = st.columns([2, 3])
     modes = list(QUERY_MODES)
     mode = q1.radio(
@@ -149,7 +144,7 @@ def lab() -> None:
     try:
         res = _lab(*args)
     except ValueError as err:
-        fix = "keep the norm below 1/sqrt(c)" if geometry == "poincare" else "change the coordinates"
+        fix = "keep the norm below 1/sqrt(c)" if GEOMETRIES[geometry].uses_c else "change the coordinates"
         st.error(f"The query could not be placed: {err}. Fix: {fix}; showing a random query instead.")
         res = _lab(
             geometry, n, d, eps, temp, "random", 0, 1, 0.5, None, spread, c, s.seed, dtype_name, str(s.device)
@@ -186,7 +181,7 @@ def lab() -> None:
     )
     if n >= 2:
         idx = st_["degradation index eps(n-1)/d_min^2"]
-        degraded = idx >= DEGRADATION_THRESHOLD
+        degraded = res.degraded
         m[2].metric(
             "eps (n-1) / d_min^2",
             f"{idx:.3g}",
@@ -199,24 +194,24 @@ def lab() -> None:
             st.markdown("**What the theory says vs what we measured, for these keys**")
             lines = [
                 f"Section 2.8: eps (n-1)/d_min^2 = {idx:.3g} "
-                + ("**>= 1/2: the degradation regime.**" if idx >= DEGRADATION_THRESHOLD else "< 1/2: outside it.")
+                + ("**>= 1/2: the degradation regime.**" if degraded else "< 1/2: outside it.")
                 + f" eps below {st_['largest eps outside the regime']:.3g} leaves it; the paper's advice eps = 0.01 "
                 f"E d^2 = {st_['advised eps (0.01 E d^2)']:.3g} here.",
                 f"Theorem 3: eff-rank(K) = {st_['effective rank of K']:.3g} for n = {n}, d_min = "
                 f"{st_['key separation d_min']:.3g}; the stated bound 1 + n eps^2/d_min^4 = "
                 f"{st_['stated eff-rank bound']:.4g}.",
             ]
-            if "W_j for q = k_j" in st_:
-                w, b = st_["W_j for q = k_j"], st_["bound 1/(1+eps(n-1)/(r^2+eps))"]
+            if (ret := res.retrieval) is not None:
                 lines.insert(
                     0,
-                    f"Exact retrieval (section 2.3): q = k{j + 1} gets W = {w:.6f} >= bound {b:.6f} "
-                    + (":green[holds]" if w >= b * (1 - 1e-5) else ":red[violated]")
+                    f"Exact retrieval (section 2.3): q = k{ret.key + 1} gets W = {ret.weight:.6f} >= bound "
+                    f"{ret.bound:.6f} "
+                    + (":green[holds]" if ret.verdict == HOLDS else ":red[violated]")
                     + "; lower eps to push both to 1.",
                 )
             st.markdown("\n".join(f"- {line}" for line in lines))
 
-    if d == 2 or (d == 3 and geometry == "sphere"):
+    if d in (2, 2 + GEOMETRIES[geometry].extra_dims):  # the plane, the disc, or the 2-sphere in 3-D
         ui.chart(
             geometry_scatter(
                 res.query,

@@ -24,6 +24,10 @@ def test_page_shows_title_matrix_bars_picture_and_claims(at):
     assert at.title[0].value == "Attention lab"
     assert len(at.get("plotly_chart")) >= 3 + 11  # heatmap, bars, 2-D picture, one panel per claim
     assert any("What the theory says vs what we measured" in m.value for m in at.markdown)
+    # the query starts on key 1: the library's exact-retrieval verdict is shown, not recomputed
+    assert any(
+        "Exact retrieval (section 2.3): q = k1" in m.value and ":green[holds]" in m.value for m in at.markdown
+    )
     _run(at, att_claims=False)  # the rest of this module exercises the lab alone
     assert len(at.get("plotly_chart")) == 3
 

@@ -86,3 +86,37 @@ def test_read_upload_parses_once_per_file_and_checks_size_first(monkeypatch):
 
     value, error = ui.read_upload(deep, key="k", max_bytes=10**6, parse=lambda b: json.loads(b))
     assert value is None and error
+
+
+class _Recorder:
+    """Stands in for a streamlit container: records the segmented control's options and answers None
+    (nothing picked yet), so the picker's own default comes back."""
+
+    def segmented_control(self, label, options, *, default, format_func, key, bind):
+        self.options, self.default = list(options), default
+        self.labels = [format_func(o) for o in options]
+        return None
+
+
+def test_kernel_picker_defaults_to_the_attention_registry_ida_first():
+    from georesolver_core.attention.layer import ATTENTION, KERNEL_CHOICES
+
+    box = _Recorder()
+    assert ui.kernel_picker("k", container=box) == "ida"
+    assert box.options == list(ATTENTION)
+    assert box.labels == [kind.label for kind in ATTENTION.values()]
+    table = _Recorder()
+    assert ui.kernel_picker("k", KERNEL_CHOICES, container=table) == "ida"  # a page's own table still works
+    assert table.labels == list(KERNEL_CHOICES.values())
+    assert ui.kernel_picker("k", {"softmax": "softmax"}, container=_Recorder()) == "softmax"
+
+
+def test_curvature_slider_is_drawn_for_the_geometries_whose_entry_uses_c(monkeypatch):
+    from georesolver_core.geometry import GEOMETRIES
+
+    drawn = []
+    monkeypatch.setattr(ui, "log_slider", lambda label, key, lo, hi, default, help=None: drawn.append(key) or 2.0)
+    for geometry, entry in GEOMETRIES.items():
+        assert ui.curvature_slider(geometry, geometry) == (2.0 if entry.uses_c else 1.0)
+    assert drawn == [g for g, entry in GEOMETRIES.items() if entry.uses_c] == ["poincare"]
+    assert ui.curvature_slider("always", "sphere", always=True) == 2.0

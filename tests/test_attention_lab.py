@@ -13,6 +13,7 @@ from georesolver_core.attention import diagnostics as dg
 from georesolver_core.attention import ida_weights, softmax_weights
 from georesolver_core.geometry import distance, pairwise_distance
 from georesolver_core.theory import attention as th
+from georesolver_core.verdicts import FAILS, HOLDS
 from georesolver_core.viz import attention as va
 from tests.conftest import random_points, tol
 
@@ -247,6 +248,7 @@ def test_degradation_helpers_are_consistent():
     eps = th.max_safe_eps(101, 0.3)
     assert float(th.degradation_index(eps, 101, 0.3)) == pytest.approx(th.DEGRADATION_THRESHOLD)
     assert float(th.recommended_eps(5.0)) == pytest.approx(0.05)
+    assert th.in_degradation_regime(1.01 * eps, 101, 0.3) and not th.in_degradation_regime(0.99 * eps, 101, 0.3)
     assert float(th.softmax_width_paper_formula(1000, 3.0, 0.01)) < float(
         th.softmax_width_paper_formula(10, 3.0, 0.01)
     )
@@ -282,6 +284,20 @@ def test_attention_lab_rows_sum_to_one_and_bound_holds(geometry, n, dtype):
     if n > 1:
         assert lab.stats["W_j for q = k_j"] >= lab.stats["bound 1/(1+eps(n-1)/(r^2+eps))"] * (1 - 1e-5)
         assert 1 <= lab.stats["effective rank of K"] <= n + 1e-9
+        ret = lab.retrieval
+        assert (ret.key, ret.weight, ret.verdict) == (n - 1, lab.stats["W_j for q = k_j"], HOLDS)
+        assert ret.bound == lab.stats["bound 1/(1+eps(n-1)/(r^2+eps))"]
+        assert lab.degraded == (lab.stats["degradation index eps(n-1)/d_min^2"] >= th.DEGRADATION_THRESHOLD)
+    else:
+        assert lab.retrieval is None and lab.degraded is None
+
+
+def test_retrieval_verdict_allows_float32_rounding_only():
+    assert dg.retrieval_check(0.9, 0.9, 2).verdict == HOLDS
+    assert dg.retrieval_check(0.9 * (1 - 0.5 * dg.RETRIEVAL_RTOL), 0.9, 2).verdict == HOLDS
+    assert dg.retrieval_check(0.9 * (1 - 2 * dg.RETRIEVAL_RTOL), 0.9, 2).verdict == FAILS
+    off_key = dg.attention_lab(geometry="euclidean", n=5, d=2, eps=0.01, mode="random")
+    assert off_key.retrieval is None  # no query on a key: nothing to judge
 
 
 def test_attention_lab_rejects_bad_arguments():

@@ -51,6 +51,19 @@ def test_report_has_environment_rows_ratios_and_memory(report):
     assert bench.validate_report(json.loads(json.dumps(report))) is not None
 
 
+def test_rows_are_entries_of_the_attention_registry():
+    from georesolver_core.attention.layer import ATTENTION
+
+    keys = list(bench.KERNELS)
+    assert keys[:7] == ["sdpa", "ida", "hida", "sida", "ida-naive", "hida-naive", "sida-naive"]
+    for name, row in bench.KERNELS.items():
+        kind = ATTENTION["softmax" if name == "sdpa" else name.removesuffix("-naive")]
+        assert row.label.startswith(kind.label + " (") and row.geometry == kind.geometry, name
+        assert row.reference == name.endswith("-naive")
+    assert bench.KERNELS["ida"].label == ATTENTION["ida"].labelled("fused")
+    assert {"fp-hida", "l-hida", "c-hida"} <= set(keys)
+
+
 def test_targets_are_judged_only_where_measured(report):
     targets = report["targets"]
     ratio_targets = [t for t in targets if "SDPA" in t["target"]]

@@ -29,8 +29,8 @@ from georesolver_core.geometry import (
 )
 from georesolver_core.theory import attention as th
 from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
+from georesolver_core.verdicts import verdict_inequality
 
-KERNELS = KERNEL_CHOICES  # "ida" (in the lab's geometry) or "softmax"
 QUERY_MODES = {
     "random": "a random point",
     "key": "equal to key j",
@@ -147,8 +147,8 @@ def attention_weights(
     "ida": W_ij proportional to (d(q_i, k_j)^2 + eps)^-1 in the chosen geometry;
     "softmax": softmax(q.k / (T sqrt d)) on the ambient coordinates (the geometry is not used).
     """
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
+    if kernel not in KERNEL_CHOICES:  # "ida" (in the lab's geometry) or "softmax"
+        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
     if kernel == "ida":
         return ida_weights(q, k, eps=eps, geometry=geometry, c=c)
     temperature = check_range("temperature", temperature, 1e-6, 1e6)
@@ -213,8 +213,8 @@ def query_jacobian_norms(
     default). The Lipschitz constant is the supremum over q; the maximum over sampled queries
     is a lower estimate of it.
     """
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
+    if kernel not in KERNEL_CHOICES:  # "ida" (in the lab's geometry) or "softmax"
+        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
     for name, t in (("queries", queries), ("k", k), ("v", v)):
         check_finite(name, t)
     if k.shape[0] != v.shape[0] or queries.shape[-1] != k.shape[-1]:
@@ -356,6 +356,25 @@ def eps_sweep(
 # --- Everything the Attention lab shows for one configuration -------------------------------
 
 
+@dataclass(frozen=True)
+class Retrieval:
+    """Exact retrieval (section 2.3) for a query placed on key j: its IDA weight beside the lemma's bound."""
+
+    key: int  # j, 0-based
+    weight: float  # W_j for q = k_j
+    bound: float  # 1 / (1 + eps (n - 1) / (r_j^2 + eps)), r_j the distance from k_j to its nearest other key
+    verdict: str  # HOLDS or FAILS: W_j >= bound, up to the lab's float32 rounding (RETRIEVAL_RTOL)
+
+
+RETRIEVAL_RTOL = 1e-5  # the lab computes weights in float32 (7 digits): a relative 1e-5 is rounding
+
+
+def retrieval_check(weight: float, bound: float, key: int) -> Retrieval:
+    """Judge W_j >= 1/(1 + eps(n-1)/(r^2+eps)) for a query on key j (``verdict_inequality``, relation "ge")."""
+    verdict, _ = verdict_inequality([weight], [bound], relation="ge", rtol=RETRIEVAL_RTOL)
+    return Retrieval(key, float(weight), float(bound), verdict)
+
+
 @dataclass
 class Lab:
     """Keys, one query, both kernels' weights and the numbers that explain them (arrays on the CPU)."""
@@ -367,6 +386,8 @@ class Lab:
     sq_dist: np.ndarray  # (n,) d(q, k_j)^2
     sweep: EpsSweep
     stats: dict  # name -> float: separation, effective rank, degradation index, retrieval bound ...
+    retrieval: Retrieval | None = None  # the exact-retrieval verdict when the query sits on a key (n >= 2)
+    degraded: bool | None = None  # section 2.8: eps (n-1)/d_min^2 >= 1/2 for these keys (None: n = 1)
 
 
 def attention_lab(
@@ -406,6 +427,7 @@ def attention_lab(
     sweep = eps_sweep(qd, kd, eps_values=np.logspace(-8, 2, 41) if sweep_eps is None else sweep_eps,
                       temperature=temperature, geometry=geometry, c=c)  # fmt: skip
     w0 = w_ida[0]
+    retrieval = degraded = None
     stats = {
         "largest IDA weight": float(w0.max()),
         "effective number of keys (IDA)": float(1.0 / (w0**2).sum()),
@@ -418,6 +440,7 @@ def attention_lab(
         eff = float(effective_rank(1.0 / (sq_kk + eps)))
         r = sq_kk.fill_diagonal_(math.inf).amin(dim=-1).sqrt()  # (n,) nearest other key
         d_min = float(r.min())
+        degraded = bool(th.in_degradation_regime(eps, n, d_min))
         stats |= {
             "key separation d_min": d_min,
             "mean squared key distance": msd,
@@ -428,8 +451,9 @@ def attention_lab(
             "largest eps outside the regime": float(th.max_safe_eps(n, d_min)),
         }
         if mode == "key":
-            stats["W_j for q = k_j"] = float(w0[j])
-            stats["bound 1/(1+eps(n-1)/(r^2+eps))"] = float(th.retrieval_weight_lower_bound(eps, n, float(r[j])))
+            retrieval = retrieval_check(float(w0[j]), th.retrieval_weight_lower_bound(eps, n, float(r[j])), j)
+            stats["W_j for q = k_j"] = retrieval.weight
+            stats["bound 1/(1+eps(n-1)/(r^2+eps))"] = retrieval.bound
     return Lab(
         keys=keys.numpy(),
         query=q.numpy(),
@@ -438,4 +462,6 @@ def attention_lab(
         sq_dist=sq.detach().cpu().double().numpy(),
         sweep=sweep,
         stats=stats,
+        retrieval=retrieval,
+        degraded=degraded,
     )

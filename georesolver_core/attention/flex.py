@@ -25,8 +25,8 @@ import math
 
 import torch
 
-from georesolver_core.geometry import GEOMETRIES, check_geometry, check_points
-from georesolver_core.validate import check_curvature, check_eps
+from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
+from georesolver_core.geometry import GEOMETRIES, check_points
 
 _compiled = None
 
@@ -41,12 +41,11 @@ def _flex_attention():
     return _compiled
 
 
-def ida_score_mod(
-    q_sq: torch.Tensor, k_sq: torch.Tensor, *, eps: float, geometry: str, c: float, causal: bool, offset: int = 0
-):
+def ida_score_mod(q_sq: torch.Tensor, k_sq: torch.Tensor, spec: KernelSpec, offset: int = 0):
     """The score hook: s = q . k -> -log(d^2 + eps). ``q_sq`` (B, H, n) and ``k_sq`` (B, H, m) hold |q|^2, |k|^2."""
 
-    from_gram = GEOMETRIES[geometry].sq_distance_from_gram  # d^2 from |q|^2, |k|^2 and q.k
+    from_gram = GEOMETRIES[spec.geometry].sq_distance_from_gram  # d^2 from |q|^2, |k|^2 and q.k
+    eps, c, causal = spec.eps, spec.c, spec.causal
 
     def dist_sq(score, b, h, qi, kv):
         return from_gram(q_sq[b, h, qi], k_sq[b, h, kv], score, c)
@@ -60,25 +59,19 @@ def ida_score_mod(
     return score_mod
 
 
-def flex_ida(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    eps: float,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    causal: bool = False,
-) -> torch.Tensor:
+def flex_ida(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec) -> torch.Tensor:
     """IDA output through FlexAttention. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv).
 
-    q and k must be points of the geometry (in the ball of radius 1/sqrt(c), or unit vectors).
+    q and k must be points of the spec's geometry (in the ball of radius 1/sqrt(c), or unit vectors);
+    the spec's keys are ALL_KEYS or CAUSAL, without counts (the score hook sees one key at a time).
     """
-    eps = check_eps(eps)
-    check_geometry(geometry)
-    c = check_curvature(c)
-    check_points("q", q, geometry=geometry, c=c)
-    check_points("k", k, geometry=geometry, c=c)
+    if not isinstance(spec.keys, AllKeys | Causal) or spec.counts is not None:
+        raise ValueError(
+            f"impl='flex' takes keys=ALL_KEYS or CAUSAL and no counts (got {type(spec.keys).__name__}, "
+            f"counts {'given' if spec.counts is not None else 'None'})"
+        )
+    check_points("q", q, geometry=spec.geometry, c=spec.c)
+    check_points("k", k, geometry=spec.geometry, c=spec.c)
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     if q.device.type == "cpu" and needs_grad:
         raise ValueError(
@@ -94,7 +87,7 @@ def flex_ida(
     v4 = v.expand(*batch, m, dv).reshape(-1, 1, m, dv)  # (B, 1, m, dv)
     q_sq = (q4 * q4).sum(-1)  # (B, 1, n)
     k_sq = (k4 * k4).sum(-1)  # (B, 1, m)
-    score_mod = ida_score_mod(q_sq, k_sq, eps=eps, geometry=geometry, c=c, causal=causal, offset=m - n)
+    score_mod = ida_score_mod(q_sq, k_sq, spec, offset=m - n)
     if q.device.type == "cuda":
         out = _flex_attention()(q4, k4, v4, score_mod=score_mod, scale=1.0)
     else:

@@ -192,11 +192,12 @@ def ida(
     where it applies and pays off; ``"reference"`` forces the naive kernel (O(n m) memory), ``"fused"``
     the streaming one.
     """
+    spec = _spec(eps, geometry, c, causal)
     if impl == "flex":  # opt-in: torch's FlexAttention with the score hook -log(d^2 + eps) (attention.flex)
         from georesolver_core.attention.flex import flex_ida
 
-        return flex_ida(q, k, v, eps=eps, geometry=geometry, c=c, causal=causal)
-    return attend(q, k, v, _spec(eps, geometry, c, causal), impl=impl)
+        return flex_ida(q, k, v, spec)
+    return attend(q, k, v, spec, impl=impl)
 
 
 def softmax_weights(

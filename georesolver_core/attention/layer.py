@@ -85,6 +85,10 @@ class AttentionKind:
     embed: Callable[[torch.Tensor, float], torch.Tensor]  # (..., d) -> points of the geometry (c given)
     build: Callable[[AttentionConfig], nn.Module]  # module: q, k, v (B, nh, T, hs), embedded -> (B, nh, T, hs)
 
+    def labelled(self, how: str) -> str:
+        """The label with how this entry is run, e.g. "IDA (Euclidean) (fused)" (benchmark rows, legends)."""
+        return f"{self.label} ({how})"
+
 
 def _inverse_distance(label: str, geometry: str) -> AttentionKind:
     # Learned projections land in the geometry by its own embedding: as is, x = 0.9 tanh(|z|) z/|z|

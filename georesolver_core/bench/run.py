@@ -23,7 +23,8 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.hida_scaling import hida_bench_kernels, scaling_main
+from georesolver_core.attention.hida_scaling import SETTINGS, hida_bench_kernels, scaling_main
+from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
@@ -39,12 +40,18 @@ LONG_CALL_S, LONG_ROW_REPEATS = 5.0, 3  # rows whose warm-up call takes longer a
 
 @dataclass(frozen=True)
 class Kernel:
-    """A registry entry: how to draw inputs for this kernel and how to run it."""
+    """A benchmark row: the ATTENTION entry it times, labelled with how it runs, and how to run it."""
 
-    label: str
-    geometry: str | None  # None: softmax (SDPA)
+    label: str  # the entry's label and the implementation, e.g. "IDA (Euclidean) (fused)"
+    geometry: str | None  # the entry's geometry; None: softmax (SDPA)
     run: Callable  # (q, k, v, eps, causal) -> o
     reference: bool = False  # the naive O(T^2)-memory kernel, only timed at short lengths
+
+
+def _timed_entry(key: str, implementation: str, run: Callable, reference: bool = False) -> Kernel:
+    """The row that times ATTENTION[key] with ``implementation`` (its label and geometry come from there)."""
+    kind = ATTENTION[key]
+    return Kernel(kind.labelled(implementation), kind.geometry, run, reference)
 
 
 def _sdpa(q, k, v, eps, causal):
@@ -63,18 +70,16 @@ def _naive(geometry):
     return lambda q, k, v, eps, causal: reference_ida(q, k, v, _spec(eps, geometry, causal))
 
 
+FUSED = tuple(TARGET_RATIO)  # ida, hida, sida: the dense inverse-distance entries of ATTENTION
+# Row keys: "sdpa" times the softmax entry, "<key>" the fused and "<key>-naive" the reference kernel of
+# each dense entry, then the sub-quadratic HIDA family (attention.hida_scaling has their cost-scaling
+# mode, --scaling).
 KERNELS: dict[str, Kernel] = {
-    "sdpa": Kernel("softmax (torch SDPA)", None, _sdpa),
-    "ida": Kernel("IDA, Euclidean (fused)", "euclidean", _fused("euclidean")),
-    "hida": Kernel("Dense-HIDA, Poincaré (fused)", "poincare", _fused("poincare")),
-    "sida": Kernel("SIDA, sphere (fused)", "sphere", _fused("sphere")),
-    "ida-naive": Kernel("IDA, Euclidean (naive)", "euclidean", _naive("euclidean"), True),
-    "hida-naive": Kernel("Dense-HIDA, Poincaré (naive)", "poincare", _naive("poincare"), True),
-    "sida-naive": Kernel("SIDA, sphere (naive)", "sphere", _naive("sphere"), True),
-    # The sub-quadratic HIDA family (attention.hida_scaling has their cost-scaling mode, --scaling).
-    **{name: Kernel(label, "poincare", run) for name, (label, run) in hida_bench_kernels().items()},
+    "sdpa": _timed_entry("softmax", "torch SDPA", _sdpa),
+    **{key: _timed_entry(key, "fused", _fused(ATTENTION[key].geometry)) for key in FUSED},
+    **{f"{key}-naive": _timed_entry(key, "naive", _naive(ATTENTION[key].geometry), True) for key in FUSED},
+    **{key: _timed_entry(key, SETTINGS[key], run) for key, run in hida_bench_kernels().items()},
 }
-FUSED = tuple(TARGET_RATIO)  # ida, hida, sida
 
 
 @dataclass(frozen=True)

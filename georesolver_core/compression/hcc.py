@@ -159,8 +159,10 @@ def _decode(ck: CompressedKeys) -> torch.Tensor:
     return (r_hat.to(u.dtype).unsqueeze(-1) * u).reshape(ck.shape).to(ck.torch_dtype())
 
 
-def hcc_params(bits_dir, bits_radius, radius: str, direction: str, c: float) -> dict:
-    """Checked parameters of HCC, as stored in ``CompressedKeys.params``."""
+def hcc_params(
+    bits_dir, bits_radius, radius: str = "euclidean", direction: str = "implicit", c: float = 1.0
+) -> dict:
+    """Checked parameters of HCC, as stored in ``CompressedKeys.params`` (defaults: those of ``hcc_quantize``)."""
     return {
         "bits_dir": check_bits("bits_dir", bits_dir),
         "bits_radius": check_bits("bits_radius", bits_radius),
@@ -174,6 +176,13 @@ def _encode_1t(keys: torch.Tensor, params: dict):
     # Slices of 1 MB: extra threads only add synchronisation (measured ~10x slower with 2 on a busy 2-core CPU).
     with one_cpu_thread(keys.device):
         return _encode(keys, params)
+
+
+def _check_keys_for(keys: torch.Tensor, params: dict) -> None:
+    """Finite float keys, inside the Poincaré ball when the radius is measured hyperbolically."""
+    check_keys("keys", keys)
+    if params["radius"] == "hyperbolic":
+        check_in_ball("keys", keys, params["c"])
 
 
 def hcc_quantize(
@@ -192,9 +201,7 @@ def hcc_quantize(
     See the module docstring for the two direction layouts and what is stored.
     """
     params = hcc_params(bits_dir, bits_radius, radius, direction, c)
-    check_keys("keys", keys)
-    if radius == "hyperbolic":
-        check_in_ball("keys", keys, params["c"])
+    _check_keys_for(keys, params)
     payload, side = _encode_1t(keys, params)
     return CompressedKeys("hcc", tuple(keys.shape), dtype_name(keys.dtype), params, payload, side)
 
@@ -211,26 +218,16 @@ def random_rotation(d: int, seed: int, dtype=torch.float64) -> torch.Tensor:
     return _rotation64(int(d), int(seed)).to(dtype, copy=True)
 
 
-def hcc_rotated_quantize(
-    keys: torch.Tensor,
-    *,
-    bits_dir: int,
-    bits_radius: int,
-    radius: str = "euclidean",
-    direction: str = "implicit",
-    c: float = 1.0,
-    seed: int = 0,
-) -> CompressedKeys:
+def hcc_rotated_quantize(keys: torch.Tensor, *, seed: int = 0, **options) -> CompressedKeys:
     """HCC after a fixed random rotation k -> Q k (the preconditioning of PolarQuant / TurboQuant).
 
+    ``options`` are the keywords of ``hcc_quantize`` (bits_dir, bits_radius, radius, direction, c).
     Q is regenerated from the stored 8-byte seed; rotation keeps norms, so radius modes are unchanged.
     """
-    params = hcc_params(bits_dir, bits_radius, radius, direction, c)
-    check_keys("keys", keys)
+    params = hcc_params(**options)
+    _check_keys_for(keys, params)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"seed must be an integer in [0, 2^63) (got {seed!r})")
-    if radius == "hyperbolic":
-        check_in_ball("keys", keys, params["c"])
     rot = random_rotation(keys.shape[-1], seed, dtype=_work_dtype(keys))  # (d, d)
     payload, side = _encode_1t(keys.to(rot.dtype) @ rot.T, params)  # (..., n, d) rotated
     side["seed"] = torch.tensor([seed], dtype=torch.int64)

@@ -42,27 +42,22 @@ class Quantizer:
     nbytes: Callable[[int, int, dict, tuple], int]  # (n_keys, d, params, shape) -> storage in bytes
 
 
+def _hcc_options(o: dict) -> dict:
+    """The HCC keywords of a page's options, with HCC's defaults (b_r = 6, Euclidean radius, implicit layout)."""
+    return {
+        "bits_radius": o.get("bits_radius", 6),
+        "radius": o.get("radius", "euclidean"),
+        "direction": o.get("direction", "implicit"),
+        "c": o.get("c", 1.0),
+    }
+
+
 def _hcc(keys, bits, o):
-    return hcc_quantize(
-        keys,
-        bits_dir=bits,
-        bits_radius=o.get("bits_radius", 6),
-        radius=o.get("radius", "euclidean"),
-        direction=o.get("direction", "implicit"),
-        c=o.get("c", 1.0),
-    )
+    return hcc_quantize(keys, bits_dir=bits, **_hcc_options(o))
 
 
 def _hcc_rot(keys, bits, o):
-    return hcc_rotated_quantize(
-        keys,
-        bits_dir=bits,
-        bits_radius=o.get("bits_radius", 6),
-        radius=o.get("radius", "euclidean"),
-        direction=o.get("direction", "implicit"),
-        c=o.get("c", 1.0),
-        seed=o.get("seed", 0),
-    )
+    return hcc_rotated_quantize(keys, bits_dir=bits, seed=o.get("seed", 0), **_hcc_options(o))
 
 
 def _kivi(axis):

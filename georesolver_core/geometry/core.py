@@ -74,6 +74,15 @@ def _flat(fn):
     return lambda *args: fn(*args[:-1])
 
 
+# The distance formulas every geometry module defines under these names (the registry's fields too).
+_DISTANCES = ("pairwise_sq_distance", "pairwise_distance", "distance", "sq_distance", "sq_distance_from_gram")
+
+
+def _distances(module, *, uses_c: bool = False) -> dict[str, Callable]:
+    """A geometry module's distance formulas as registry fields; ``_flat`` where the space has no c."""
+    return {name: getattr(module, name) if uses_c else _flat(getattr(module, name)) for name in _DISTANCES}
+
+
 def _zeros(d: int, *, dtype=None, device=None) -> Tensor:
     return torch.zeros(d, dtype=dtype, device=device)
 
@@ -115,11 +124,7 @@ GEOMETRIES: dict[str, Geometry] = {
         "Euclidean",
         "0",
         "flat space R^d, d(x,y) = ||x - y||",
-        pairwise_sq_distance=_flat(euclidean.pairwise_sq_distance),
-        pairwise_distance=_flat(euclidean.pairwise_distance),
-        distance=_flat(euclidean.distance),
-        sq_distance=_flat(euclidean.sq_distance),
-        sq_distance_from_gram=_flat(euclidean.sq_distance_from_gram),
+        **_distances(euclidean),
         project=lambda x, c: x,
         embed=lambda x, c: x,
         manifold=_euclidean_manifold,
@@ -140,11 +145,7 @@ GEOMETRIES: dict[str, Geometry] = {
         "Poincaré ball",
         "-c",
         "hyperbolic space, d = arcosh(1 + 2||x-y||^2/((1-|x|^2)(1-|y|^2)))",
-        pairwise_sq_distance=poincare.pairwise_sq_distance,
-        pairwise_distance=poincare.pairwise_distance,
-        distance=poincare.distance,
-        sq_distance=poincare.sq_distance,
-        sq_distance_from_gram=poincare.sq_distance_from_gram,
+        **_distances(poincare, uses_c=True),
         project=lambda x, c: poincare.ball(c).projx(x),
         embed=lambda z, c: poincare.to_ball(z, c=c),
         manifold=_ball_manifold,
@@ -166,11 +167,7 @@ GEOMETRIES: dict[str, Geometry] = {
         "Sphere",
         "+1",
         "unit sphere S^{d-1}, d(x,y) = arccos<x,y>",
-        pairwise_sq_distance=_flat(sphere.pairwise_sq_distance),
-        pairwise_distance=_flat(sphere.pairwise_distance),
-        distance=_flat(sphere.distance),
-        sq_distance=_flat(sphere.sq_distance),
-        sq_distance_from_gram=_flat(sphere.sq_distance_from_gram),
+        **_distances(sphere),
         project=_project_sphere,
         embed=_flat(sphere.normalise),
         manifold=_sphere_manifold,

@@ -163,6 +163,11 @@ def degradation_index(eps, n, d_min):
     return eps * (n - 1.0) / d_min**2
 
 
+def in_degradation_regime(eps, n, d_min, threshold=DEGRADATION_THRESHOLD):
+    """Section 2.8's verdict for these keys: degradation_index(eps, n, d_min) >= threshold (1/2)."""
+    return degradation_index(eps, n, d_min) >= float(threshold)
+
+
 def recommended_eps(mean_sq_dist, fraction=RECOMMENDED_EPS_FRACTION):
     """Section 2.8's advice: eps ~ 0.01 E||q_i - k_j||^2."""
     return float(fraction) * _f(mean_sq_dist)
