@@ -28,9 +28,11 @@ __all__ = [
     "FAILS",
     "HOLDS",
     "VERDICTS",
+    "Axes",
     "Claim",
     "Evidence",
     "fit_loglog_slope",
+    "sweep_evidence",
     "verdict_inequality",
     "verdict_scaling",
 ]
@@ -56,6 +58,48 @@ class Evidence:
 
     def to_dict(self) -> dict:
         return _jsonable(asdict(self))
+
+
+@dataclass(frozen=True)
+class Axes:
+    """How a measured sweep is drawn and read beside its bound (the plot fields of ``Evidence``)."""
+
+    x_label: str  # axis title with units, e.g. "number of keys n"
+    y_label: str  # axis title of measured/bound
+    relation: str  # how measured is compared with bound, in words: "measured <= bound"
+    log: str = ""  # which axes are logarithmic: "", "x", "y" or "xy"
+
+    def __post_init__(self):
+        if self.log not in ("", "x", "y", "xy"):
+            raise ValueError(f"log must be one of '', 'x', 'y', 'xy' (got {self.log!r})")
+
+
+def sweep_evidence(
+    x, measured, bound, judged: tuple[str, str], axes: Axes, *, note: str = "", at: int = -1, **fields
+) -> Evidence:
+    """Evidence of one sweep: x, measured and bound as lists of floats, drawn on ``axes``.
+
+    ``judged`` is (verdict, summary), e.g. what ``verdict_inequality(measured, bound)`` returns;
+    ``note`` follows the summary. The headline numbers are measured[at] and bound[at] unless
+    ``fields`` give measured_value / bound_value; ``fields`` may also give ``extra``.
+    """
+    measured, bound = [float(v) for v in measured], [float(v) for v in bound]
+    fields.setdefault("measured_value", measured[at])
+    fields.setdefault("bound_value", bound[at])
+    verdict, summary = judged
+    return Evidence(
+        x=[float(v) for v in x],
+        x_label=axes.x_label,
+        measured=measured,
+        bound=bound,
+        y_label=axes.y_label,
+        relation=axes.relation,
+        verdict=verdict,
+        summary=summary + note,
+        log_x="x" in axes.log,
+        log_y="y" in axes.log,
+        **fields,
+    )
 
 
 @dataclass(frozen=True)
