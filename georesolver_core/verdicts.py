@@ -3,8 +3,9 @@ rules that turn a measurement beside its bound into a verdict.
 
 The paper reports no experiments. Each ``Claim.measure`` runs one at call time and returns
 ``Evidence``: the sweep it measured, the bound evaluated on the same sweep (from ``theory/``),
-and a verdict computed from the two by ``verdict_inequality`` or ``verdict_scaling``. Nothing is
-hard-coded: ``python -m georesolver_core claims --json`` reruns every measurement.
+and a verdict computed from the two by ``verdict_inequality`` or ``verdict_scaling``;
+``sweep_evidence`` puts the three together on the sweep's ``Axes``. Nothing is hard-coded:
+``python -m georesolver_core claims --json`` reruns every measurement.
 
 A leaf module: it imports nothing of the package, so that maths modules (embeddings, the benchmark
 report) can judge a measurement without importing the claims registry (``georesolver_core.claims``).
@@ -75,17 +76,24 @@ class Axes:
 
 
 def sweep_evidence(
-    x, measured, bound, judged: tuple[str, str], axes: Axes, *, note: str = "", at: int = -1, **fields
+    x,
+    measured,
+    bound,
+    judged: tuple[str, str],
+    axes: Axes,
+    *,
+    note: str = "",
+    at: int = -1,
+    measured_value: float | None = None,
+    bound_value: float | None = None,
+    extra: dict | None = None,
 ) -> Evidence:
     """Evidence of one sweep: x, measured and bound as lists of floats, drawn on ``axes``.
 
     ``judged`` is (verdict, summary), e.g. what ``verdict_inequality(measured, bound)`` returns;
-    ``note`` follows the summary. The headline numbers are measured[at] and bound[at] unless
-    ``fields`` give measured_value / bound_value; ``fields`` may also give ``extra``.
+    ``note`` follows the summary. The headline numbers are measured[at] and bound[at] unless given.
     """
     measured, bound = [float(v) for v in measured], [float(v) for v in bound]
-    fields.setdefault("measured_value", measured[at])
-    fields.setdefault("bound_value", bound[at])
     verdict, summary = judged
     return Evidence(
         x=[float(v) for v in x],
@@ -96,9 +104,11 @@ def sweep_evidence(
         relation=axes.relation,
         verdict=verdict,
         summary=summary + note,
+        measured_value=measured[at] if measured_value is None else measured_value,
+        bound_value=bound[at] if bound_value is None else bound_value,
         log_x="x" in axes.log,
         log_y="y" in axes.log,
-        **fields,
+        extra={} if extra is None else extra,
     )
 
 

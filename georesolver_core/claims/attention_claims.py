@@ -1,4 +1,6 @@
-"""Claims of the Euclidean Resolver (sections 2.3-2.8) and Lemma 5.1, measured on the Attention page.
+"""Claims of the Euclidean Resolver (sections 2.3-2.4) and Lemma 5.1(a), measured on the Attention page:
+exact retrieval, Theorem 1, dense keys, the Gaussian nearest-neighbour radius and Lemma 1. The kernel's
+effective rank and section 2.8's eps advice, shown on the same page, are in ``rank_claims``.
 
 Every measurement runs in float64 on the CPU from a fixed seed, so the command line, the tests
 and the app see the same numbers; bounds come from ``georesolver_core.theory.attention``. The
@@ -10,12 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.attention import ida_weights, ida_weights_from_sq, softmax_weights
+from georesolver_core.attention import ida_weights, softmax_weights
 from georesolver_core.attention.diagnostics import (
-    effective_rank,
-    kernel_matrix,
-    mean_sq_distance,
-    min_pairwise_distance,
     nn_distance,
     orthogonal_keys,
     random_points,
@@ -30,7 +28,7 @@ from georesolver_core.attention.lipschitz import (
     lipschitz_sweep,
 )
 from georesolver_core.claims import attention_search as search
-from georesolver_core.geometry import GEOMETRIES, pairwise_distance, pairwise_sq_distance
+from georesolver_core.geometry import GEOMETRIES, pairwise_distance
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -48,15 +46,18 @@ PAGE = "attention"
 F64 = torch.float64
 
 
-def _gen(seed: int = 0) -> torch.Generator:
+def seeded(seed: int = 0) -> torch.Generator:
+    """A fresh generator: every sweep of these claims draws from a fixed seed."""
     return torch.Generator().manual_seed(seed)
 
 
-def _powers(lo: int, hi: int, step: int) -> list[int]:
+def powers(lo: int, hi: int, step: int) -> list[int]:
+    """lo, lo step, lo step^2, ... up to hi: the sizes of a log-spaced sweep."""
     return [int(v) for v in lo * step ** np.arange(int(round(np.log(hi / lo) / np.log(step))) + 1)]
 
 
-def _claim(key: str, section: str, statement: str, bound_text: str, measure) -> Claim:
+def attention_claim(key: str, section: str, statement: str, bound_text: str, measure) -> Claim:
+    """A claim shown on the Attention page."""
     return Claim(key, section, statement, bound_text, PAGE, measure)
 
 
@@ -66,7 +67,7 @@ def _claim(key: str, section: str, statement: str, bound_text: str, measure) -> 
 def measure_exact_retrieval(quick: bool = False, *, geometry: str = "euclidean", n: int = 16, d: int = 8):
     """q = k_1 among n random keys; the weight leaked to the others, 1 - W_11, against the bound as eps -> 0."""
     eps = np.logspace(-10, 0, 11 if quick else 31)
-    k = random_points(n, d, geometry=geometry, generator=_gen(), dtype=F64)  # (n, d)
+    k = random_points(n, d, geometry=geometry, generator=seeded(), dtype=F64)  # (n, d)
     k32 = k.float()
     r = float(pairwise_distance(k[:1], k[1:], geometry=geometry).min())
     # The leak is summed over the other keys rather than taken as 1 - W_11, which rounds to 0.
@@ -78,13 +79,13 @@ def measure_exact_retrieval(quick: bool = False, *, geometry: str = "euclidean",
         f". The leak falls from {leak64[-1]:.3g} at eps={eps[-1]:g} to {leak64[0]:.3g} at eps={eps[0]:g} "
         f"(nearest other key at d={r:.3g}); in float32 it is {leak32[0]:.3g} there"
     )
-    axes = Axes("eps (regulariser)", "weight leaked to the other keys, 1 - W_11", "measured <= bound", "xy")
+    axes = Axes("eps (regulariser)", "weight leaked to the other keys, 1 - W_11", "measured <= bound", log="xy")
     extra = {"measured in float32": leak32}
     return sweep_evidence(eps, leak64, bound, judged, axes, note=note, at=0, extra=extra)
 
 
 EXACT_RETRIEVAL = tuple(
-    _claim(
+    attention_claim(
         f"lemma2.3-exact-retrieval-{_geo}",
         "Exact-retrieval lemma (section 2.3) / Lemma 5.1(a)",
         f"Exact retrieval in {GEOMETRIES[_geo].label} geometry: for a query equal to key j* and pairwise "
@@ -101,7 +102,7 @@ EXACT_RETRIEVAL = tuple(
 
 def measure_orthogonal(quick: bool = False, *, R: float = 1.0, eps: float = 1e-5, delta: float = 0.01):
     """W_11 of IDA and softmax on k_j = R e_j, q = k_1, d = n, as n grows."""
-    ns = _powers(2, 256 if quick else 1024, 2)
+    ns = powers(2, 256 if quick else 1024, 2)
     ida_w, soft_w = [], []
     for n in ns:
         q, k = orthogonal_keys(n, R=R)
@@ -121,7 +122,7 @@ def measure_orthogonal(quick: bool = False, *, R: float = 1.0, eps: float = 1e-5
         "number of keys n (width d = n)",
         "weight on the matching key, W_11",
         "measured >= bound (the formula is exact)",
-        "x",
+        log="x",
     )
     extra = {
         "softmax, measured": soft_w,
@@ -130,7 +131,7 @@ def measure_orthogonal(quick: bool = False, *, R: float = 1.0, eps: float = 1e-5
     return sweep_evidence(ns, ida_w, bound, judged, axes, note=note, extra=extra)
 
 
-ORTHOGONAL = _claim(
+ORTHOGONAL = attention_claim(
     "thm1-orthogonal-keys",
     "Theorem 1 (section 2.3)",
     "On n orthogonal keys k_j = R e_j with q = k_1, IDA retrieves the match exactly as eps -> 0, while "
@@ -147,11 +148,11 @@ def measure_softmax_width(quick: bool = False, *, delta: float = 0.01):
     any distinct +-1 keys need with q = k_1); random +-1 keys and, for the reading where every key is
     retrieved by its own query, the Hadamard code and its own lower bound are reported beside it.
     """
-    ns = _powers(4, 4096, 4) if quick else _powers(4, 4096, 2)
+    ns = powers(4, 4096, 4) if quick else powers(4, 4096, 2)
     seeds = range(3 if quick else 5)
     widths = []
     for n in ns:
-        found = [softmax_min_width(n, delta=delta, d_max=512, generator=_gen(s)) for s in seeds]
+        found = [softmax_min_width(n, delta=delta, d_max=512, generator=seeded(s)) for s in seeds]
         widths.append(float(np.median([np.nan if w is None else w for w in found])))
     shell = [float(search.shell_code_min_width(n, delta=delta)) for n in ns]
     hadamard = [float(search.hadamard_code_min_width(n, delta=delta)) for n in ns]
@@ -189,7 +190,7 @@ def measure_softmax_width(quick: bool = False, *, delta: float = 0.01):
         "number of keys n",
         f"smallest softmax width d with W_11 >= {1 - delta:g}",
         "measured (best design: Hamming-shell code) >= bound (coordinates in [-1, 1], q = k_1)",
-        "xy",
+        log="xy",
     )
     extra = {
         "random +-1 keys (median of seeds)": widths,
@@ -203,7 +204,7 @@ def measure_softmax_width(quick: bool = False, *, delta: float = 0.01):
     return sweep_evidence(ns, shell, bound, (verdict, summary), axes, extra=extra)
 
 
-SOFTMAX_WIDTH = _claim(
+SOFTMAX_WIDTH = attention_claim(
     "thm1-softmax-width",
     "Theorem 1 (section 2.3), softmax side",
     "Any softmax-based architecture needs width d = Omega((log n)^2) (or H = Omega(log n) heads) for a "
@@ -219,10 +220,10 @@ SOFTMAX_WIDTH = _claim(
 
 def measure_dense_keys(quick: bool = False, *, d: int = 2, eps: float = 1e-2):
     """Self-attention over n Gaussian keys in R^2: W_jj against 1/(1 + eps(n-1)/(r_j^2 + eps)) at the tightest key."""
-    ns = _powers(4, 256, 4) if quick else _powers(4, 1024, 2)
+    ns = powers(4, 256, 4) if quick else powers(4, 1024, 2)
     tight_w, tight_b, mean_w, soft_w = [], [], [], []
     for n in ns:
-        k = random_points(n, d, generator=_gen(), dtype=F64)  # (n, d)
+        k = random_points(n, d, generator=seeded(), dtype=F64)  # (n, d)
         w = ida_weights(k, k, eps=eps).diagonal().numpy()  # (n,)
         b = th.retrieval_weight_lower_bound(eps, n, nn_distance(k).numpy())  # (n,)
         j = int(np.argmin((w - b) / b))
@@ -239,13 +240,13 @@ def measure_dense_keys(quick: bool = False, *, d: int = 2, eps: float = 1e-2):
         f"number of Gaussian keys n in R^{d}",
         "own-key weight W_jj (key with the tightest margin)",
         "measured >= bound",
-        "x",
+        log="x",
     )
     extra = {"IDA mean W_jj": mean_w, "softmax mean W_jj": soft_w}
     return sweep_evidence(ns, tight_w, tight_b, judged, axes, note=note, extra=extra)
 
 
-DENSE_KEYS = _claim(
+DENSE_KEYS = attention_claim(
     "sec2.3-dense-key-degradation",
     "Section 2.3, dense-key degradation",
     "If the other keys lie at distance >= r from key j, its self-attention weight is at least "
@@ -257,12 +258,12 @@ DENSE_KEYS = _claim(
 
 def measure_nn_radius(quick: bool = False):
     """Median squared nearest-neighbour distance of n Gaussian keys, d = 2 and 4, against n^{-2/d}."""
-    ns = _powers(16, 1024, 4) if quick else _powers(16, 1024, 2)
+    ns = powers(16, 1024, 4) if quick else powers(16, 1024, 2)
     seeds = range(2 if quick else 3)
     r2 = {d: [] for d in (2, 4)}
     for d, series in r2.items():
         for n in ns:
-            radii = [nn_distance(random_points(n, d, generator=_gen(s))).pow(2).median() for s in seeds]
+            radii = [nn_distance(random_points(n, d, generator=seeded(s))).pow(2).median() for s in seeds]
             series.append(float(np.mean(radii)))
     fits = {d: verdict_scaling(ns, r2[d], exponent=-2.0 / d, tol=0.15, what=f"r^2 (d={d})") for d in r2}
     verdict = HOLDS if all(f[0] == HOLDS for f in fits.values()) else FAILS
@@ -272,7 +273,7 @@ def measure_nn_radius(quick: bool = False):
         "number of Gaussian keys n (sigma = 1)",
         "median squared nearest-neighbour distance r^2",
         "log-log slope of measured = slope of the prediction (-2/d)",
-        "xy",
+        log="xy",
     )
     extra = {"measured, d = 4": r2[4], "d n^{-2/d}, d = 4": th.gaussian_nn_radius_sq(n_a, 4).tolist()}
     headline = dict(measured_value=fits[2][2], bound_value=-2.0 / 2)  # the fitted exponent for d = 2
@@ -280,7 +281,7 @@ def measure_nn_radius(quick: bool = False):
     return sweep_evidence(ns, r2[2], predicted, (verdict, summary), axes, extra=extra, **headline)
 
 
-NN_RADIUS = _claim(
+NN_RADIUS = attention_claim(
     "sec2.3-gaussian-nn-radius",
     "Section 2.3, Gaussian keys",
     "For Gaussian keys with covariance sigma^2 I, the squared radius around a key scales as "
@@ -301,7 +302,7 @@ def measure_lipschitz(quick: bool = False, *, d: int = 8, eps: float = 1e-2, spr
     """Lemma 1's constants as suprema: the largest query-Jacobian norm found by gradient ascent from many
     starts (keys, sqrt(eps/3) from keys, midpoints, random), random vs clustered keys, IDA vs softmax, as n
     grows; and, for clustered keys, the IDA constant as eps moves across the cluster spread^2."""
-    ns = _powers(8, 512, 8) if quick else _powers(4, 1024, 4)
+    ns = powers(8, 512, 8) if quick else powers(4, 1024, 4)
     ascent = ASCENT_QUICK if quick else ASCENT_FULL
     sw = lipschitz_sweep(ns, d=d, eps=eps, spread=spread, ascent=ascent)
     series = sw.sup
@@ -340,7 +341,7 @@ def measure_lipschitz(quick: bool = False, *, d: int = 8, eps: float = 1e-2, spr
         "number of keys n",
         "sup ||d o / d q||_2 (gradient ascent on the query)",
         "measured <= bound (random and clustered keys)",
-        "xy",
+        log="xy",
     )
     extra = {
         "IDA, clustered keys": series["ida_clustered"],
@@ -371,7 +372,7 @@ def _spread_sentence(across: SpreadSweep, spread: float) -> str:
     )
 
 
-LIPSCHITZ = _claim(
+LIPSCHITZ = attention_claim(
     "lemma1-lipschitz",
     "Lemma 1 (section 2.4)",
     "The attention output is Lipschitz in the query with L_IDA = O(1 + log n L_W^2 R^2) for clustered keys and "
@@ -381,139 +382,6 @@ LIPSCHITZ = _claim(
 )
 
 
-# --- Theorem 3 / Lemma 5.1(b): effective rank ------------------------------------------------------
-
-
-def _eff_rank(points: torch.Tensor, eps: float, geometry: str) -> float:
-    return float(effective_rank(kernel_matrix(points, points, eps=eps, geometry=geometry)))
-
-
-def measure_effrank_eps(quick: bool = False, *, n: int = 64, d: int = 8):
-    """eff-rank(K) of n keys across eps / d_min^2, Euclidean and Poincaré, against 1 + n eps^2 / d_min^4."""
-    rho = np.logspace(-3, 3, 13 if quick else 37)  # eps / d_min^2
-    pts = {
-        "euclidean": random_points(n, d, generator=_gen(), dtype=F64),
-        "poincare": random_points(n, d, geometry="poincare", spread=0.5, generator=_gen(1), dtype=F64),
-    }
-    d_min = {geo: min_pairwise_distance(x, geometry=geo) for geo, x in pts.items()}
-    ranks = {geo: [_eff_rank(x, float(r) * d_min[geo] ** 2, geo) for r in rho] for geo, x in pts.items()}
-    bound = th.effective_rank_bound(n, rho, 1.0)  # with eps in units of d_min^2
-    inside = rho <= 0.1  # the stated regime eps << d_min^2
-    both, regime = ranks["euclidean"] + ranks["poincare"], np.concatenate([inside, inside])
-    judged = verdict_inequality(
-        both, np.concatenate([bound, bound]), relation="le", condition=regime, condition_text="eps <= 0.1 d_min^2"
-    )
-    i = int(np.flatnonzero(inside)[-1])
-    held = rho[np.array(ranks["euclidean"]) <= bound]
-    note = (
-        f". At eps = {rho[i]:g} d_min^2, n={n} Euclidean keys give eff-rank {ranks['euclidean'][i]:.3g} against the "
-        f"bound {bound[i]:.3g} (Poincaré: {ranks['poincare'][i]:.3g}). As eps -> 0, K -> I/eps and eff-rank -> n; "
-        + (f"the bound holds from eps >= {held.min():.3g} d_min^2 on" if held.size else "the bound never holds")
-    )
-    msq = mean_sq_distance(pts["euclidean"], pts["euclidean"])
-    axes = Axes(
-        "eps / d_min^2",
-        f"effective rank (tr K)^2 / tr(K^2), n = {n}",
-        "measured <= bound where eps << d_min^2",
-        "xy",
-    )
-    large_eps = th.effective_rank_large_eps(msq, rho * d_min["euclidean"] ** 2, n)
-    extra = {
-        "Poincaré ball, measured": ranks["poincare"],
-        "n (the eps -> 0 limit)": th.effective_rank_small_eps_limit(np.full(rho.size, n)).tolist(),
-        "1 + 2 mean d^2 / eps (eps >> d^2)": large_eps.tolist(),
-    }
-    return sweep_evidence(rho, ranks["euclidean"], bound, judged, axes, note=note, at=i, extra=extra)
-
-
-EFFECTIVE_RANK = _claim(
-    "thm3-effective-rank",
-    "Theorem 3 (section 2.7)",
-    "The IDA kernel's effective rank is bounded independently of width: eff-rank(K) <= 1 + n eps^2 / d_min^4 "
-    "for small eps.",
-    "eff-rank(K) <= 1 + n eps^2 / d_min^4 (eps << d_min^2)",
-    measure_effrank_eps,
-)
-
-
-def measure_effrank_n(quick: bool = False, *, d: int = 8, rho: float = 0.01):
-    """eff-rank(K^H) of n Poincaré keys at eps = 0.01 d_min^2 (inside the stated regime) as n grows."""
-    ns = _powers(8, 256, 2) if quick else _powers(8, 1024, 2)
-    hyp, euc = [], []
-    for n in ns:
-        xh = random_points(n, d, geometry="poincare", spread=0.5, generator=_gen(), dtype=F64)
-        xe = random_points(n, d, generator=_gen(), dtype=F64)
-        hyp.append(_eff_rank(xh, rho * min_pairwise_distance(xh, geometry="poincare") ** 2, "poincare"))
-        euc.append(_eff_rank(xe, rho * min_pairwise_distance(xe) ** 2, "euclidean"))
-    n_a = np.array(ns, dtype=float)
-    bound = th.effective_rank_bound(n_a, rho, 1.0)
-    judged = verdict_inequality(hyp, bound, relation="le")
-    note = (
-        f". The rank grows like n^{fit_loglog_slope(ns, hyp):.2f} (hyperbolic), n^{fit_loglog_slope(ns, euc):.2f} "
-        f"(Euclidean): eff-rank = {hyp[-1]:.4g} of n={ns[-1]}, where the bound allows {bound[-1]:.4g}"
-    )
-    axes = Axes(
-        f"number of keys n (eps = {rho:g} d_min^2)",
-        "effective rank of K^H (Poincaré ball)",
-        "measured <= bound",
-        "xy",
-    )
-    extra = {"Euclidean, measured": euc, "n": n_a.tolist()}
-    return sweep_evidence(ns, hyp, bound, judged, axes, note=note, extra=extra)
-
-
-EFFECTIVE_RANK_N = _claim(
-    "lemma5.1-effective-rank-n",
-    "Lemma 5.1(b) / Theorem 5.2 (sections 5.1, 5.3)",
-    "For any metric, including the Poincaré ball, eff-rank(K) <= 1 + n eps^2/d_min^4 + O(n eps^3/d_min^6) when "
-    "eps << d_min^2.",
-    "eff-rank(K^H) <= 1 + n eps^2 / d_min^4",
-    measure_effrank_n,
-)
-
-
-# --- Section 2.8: the practical eps advice ---------------------------------------------------------
-
-
-def measure_eps_advice(quick: bool = False):
-    """With eps = 0.01 E||q - k||^2, is eps (n-1)/d_min^2 below 1/2? Gaussian keys, d = 64 (and 16), as n grows."""
-    ns = _powers(8, 512, 4) if quick else _powers(8, 1024, 2)
-    index, w_min = {64: [], 16: []}, []
-    for d, series in index.items():
-        for n in ns:
-            k = random_points(n, d, generator=_gen(), dtype=F64)
-            sq = pairwise_sq_distance(k, k, geometry="euclidean")  # (n, n), computed once
-            eps = float(th.recommended_eps(sq.sum() / (n * (n - 1))))
-            d_min = float(sq.fill_diagonal_(torch.inf).min().sqrt())
-            series.append(float(th.degradation_index(eps, n, d_min)))
-            if d == 64:
-                w_min.append(float(ida_weights_from_sq(sq.fill_diagonal_(0.0), eps=eps).diagonal().min()))
-    bound = [th.DEGRADATION_THRESHOLD] * len(ns)
-    judged = verdict_inequality(index[64], bound, relation="le", rtol=0.0)
-    ok = [n for n, v in zip(ns, index[64], strict=True) if v < th.DEGRADATION_THRESHOLD]
-    note = (
-        f". Outside the regime for n <= {max(ok) if ok else 'none'} of those tried (d=64); the index grows like "
-        f"n^{fit_loglog_slope(ns, index[64]):.2f} and the smallest own-key weight is {w_min[-1]:.3f} at n={ns[-1]}. "
-        f"Staying out needs eps < d_min^2 / (2(n-1)), = {th.max_safe_eps(ns[-1], 1.0):.2g} d_min^2 at n={ns[-1]}"
-    )
-    axes = Axes(
-        "number of Gaussian keys n (d = 64)",
-        "eps (n-1) / d_min^2 at eps = 0.01 E||q-k||^2",
-        "measured <= bound (outside the regime)",
-        "xy",
-    )
-    extra = {"d = 16": index[16], "smallest W_jj (d = 64)": w_min}
-    return sweep_evidence(ns, index[64], bound, judged, axes, note=note, extra=extra)
-
-
-EPS_ADVICE = _claim(
-    "sec2.8-eps-advice",
-    "Section 2.8, implications for practice",
-    "Initialising eps ~ 0.01 E||q_i - k_j||^2 avoids the degradation regime eps (n-1) / d_min^2 >= 1/2.",
-    "eps (n-1) / d_min^2 < 1/2 at eps = 0.01 E||q - k||^2",
-    measure_eps_advice,
-)
-
 CLAIMS = (
     *EXACT_RETRIEVAL,
     ORTHOGONAL,
@@ -521,7 +389,4 @@ CLAIMS = (
     DENSE_KEYS,
     NN_RADIUS,
     LIPSCHITZ,
-    EFFECTIVE_RANK,
-    EFFECTIVE_RANK_N,
-    EPS_ADVICE,
 )

@@ -115,7 +115,7 @@ def measure_error_bound(quick: bool = False) -> Evidence:
         f"{imp[:, 0].max():.3g} vs bound {bound[jh]:.3g}."
     )
     y_label = f"worst ||k - k_hat||^2 at b = {HEADLINE_BITS}, b_r = {radius_bits(HEADLINE_BITS)}"
-    axes = Axes("key dimension d_h", y_label, LE, "xy")
+    axes = Axes("key dimension d_h", y_label, LE, log="xy")
     extra = {
         "random 0.9 tanh keys (max)": g["random"][0][:, jh].tolist(),
         "implicit layout (worst)": imp[:, 0].tolist(),
@@ -151,7 +151,7 @@ def measure_direction_step(quick: bool = False) -> Evidence:
         "for small d only because its final bound 4(2^-b + 2^-b_r) is far looser than the square of this step."
     )
     lo = np.sqrt(direction_error_range(np.array(dims), HEADLINE_BITS)[0])
-    axes = Axes("key dimension d_h", f"worst ||u - u_hat|| at b = {HEADLINE_BITS}", LE, "xy")
+    axes = Axes("key dimension d_h", f"worst ||u - u_hat|| at b = {HEADLINE_BITS}", LE, log="xy")
     worst, at_b = direc[:, jh], [step[jh]] * len(dims)  # (dims,) each, at the headline bits
     extra = {"sqrt(d-1)/(2^b-1) (u = e_1)": lo.tolist()}
     peak = float(worst.max())
@@ -186,7 +186,7 @@ def measure_key_bits(quick: bool = False) -> Evidence:
         f"{'yes' if ratio[i64] >= 7.9 else 'no'}). Rounding all d_h coordinates, as the proof of Theorem 6.1 does, "
         f"costs d_h b + b_r bits: {ratio_all[i64]:.3f}x."
     )
-    axes = Axes("key dimension d_h", f"bits per key (b = {b}, b_r = {br})", "measured <= stated", "xy")
+    axes = Axes("key dimension d_h", f"bits per key (b = {b}, b_r = {br})", "measured <= stated", log="xy")
     extra = {
         "ratio vs float32 (measured)": ratio,
         "ratio vs float32 (formula)": formula.tolist(),
@@ -241,35 +241,35 @@ def measure_system_memory(quick: bool = False) -> Evidence:
 PAGE = "compression"
 CLAIMS = (
     Claim(
-        key="thm6.1-hcc-error",
-        section="Theorem 6.1 (section 6)",
-        statement="HCC reconstructs every key of the ball within ||k - k_hat||^2 <= 4(2^-b + 2^-b_r), in any dimension.",
-        bound_text="||k - k_hat||^2 <= 4 (2^-b + 2^-b_r)",
-        page=PAGE,
-        measure=measure_error_bound,
+        "thm6.1-hcc-error",
+        "Theorem 6.1 (section 6)",
+        "HCC reconstructs every key of the ball within ||k - k_hat||^2 <= 4(2^-b + 2^-b_r), in any dimension.",
+        "||k - k_hat||^2 <= 4 (2^-b + 2^-b_r)",
+        PAGE,
+        measure_error_bound,
     ),
     Claim(
-        key="thm6.1-direction-step",
-        section="Theorem 6.1, proof step (section 6)",
-        statement="Rounding the direction to b bits per coordinate moves it by ||u - u_hat|| <= 2 * 2^-b.",
-        bound_text="||u - u_hat||_2 <= 2 * 2^-b,  |r - r_hat| <= 2^-b_r",
-        page=PAGE,
-        measure=measure_direction_step,
+        "thm6.1-direction-step",
+        "Theorem 6.1, proof step (section 6)",
+        "Rounding the direction to b bits per coordinate moves it by ||u - u_hat|| <= 2 * 2^-b.",
+        "||u - u_hat||_2 <= 2 * 2^-b,  |r - r_hat| <= 2^-b_r",
+        PAGE,
+        measure_direction_step,
     ),
     Claim(
-        key="thm6.2-key-bits",
-        section="Theorem 6.2 (section 6)",
-        statement="HCC keys take (d_h - 1) b + b_r bits each: a ratio 32 d_h / ((d_h - 1) b + b_r), ~8x at b = 4, b_r = 6.",
-        bound_text="bits per key = (d_h - 1) b + b_r",
-        page=PAGE,
-        measure=measure_key_bits,
+        "thm6.2-key-bits",
+        "Theorem 6.2 (section 6)",
+        "HCC keys take (d_h - 1) b + b_r bits each: a ratio 32 d_h / ((d_h - 1) b + b_r), ~8x at b = 4, b_r = 6.",
+        "bits per key = (d_h - 1) b + b_r",
+        PAGE,
+        measure_key_bits,
     ),
     Claim(
-        key="thm6.2-system-memory",
-        section="Theorem 6.2, system level (section 6)",
-        statement="With full-precision values the whole KV cache shrinks ~1.8x, or ~2.4x with half-precision values.",
-        bound_text="(32 + 32) d / ((d-1) b + b_r + 32 d) ~ 1.8;  ~2.4 with 16-bit values",
-        page=PAGE,
-        measure=measure_system_memory,
+        "thm6.2-system-memory",
+        "Theorem 6.2, system level (section 6)",
+        "With full-precision values the whole KV cache shrinks ~1.8x, or ~2.4x with half-precision values.",
+        "(32 + 32) d / ((d-1) b + b_r + 32 d) ~ 1.8;  ~2.4 with 16-bit values",
+        PAGE,
+        measure_system_memory,
     ),
 )

@@ -8,6 +8,7 @@ from georesolver_core.extras.hankel_measure import decay_sweep, output_error, ra
 from georesolver_core.theory.hankel import rank_rule, singular_value_bound
 from georesolver_core.verdicts import Axes, Claim, Evidence, sweep_evidence, verdict_inequality
 
+PAGE = "hankel"
 EPS_LIST = (1e-2, 1e-3, 1e-4)
 SEED_RANKS = (2, 3, 3)  # what seed 004 reports observing for EPS_LIST
 LE = "measured <= bound"
@@ -99,36 +100,36 @@ def measure_speedup(quick: bool = False, eps: float = 1e-3) -> Evidence:
 
 CLAIMS = (
     Claim(
-        key="hankel-sv-decay",
-        section="Seed 004, Bernstein-ellipse estimate",
-        statement="On each dyadic block r in [h, 2h) of the Hankel kernel 1/(s + r), the singular values "
+        "hankel-sv-decay",
+        "Seed 004, Bernstein-ellipse estimate",
+        "On each dyadic block r in [h, 2h) of the Hankel kernel 1/(s + r), the singular values "
         "fall at least as fast as 4^-N, whatever the scale h.",
-        bound_text="s_{N+1}(K) <= 4^-N  (normalised by s_1)",
-        page="hankel",
-        measure=measure_decay,
+        "s_{N+1}(K) <= 4^-N  (normalised by s_1)",
+        PAGE,
+        measure_decay,
     ),
     Claim(
-        key="hankel-rank-rule",
-        section="Seed 004, rank rule",
-        statement="Rank N = ceil(log4(1/eps)) per block suffices for relative error eps, independently of h.",
-        bound_text="observed rank(eps) <= ceil(log4(1/eps))",
-        page="hankel",
-        measure=measure_rank,
+        "hankel-rank-rule",
+        "Seed 004, rank rule",
+        "Rank N = ceil(log4(1/eps)) per block suffices for relative error eps, independently of h.",
+        "observed rank(eps) <= ceil(log4(1/eps))",
+        PAGE,
+        measure_rank,
     ),
     Claim(
-        key="hankel-output-error",
-        section="Seed 004, factorised cross block",
-        statement="Applying the block as U (V^T X) at the rule's rank changes the output by at most eps.",
-        bound_text="||HX - U(V^T X)||_F / ||HX||_F <= eps",
-        page="hankel",
-        measure=measure_output_error,
+        "hankel-output-error",
+        "Seed 004, factorised cross block",
+        "Applying the block as U (V^T X) at the rule's rank changes the output by at most eps.",
+        "||HX - U(V^T X)||_F / ||HX||_F <= eps",
+        PAGE,
+        measure_output_error,
     ),
     Claim(
-        key="hankel-speedup",
-        section="Seed 004, cost O((|I| + |J|) N d)",
-        statement="The factorised cross block is faster than the dense one, more so as the block grows.",
-        bound_text="time(H X) / time(U (V^T X)) >= 1",
-        page="hankel",
-        measure=measure_speedup,
+        "hankel-speedup",
+        "Seed 004, cost O((|I| + |J|) N d)",
+        "The factorised cross block is faster than the dense one, more so as the block grows.",
+        "time(H X) / time(U (V^T X)) >= 1",
+        PAGE,
+        measure_speedup,
     ),
 )

@@ -67,7 +67,7 @@ def measure_hessian_spread(quick: bool = False) -> Evidence:
         N_LABEL,
         "Hessian spread max|lambda| / min|lambda|",
         "spread_IDA at q_0 = Theta(1): fitted exponent in n vs 0",
-        "xy",
+        log="xy",
     )
     extra = {
         "IDA at the target key q = k_1": [s.spread for s in spec[("ida", "target")]],

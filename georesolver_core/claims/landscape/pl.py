@@ -74,7 +74,7 @@ def measure_pl_eps(quick: bool = False) -> Evidence:
         "regulariser eps (Delta = 1)",
         MU_LABEL,
         "mu_IDA = Theta(eps^2 / Delta^4): fitted exponent in eps vs 2",
-        "xy",
+        log="xy",
     )
     extra = {
         "Poincaré ball (HIDA), measured": mu["poincare"].tolist(),
@@ -94,7 +94,7 @@ def measure_pl_delta(quick: bool = False) -> Evidence:
         "key separation Delta (eps = 1e-3)",
         MU_LABEL,
         "mu_IDA = Theta(eps^2 / Delta^4): fitted exponent in Delta vs -4",
-        "xy",
+        log="xy",
     )
     extra = {
         "softmax, measured": soft.tolist(),
