@@ -3,8 +3,9 @@ rules that turn a measurement beside its bound into a verdict.
 
 The paper reports no experiments. Each ``Claim.measure`` runs one at call time and returns
 ``Evidence``: the sweep it measured, the bound evaluated on the same sweep (from ``theory/``),
-and a verdict computed from the two by ``verdict_inequality`` or ``verdict_scaling``. Nothing is
-hard-coded: ``python -m georesolver_core claims --json`` reruns every measurement.
+and a verdict computed from the two by ``verdict_inequality`` or ``verdict_scaling``;
+``sweep_evidence`` puts the three together on the sweep's ``Axes``. Nothing is hard-coded:
+``python -m georesolver_core claims --json`` reruns every measurement.
 
 A leaf module: it imports nothing of the package, so that maths modules (embeddings, the benchmark
 report) can judge a measurement without importing the claims registry (``georesolver_core.claims``).
@@ -28,9 +29,11 @@ __all__ = [
     "FAILS",
     "HOLDS",
     "VERDICTS",
+    "Axes",
     "Claim",
     "Evidence",
     "fit_loglog_slope",
+    "sweep_evidence",
     "verdict_inequality",
     "verdict_scaling",
 ]
@@ -56,6 +59,57 @@ class Evidence:
 
     def to_dict(self) -> dict:
         return _jsonable(asdict(self))
+
+
+@dataclass(frozen=True)
+class Axes:
+    """How a measured sweep is drawn and read beside its bound (the plot fields of ``Evidence``)."""
+
+    x_label: str  # axis title with units, e.g. "number of keys n"
+    y_label: str  # axis title of measured/bound
+    relation: str  # how measured is compared with bound, in words: "measured <= bound"
+    log: str = ""  # which axes are logarithmic: "", "x", "y" or "xy"
+
+    def __post_init__(self):
+        if self.log not in ("", "x", "y", "xy"):
+            raise ValueError(f"log must be one of '', 'x', 'y', 'xy' (got {self.log!r})")
+
+
+def sweep_evidence(
+    x,
+    measured,
+    bound,
+    judged: tuple[str, str],
+    axes: Axes,
+    *,
+    note: str = "",
+    at: int = -1,
+    measured_value: float | None = None,
+    bound_value: float | None = None,
+    extra: dict | None = None,
+) -> Evidence:
+    """Evidence of one sweep: x, measured and bound as lists of floats, drawn on ``axes``.
+
+    ``judged`` is (verdict, summary), e.g. what ``verdict_inequality(measured, bound)`` returns;
+    ``note`` follows the summary. The headline numbers are measured[at] and bound[at] unless given.
+    """
+    measured, bound = [float(v) for v in measured], [float(v) for v in bound]
+    verdict, summary = judged
+    return Evidence(
+        x=[float(v) for v in x],
+        x_label=axes.x_label,
+        measured=measured,
+        bound=bound,
+        y_label=axes.y_label,
+        relation=axes.relation,
+        verdict=verdict,
+        summary=summary + note,
+        measured_value=measured[at] if measured_value is None else measured_value,
+        bound_value=bound[at] if bound_value is None else bound_value,
+        log_x="x" in axes.log,
+        log_y="y" in axes.log,
+        extra={} if extra is None else extra,
+    )
 
 
 @dataclass(frozen=True)

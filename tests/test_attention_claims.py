@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from georesolver_core.__main__ import main as cli_main
-from georesolver_core.claims import CLAIMS, CONDITIONAL, FAILS, HOLDS, VERDICTS, attention_claims, run_claim
+from georesolver_core.claims import (
+    CLAIMS,
+    CONDITIONAL,
+    FAILS,
+    HOLDS,
+    VERDICTS,
+    attention_claims,
+    rank_claims,
+    run_claim,
+)
 from georesolver_core.theory import attention as th
 
 KEYS = [k for k, c in CLAIMS.items() if c.page == "attention"]
@@ -79,7 +88,7 @@ def test_verdicts_follow_the_bound_not_a_constant(monkeypatch):
     monkeypatch.setattr(th, "retrieval_leak_upper_bound", lambda eps, n, r: np.full(np.shape(eps), 1e-30))
     assert attention_claims.measure_exact_retrieval(True).verdict == FAILS
     monkeypatch.setattr(th, "effective_rank_bound", lambda n, eps, d_min: np.full(np.shape(eps), 1e9))
-    assert attention_claims.measure_effrank_eps(True).verdict == HOLDS
+    assert rank_claims.measure_effrank_eps(True).verdict == HOLDS
 
 
 def test_softmax_width_reports_the_printed_formula_falling_with_n(quick_results):

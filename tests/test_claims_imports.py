@@ -10,6 +10,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import georesolver_core
@@ -84,3 +85,21 @@ def test_register_still_adds_one_claim_and_refuses_duplicates(monkeypatch):
 def test_collect_refuses_a_module_without_a_claims_tuple():
     with pytest.raises(ValueError, match="must export CLAIMS as a tuple"):
         registry.collect([verdicts])
+
+
+def test_sweep_evidence_keeps_the_sweep_and_reads_the_headline_at_one_point():
+    measured, bound = np.array([1, 2, 3]), [4.0, 5.0, 6.0]
+    judged = verdicts.verdict_inequality(measured, bound)
+    axes = verdicts.Axes("n", "error", "measured <= bound", log="y")
+    ev = verdicts.sweep_evidence([8, 16, 32], measured, bound, judged, axes, note=". more", at=1)
+    assert (ev.x, ev.measured, ev.bound) == ([8.0, 16.0, 32.0], [1.0, 2.0, 3.0], bound)
+    assert all(isinstance(v, float) for v in ev.x + ev.measured)
+    assert (ev.verdict, ev.summary) == (judged[0], judged[1] + ". more")
+    assert (ev.measured_value, ev.bound_value, ev.log_x, ev.log_y) == (2.0, 5.0, False, True)
+    assert (ev.x_label, ev.y_label, ev.relation, ev.extra) == ("n", "error", "measured <= bound", {})
+    told = verdicts.sweep_evidence(
+        [1], [1], [2], judged, axes, measured_value=7.0, bound_value=0.0, extra={"a": 1}
+    )
+    assert (told.measured_value, told.bound_value, told.extra) == (7.0, 0.0, {"a": 1})
+    with pytest.raises(ValueError, match="log must be one of"):
+        verdicts.Axes("n", "error", "measured <= bound", log="z")

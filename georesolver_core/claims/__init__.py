@@ -13,6 +13,7 @@ from georesolver_core.claims import (
     hida_claims,
     landscape,
     orthogonal_claims,
+    rank_claims,
     routing_claims,
     training_claims,
 )
@@ -32,6 +33,7 @@ from georesolver_core.verdicts import (
 # The claims table, in order: one line per topic module.
 MODULES = (
     attention_claims,
+    rank_claims,
     geometry_claims,
     landscape,
     hida_claims,

@@ -1,4 +1,6 @@
-"""Claims of the Euclidean Resolver (sections 2.3-2.8) and Lemma 5.1, measured on the Attention page.
+"""Claims of the Euclidean Resolver (sections 2.3-2.4) and Lemma 5.1(a), measured on the Attention page:
+exact retrieval, Theorem 1, dense keys, the Gaussian nearest-neighbour radius and Lemma 1. The kernel's
+effective rank and section 2.8's eps advice, shown on the same page, are in ``rank_claims``.
 
 Every measurement runs in float64 on the CPU from a fixed seed, so the command line, the tests
 and the app see the same numbers; bounds come from ``georesolver_core.theory.attention``. The
@@ -10,32 +12,32 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.attention import ida_weights, ida_weights_from_sq, softmax_weights
+from georesolver_core.attention import ida_weights, softmax_weights
 from georesolver_core.attention.diagnostics import (
-    clustered_points,
-    effective_rank,
-    kernel_matrix,
-    lipschitz_probe_queries,
-    mean_sq_distance,
-    min_pairwise_distance,
     nn_distance,
     orthogonal_keys,
-    query_jacobian_norms,
     random_points,
     softmax_min_norm_sq_circle,
     softmax_min_width,
 )
+from georesolver_core.attention.lipschitz import (
+    KEY_LAYOUTS,
+    Ascent,
+    SpreadSweep,
+    lipschitz_across_spread,
+    lipschitz_sweep,
+)
 from georesolver_core.claims import attention_search as search
-from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import GEOMETRIES, pairwise_distance, pairwise_sq_distance
+from georesolver_core.geometry import GEOMETRIES, pairwise_distance
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import (
     CONDITIONAL,
     FAILS,
     HOLDS,
+    Axes,
     Claim,
-    Evidence,
     fit_loglog_slope,
+    sweep_evidence,
     verdict_inequality,
     verdict_scaling,
 )
@@ -44,26 +46,19 @@ PAGE = "attention"
 F64 = torch.float64
 
 
-def _gen(seed: int = 0) -> torch.Generator:
+def seeded(seed: int = 0) -> torch.Generator:
+    """A fresh generator: every sweep of these claims draws from a fixed seed."""
     return torch.Generator().manual_seed(seed)
 
 
-def _powers(lo: int, hi: int, step: int) -> list[int]:
+def powers(lo: int, hi: int, step: int) -> list[int]:
+    """lo, lo step, lo step^2, ... up to hi: the sizes of a log-spaced sweep."""
     return [int(v) for v in lo * step ** np.arange(int(round(np.log(hi / lo) / np.log(step))) + 1)]
 
 
-def _claim(key: str, section: str, statement: str, bound_text: str, measure) -> Claim:
+def attention_claim(key: str, section: str, statement: str, bound_text: str, measure) -> Claim:
+    """A claim shown on the Attention page."""
     return Claim(key, section, statement, bound_text, PAGE, measure)
-
-
-def _evidence(x, measured, bound, judged: tuple[str, str], **fields) -> Evidence:
-    """Evidence on a log-x sweep; the headline is the last point unless told otherwise."""
-    measured, bound = [float(v) for v in measured], [float(v) for v in bound]
-    fields.setdefault("measured_value", measured[-1])
-    fields.setdefault("bound_value", bound[-1])
-    fields.setdefault("log_x", True)
-    x = [float(v) for v in x]
-    return Evidence(x=x, measured=measured, bound=bound, verdict=judged[0], summary=judged[1], **fields)
 
 
 # --- Exact retrieval (lemma of section 2.3, Lemma 5.1(a)), one claim per geometry -----------------
@@ -72,27 +67,25 @@ def _evidence(x, measured, bound, judged: tuple[str, str], **fields) -> Evidence
 def measure_exact_retrieval(quick: bool = False, *, geometry: str = "euclidean", n: int = 16, d: int = 8):
     """q = k_1 among n random keys; the weight leaked to the others, 1 - W_11, against the bound as eps -> 0."""
     eps = np.logspace(-10, 0, 11 if quick else 31)
-    k = random_points(n, d, geometry=geometry, generator=_gen(), dtype=F64)  # (n, d)
+    k = random_points(n, d, geometry=geometry, generator=seeded(), dtype=F64)  # (n, d)
     k32 = k.float()
     r = float(pairwise_distance(k[:1], k[1:], geometry=geometry).min())
     # The leak is summed over the other keys rather than taken as 1 - W_11, which rounds to 0.
     leak64 = [float(ida_weights(k[:1], k, eps=e, geometry=geometry)[0, 1:].sum()) for e in eps]
     leak32 = [float(ida_weights(k32[:1], k32, eps=e, geometry=geometry)[0, 1:].sum()) for e in eps]
     bound = th.retrieval_leak_upper_bound(eps, n, r)
-    verdict, summary = verdict_inequality(leak64, bound, relation="le", rtol=1e-9)
-    summary += (
+    judged = verdict_inequality(leak64, bound, relation="le", rtol=1e-9)
+    note = (
         f". The leak falls from {leak64[-1]:.3g} at eps={eps[-1]:g} to {leak64[0]:.3g} at eps={eps[0]:g} "
         f"(nearest other key at d={r:.3g}); in float32 it is {leak32[0]:.3g} there"
     )
-    return _evidence(
-        eps, leak64, bound, (verdict, summary), x_label="eps (regulariser)",
-        y_label="weight leaked to the other keys, 1 - W_11", relation="measured <= bound",
-        measured_value=leak64[0], bound_value=bound[0], log_y=True, extra={"measured in float32": leak32},
-    )  # fmt: skip
+    axes = Axes("eps (regulariser)", "weight leaked to the other keys, 1 - W_11", "measured <= bound", log="xy")
+    extra = {"measured in float32": leak32}
+    return sweep_evidence(eps, leak64, bound, judged, axes, note=note, at=0, extra=extra)
 
 
 EXACT_RETRIEVAL = tuple(
-    _claim(
+    attention_claim(
         f"lemma2.3-exact-retrieval-{_geo}",
         "Exact-retrieval lemma (section 2.3) / Lemma 5.1(a)",
         f"Exact retrieval in {GEOMETRIES[_geo].label} geometry: for a query equal to key j* and pairwise "
@@ -109,7 +102,7 @@ EXACT_RETRIEVAL = tuple(
 
 def measure_orthogonal(quick: bool = False, *, R: float = 1.0, eps: float = 1e-5, delta: float = 0.01):
     """W_11 of IDA and softmax on k_j = R e_j, q = k_1, d = n, as n grows."""
-    ns = _powers(2, 256 if quick else 1024, 2)
+    ns = powers(2, 256 if quick else 1024, 2)
     ida_w, soft_w = [], []
     for n in ns:
         q, k = orthogonal_keys(n, R=R)
@@ -117,25 +110,28 @@ def measure_orthogonal(quick: bool = False, *, R: float = 1.0, eps: float = 1e-5
         soft_w.append(float(softmax_weights(q, k)[0, 0]))
     n_a = np.array(ns, dtype=float)
     bound = th.orthogonal_ida_weight(n_a, R, eps)
-    verdict, summary = verdict_inequality(ida_w, bound, relation="ge", rtol=1e-9)
+    judged = verdict_inequality(ida_w, bound, relation="ge", rtol=1e-9)
     reach = [n for n, w in zip(ns, soft_w, strict=True) if w >= 1 - delta]
-    summary += (
+    note = (
         f". IDA keeps W_11 >= {min(ida_w):.4f} up to n={ns[-1]} at eps={eps:g}; softmax (R={R:g}, d = n) goes "
         f"from {soft_w[0]:.3f} to {soft_w[-1]:.2g} and reaches 1 - delta = {1 - delta:g} at "
         f"{'no n' if not reach else f'n in {reach}'}. IDA's leak grows like eps (n-1)/(2R^2): W_11 >= 1 - delta "
         f"at n={ns[-1]} needs eps <= {th.orthogonal_ida_eps_for(ns[-1], R, delta):.2g}, a scalar, not width"
     )
-    return _evidence(
-        ns, ida_w, bound, (verdict, summary), x_label="number of keys n (width d = n)",
-        y_label="weight on the matching key, W_11", relation="measured >= bound (the formula is exact)",
-        extra={
-            "softmax, measured": soft_w,
-            "softmax, formula 1/(1+(n-1)e^{-R^2/sqrt d})": th.orthogonal_softmax_weight(n_a, R, n_a).tolist(),
-        },
-    )  # fmt: skip
+    axes = Axes(
+        "number of keys n (width d = n)",
+        "weight on the matching key, W_11",
+        "measured >= bound (the formula is exact)",
+        log="x",
+    )
+    extra = {
+        "softmax, measured": soft_w,
+        "softmax, formula 1/(1+(n-1)e^{-R^2/sqrt d})": th.orthogonal_softmax_weight(n_a, R, n_a).tolist(),
+    }
+    return sweep_evidence(ns, ida_w, bound, judged, axes, note=note, extra=extra)
 
 
-ORTHOGONAL = _claim(
+ORTHOGONAL = attention_claim(
     "thm1-orthogonal-keys",
     "Theorem 1 (section 2.3)",
     "On n orthogonal keys k_j = R e_j with q = k_1, IDA retrieves the match exactly as eps -> 0, while "
@@ -152,11 +148,11 @@ def measure_softmax_width(quick: bool = False, *, delta: float = 0.01):
     any distinct +-1 keys need with q = k_1); random +-1 keys and, for the reading where every key is
     retrieved by its own query, the Hadamard code and its own lower bound are reported beside it.
     """
-    ns = _powers(4, 4096, 4) if quick else _powers(4, 4096, 2)
+    ns = powers(4, 4096, 4) if quick else powers(4, 4096, 2)
     seeds = range(3 if quick else 5)
     widths = []
     for n in ns:
-        found = [softmax_min_width(n, delta=delta, d_max=512, generator=_gen(s)) for s in seeds]
+        found = [softmax_min_width(n, delta=delta, d_max=512, generator=seeded(s)) for s in seeds]
         widths.append(float(np.median([np.nan if w is None else w for w in found])))
     shell = [float(search.shell_code_min_width(n, delta=delta)) for n in ns]
     hadamard = [float(search.hadamard_code_min_width(n, delta=delta)) for n in ns]
@@ -190,24 +186,25 @@ def measure_softmax_width(quick: bool = False, *, delta: float = 0.01):
         f"{paper[0]:.0f} to {paper[-1]:.1f} as n grows: with the 1/sqrt d scale it is an upper limit on d, and the "
         "(log n)^2 growth appears only when ||k||^2 <= d"
     )
-    return _evidence(
-        ns, shell, bound, (verdict, summary), x_label="number of keys n",
-        y_label=f"smallest softmax width d with W_11 >= {1 - delta:g}",
-        relation="measured (best design: Hamming-shell code) >= bound (coordinates in [-1, 1], q = k_1)",
-        log_y=True,
-        extra={
-            "random +-1 keys (median of seeds)": widths,
-            "every key retrieved: Hadamard code": hadamard,
-            "every key retrieved: lower bound (our derivation)": all_keys.tolist(),
-            "paper's printed formula at fixed R": paper.tolist(),
-            "fitted exponent of log((n-1)(1-delta)/delta)": p,
-            "fitted exponent of log n": p_logn,
-            "width-2 counter-example": {"n": ns, "R^2 needed": r2},
-        },
-    )  # fmt: skip
+    axes = Axes(
+        "number of keys n",
+        f"smallest softmax width d with W_11 >= {1 - delta:g}",
+        "measured (best design: Hamming-shell code) >= bound (coordinates in [-1, 1], q = k_1)",
+        log="xy",
+    )
+    extra = {
+        "random +-1 keys (median of seeds)": widths,
+        "every key retrieved: Hadamard code": hadamard,
+        "every key retrieved: lower bound (our derivation)": all_keys.tolist(),
+        "paper's printed formula at fixed R": paper.tolist(),
+        "fitted exponent of log((n-1)(1-delta)/delta)": p,
+        "fitted exponent of log n": p_logn,
+        "width-2 counter-example": {"n": ns, "R^2 needed": r2},
+    }
+    return sweep_evidence(ns, shell, bound, (verdict, summary), axes, extra=extra)
 
 
-SOFTMAX_WIDTH = _claim(
+SOFTMAX_WIDTH = attention_claim(
     "thm1-softmax-width",
     "Theorem 1 (section 2.3), softmax side",
     "Any softmax-based architecture needs width d = Omega((log n)^2) (or H = Omega(log n) heads) for a "
@@ -223,10 +220,10 @@ SOFTMAX_WIDTH = _claim(
 
 def measure_dense_keys(quick: bool = False, *, d: int = 2, eps: float = 1e-2):
     """Self-attention over n Gaussian keys in R^2: W_jj against 1/(1 + eps(n-1)/(r_j^2 + eps)) at the tightest key."""
-    ns = _powers(4, 256, 4) if quick else _powers(4, 1024, 2)
+    ns = powers(4, 256, 4) if quick else powers(4, 1024, 2)
     tight_w, tight_b, mean_w, soft_w = [], [], [], []
     for n in ns:
-        k = random_points(n, d, generator=_gen(), dtype=F64)  # (n, d)
+        k = random_points(n, d, generator=seeded(), dtype=F64)  # (n, d)
         w = ida_weights(k, k, eps=eps).diagonal().numpy()  # (n,)
         b = th.retrieval_weight_lower_bound(eps, n, nn_distance(k).numpy())  # (n,)
         j = int(np.argmin((w - b) / b))
@@ -234,19 +231,22 @@ def measure_dense_keys(quick: bool = False, *, d: int = 2, eps: float = 1e-2):
         tight_b.append(b[j])
         mean_w.append(float(w.mean()))
         soft_w.append(float(softmax_weights(k, k).diagonal().mean()))
-    verdict, summary = verdict_inequality(tight_w, tight_b, relation="ge", rtol=1e-9)
-    summary += (
+    judged = verdict_inequality(tight_w, tight_b, relation="ge", rtol=1e-9)
+    note = (
         f". Mean own-key weight {mean_w[0]:.3f} (n={ns[0]}) -> {mean_w[-1]:.3f} (n={ns[-1]}) at eps={eps:g}; "
         f"softmax {soft_w[0]:.3f} -> {soft_w[-1]:.3g}"
     )
-    return _evidence(
-        ns, tight_w, tight_b, (verdict, summary), x_label=f"number of Gaussian keys n in R^{d}",
-        y_label="own-key weight W_jj (key with the tightest margin)", relation="measured >= bound",
-        extra={"IDA mean W_jj": mean_w, "softmax mean W_jj": soft_w},
-    )  # fmt: skip
+    axes = Axes(
+        f"number of Gaussian keys n in R^{d}",
+        "own-key weight W_jj (key with the tightest margin)",
+        "measured >= bound",
+        log="x",
+    )
+    extra = {"IDA mean W_jj": mean_w, "softmax mean W_jj": soft_w}
+    return sweep_evidence(ns, tight_w, tight_b, judged, axes, note=note, extra=extra)
 
 
-DENSE_KEYS = _claim(
+DENSE_KEYS = attention_claim(
     "sec2.3-dense-key-degradation",
     "Section 2.3, dense-key degradation",
     "If the other keys lie at distance >= r from key j, its self-attention weight is at least "
@@ -258,27 +258,30 @@ DENSE_KEYS = _claim(
 
 def measure_nn_radius(quick: bool = False):
     """Median squared nearest-neighbour distance of n Gaussian keys, d = 2 and 4, against n^{-2/d}."""
-    ns = _powers(16, 1024, 4) if quick else _powers(16, 1024, 2)
+    ns = powers(16, 1024, 4) if quick else powers(16, 1024, 2)
     seeds = range(2 if quick else 3)
     r2 = {d: [] for d in (2, 4)}
     for d, series in r2.items():
         for n in ns:
-            radii = [nn_distance(random_points(n, d, generator=_gen(s))).pow(2).median() for s in seeds]
+            radii = [nn_distance(random_points(n, d, generator=seeded(s))).pow(2).median() for s in seeds]
             series.append(float(np.mean(radii)))
     fits = {d: verdict_scaling(ns, r2[d], exponent=-2.0 / d, tol=0.15, what=f"r^2 (d={d})") for d in r2}
     verdict = HOLDS if all(f[0] == HOLDS for f in fits.values()) else FAILS
     summary = "; ".join(f[1] for f in fits.values()) + ". The constant in Theta(d sigma^2 n^{-2/d}) is not given"
     n_a = np.array(ns, dtype=float)
-    return _evidence(
-        ns, r2[2], th.gaussian_nn_radius_sq(n_a, 2), (verdict, summary),
-        x_label="number of Gaussian keys n (sigma = 1)", y_label="median squared nearest-neighbour distance r^2",
-        relation="log-log slope of measured = slope of the prediction (-2/d)",
-        measured_value=fits[2][2], bound_value=-2.0 / 2, log_y=True,
-        extra={"measured, d = 4": r2[4], "d n^{-2/d}, d = 4": th.gaussian_nn_radius_sq(n_a, 4).tolist()},
-    )  # fmt: skip
+    axes = Axes(
+        "number of Gaussian keys n (sigma = 1)",
+        "median squared nearest-neighbour distance r^2",
+        "log-log slope of measured = slope of the prediction (-2/d)",
+        log="xy",
+    )
+    extra = {"measured, d = 4": r2[4], "d n^{-2/d}, d = 4": th.gaussian_nn_radius_sq(n_a, 4).tolist()}
+    headline = dict(measured_value=fits[2][2], bound_value=-2.0 / 2)  # the fitted exponent for d = 2
+    predicted = th.gaussian_nn_radius_sq(n_a, 2)
+    return sweep_evidence(ns, r2[2], predicted, (verdict, summary), axes, extra=extra, **headline)
 
 
-NN_RADIUS = _claim(
+NN_RADIUS = attention_claim(
     "sec2.3-gaussian-nn-radius",
     "Section 2.3, Gaussian keys",
     "For Gaussian keys with covariance sigma^2 I, the squared radius around a key scales as "
@@ -291,49 +294,29 @@ NN_RADIUS = _claim(
 # --- Lemma 1: Lipschitz scaling --------------------------------------------------------------------
 
 
-ASCENT_QUICK = search.Ascent(n_each=8, steps=40, lr=0.3)  # a few seconds for the app and the tests
-ASCENT_FULL = search.Ascent(n_each=16, steps=150, lr=0.3)  # the CLI sweep: ~16 min at 32 starts x 300 steps
-
-
-def _sup_jacobian(k, v, kernel: str, eps: float, quick: bool, g, probes=None) -> tuple[float, float]:
-    """(sup ||d o/d q|| found by ascent, re-measured by autograd through the kernel; max ||q - k_j|| there)."""
-    ascent = ASCENT_QUICK if quick else ASCENT_FULL
-    _, qs = search.max_jacobian_norm(k, v, kernel=kernel, eps=eps, ascent=ascent, generator=g, more_starts=probes)
-    with one_cpu_thread():  # small tensors: a second thread only adds synchronisation
-        norms = query_jacobian_norms(qs, k, v, kernel=kernel, eps=eps)  # (S,): the library's own autograd path
-    return float(norms.max()), float(pairwise_distance(qs, k, geometry="euclidean").max())
+ASCENT_QUICK = Ascent(n_each=8, steps=40, lr=0.3)  # a few seconds for the app and the tests
+ASCENT_FULL = Ascent(n_each=16, steps=150, lr=0.3)  # the CLI sweep: ~16 min at 32 starts x 300 steps
 
 
 def measure_lipschitz(quick: bool = False, *, d: int = 8, eps: float = 1e-2, spread: float = 0.05):
     """Lemma 1's constants as suprema: the largest query-Jacobian norm found by gradient ascent from many
     starts (keys, sqrt(eps/3) from keys, midpoints, random), random vs clustered keys, IDA vs softmax, as n
     grows; and, for clustered keys, the IDA constant as eps moves across the cluster spread^2."""
-    ns = _powers(8, 512, 8) if quick else _powers(4, 1024, 4)
-    series = {name: [] for name in ("ida_random", "ida_clustered", "soft_random", "soft_clustered")}
-    probed, paper, sharp, soft_sharp = [], [], [], []
-    for n in ns:
-        g = _gen()
-        keys = {
-            "random": random_points(n, d, generator=g),
-            "clustered": clustered_points(n, d, cluster_spread=spread, generator=g),
-        }
-        v = torch.randn(n, d, generator=g, dtype=F64)  # (n, dv)
-        v_max = float(v.norm(dim=-1).max())
-        for kind, k in keys.items():
-            # the random probes of the earlier estimate start the ascent too: it never reports less
-            probes = lipschitz_probe_queries(k, eps=eps, n_random=8, n_near=8, generator=g)  # (Q, d)
-            L, R = _sup_jacobian(k, v, "ida", eps, quick, g, probes)
-            series[f"ida_{kind}"].append(L)
-            series[f"soft_{kind}"].append(_sup_jacobian(k, v, "softmax", eps, quick, g, probes)[0])
-            paper.append(float(th.lipschitz_ida_paper_bound(n, eps, R, v_max)))
-            if kind == "random":
-                with one_cpu_thread():
-                    norms = query_jacobian_norms(probes, k, v, kernel="ida", eps=eps)  # (Q,)
-                probed.append(float(norms.max()))
-        sharp.append(float(th.lipschitz_ida_sharp_bound(eps, v_max)))
-        k_max = float(keys["random"].norm(dim=-1).max())
-        soft_sharp.append(float(th.lipschitz_softmax_sharp_bound(d, v_max, k_max)))
-    paper = np.array(paper).reshape(len(ns), 2)  # (N, 2): random, clustered
+    ns = powers(8, 512, 8) if quick else powers(4, 1024, 4)
+    ascent = ASCENT_QUICK if quick else ASCENT_FULL
+    sw = lipschitz_sweep(ns, d=d, eps=eps, spread=spread, ascent=ascent)
+    series = sw.sup
+    # (N, 2): random, clustered keys; R is the distance from the best query to the farthest key
+    paper = np.array(
+        [
+            [float(th.lipschitz_ida_paper_bound(n, eps, sw.radius[kind][i], sw.v_max[i])) for kind in KEY_LAYOUTS]
+            for i, n in enumerate(ns)
+        ]
+    )
+    sharp = [float(th.lipschitz_ida_sharp_bound(eps, v_max)) for v_max in sw.v_max]
+    soft_sharp = [
+        float(th.lipschitz_softmax_sharp_bound(d, vm, km)) for vm, km in zip(sw.v_max, sw.k_max, strict=True)
+    ]
     ida_all = series["ida_random"] + series["ida_clustered"]
     verdict, summary = verdict_inequality(ida_all, paper.T.ravel(), relation="le", rtol=1e-9)
     slopes = {name: fit_loglog_slope(ns, s) for name, s in series.items()}
@@ -341,57 +324,44 @@ def measure_lipschitz(quick: bool = False, *, d: int = 8, eps: float = 1e-2, spr
     soft_under = all(m <= b * (1 + 1e-9) for m, b in zip(series["soft_random"], soft_sharp, strict=True))
     ratio = series["ida_random"][-1] / series["soft_random"][-1]
     contrast = slopes["soft_random"] > slopes["ida_random"] and ratio < 1
-    rho, L_eps = _lipschitz_across_spread(quick, d=d, spread=spread)
+    across = lipschitz_across_spread(np.logspace(-2, 2, 3 if quick else 9), d=d, spread=spread, ascent=ascent)
     summary += (
-        f". Suprema estimated by gradient ascent on ||d o/d q|| from many starts ({(ASCENT_QUICK if quick else ASCENT_FULL).steps} Adam steps from "
-        f"{(ASCENT_QUICK if quick else ASCENT_FULL).n_each} starts of each kind: a lower estimate of each sup; random probes alone found "
-        f"{probed[-1] / series['ida_random'][-1]:.2f}x the ascent's value at n={ns[-1]}). The bound exceeds the "
+        f". Suprema estimated by gradient ascent on ||d o/d q|| from many starts ({ascent.steps} Adam steps from "
+        f"{ascent.n_each} starts of each kind: a lower estimate of each sup; random probes alone found "
+        f"{sw.probed[-1] / series['ida_random'][-1]:.2f}x the ascent's value at n={ns[-1]}). The bound exceeds the "
         f"measurement {np.min(paper.T.ravel() / ida_all):.3g}-fold or more. Growth with n: IDA "
         f"n^{slopes['ida_random']:.2f} (random keys), n^{slopes['ida_clustered']:.2f} (clustered); softmax "
         f"n^{slopes['soft_random']:.2f}, n^{slopes['soft_clustered']:.2f}. IDA stays "
         f"{'under' if under_sharp else 'ABOVE'} the n-independent bound max||v||/sqrt(eps) and softmax "
         f"{'under' if soft_under else 'ABOVE'} max||v|| max||k||/sqrt(d) (our derivations). L_IDA / L_softmax = "
         f"{ratio:.3g} at n={ns[-1]}, eps={eps:g}: the table's softmax-O(n)-vs-IDA-O(log n) contrast is "
-        f"{'seen' if contrast else 'not seen'} here. " + _spread_sentence(rho, L_eps, spread)
+        f"{'seen' if contrast else 'not seen'} here. " + _spread_sentence(across, spread)
     )
-    return _evidence(
-        ns, series["ida_random"], paper[:, 0], (verdict, summary), x_label="number of keys n",
-        y_label="sup ||d o / d q||_2 (gradient ascent on the query)",
-        relation="measured <= bound (random and clustered keys)", log_y=True,
-        extra={
-            "IDA, clustered keys": series["ida_clustered"],
-            "softmax, random keys": series["soft_random"],
-            "softmax, clustered keys": series["soft_clustered"],
-            "IDA, random keys, random probes only": probed,
-            "max||v||/sqrt(eps) (n-independent)": sharp,
-            "max||v|| max||k|| / sqrt(d) (softmax, random keys)": soft_sharp,
-            "clustered keys: L_IDA across eps / spread^2": {
-                "eps / spread^2": rho.tolist(), "L_IDA": [x[0] for x in L_eps],
-                "L_IDA sqrt(eps) / max||v||": [x[1] for x in L_eps],
-            },
+    axes = Axes(
+        "number of keys n",
+        "sup ||d o / d q||_2 (gradient ascent on the query)",
+        "measured <= bound (random and clustered keys)",
+        log="xy",
+    )
+    extra = {
+        "IDA, clustered keys": series["ida_clustered"],
+        "softmax, random keys": series["soft_random"],
+        "softmax, clustered keys": series["soft_clustered"],
+        "IDA, random keys, random probes only": sw.probed,
+        "max||v||/sqrt(eps) (n-independent)": sharp,
+        "max||v|| max||k|| / sqrt(d) (softmax, random keys)": soft_sharp,
+        "clustered keys: L_IDA across eps / spread^2": {
+            "eps / spread^2": across.rho.tolist(),
+            "L_IDA": across.sup,
+            "L_IDA sqrt(eps) / max||v||": across.fraction,
         },
-    )  # fmt: skip
+    }
+    return sweep_evidence(ns, series["ida_random"], paper[:, 0], (verdict, summary), axes, extra=extra)
 
 
-def _lipschitz_across_spread(quick: bool, *, d: int, spread: float, n: int = 64):
-    """L_IDA (by ascent) of n clustered keys as eps moves from spread^2 / 100 to 100 spread^2, in units of
-    the n-independent bound max||v|| / sqrt(eps)."""
-    rho = np.logspace(-2, 2, 3 if quick else 9)  # eps / spread^2
-    g = _gen(1)
-    k = clustered_points(n, d, cluster_spread=spread, generator=g)
-    v = torch.randn(n, d, generator=g, dtype=F64)  # (n, dv)
-    v_max = float(v.norm(dim=-1).max())
-    out = []
-    for r in rho:
-        eps = float(r) * spread**2
-        L = _sup_jacobian(k, v, "ida", eps, quick, g)[0]
-        out.append((L, L * np.sqrt(eps) / v_max))
-    return rho, out
-
-
-def _spread_sentence(rho, L_eps, spread: float) -> str:
+def _spread_sentence(across: SpreadSweep, spread: float) -> str:
     """What the eps / spread^2 sweep found, in words chosen by the numbers."""
-    L, frac = np.array([x[0] for x in L_eps]), np.array([x[1] for x in L_eps])
+    rho, L, frac = across.rho, np.array(across.sup), np.array(across.fraction)
     i = int(np.argmax(frac))
     return (
         f"Clustered keys (spread {spread:g}, n = 64), eps from {rho[0]:g} to {rho[-1]:g} spread^2: L_IDA goes "
@@ -402,7 +372,7 @@ def _spread_sentence(rho, L_eps, spread: float) -> str:
     )
 
 
-LIPSCHITZ = _claim(
+LIPSCHITZ = attention_claim(
     "lemma1-lipschitz",
     "Lemma 1 (section 2.4)",
     "The attention output is Lipschitz in the query with L_IDA = O(1 + log n L_W^2 R^2) for clustered keys and "
@@ -412,130 +382,6 @@ LIPSCHITZ = _claim(
 )
 
 
-# --- Theorem 3 / Lemma 5.1(b): effective rank ------------------------------------------------------
-
-
-def _eff_rank(points: torch.Tensor, eps: float, geometry: str) -> float:
-    return float(effective_rank(kernel_matrix(points, points, eps=eps, geometry=geometry)))
-
-
-def measure_effrank_eps(quick: bool = False, *, n: int = 64, d: int = 8):
-    """eff-rank(K) of n keys across eps / d_min^2, Euclidean and Poincaré, against 1 + n eps^2 / d_min^4."""
-    rho = np.logspace(-3, 3, 13 if quick else 37)  # eps / d_min^2
-    pts = {
-        "euclidean": random_points(n, d, generator=_gen(), dtype=F64),
-        "poincare": random_points(n, d, geometry="poincare", spread=0.5, generator=_gen(1), dtype=F64),
-    }
-    d_min = {geo: min_pairwise_distance(x, geometry=geo) for geo, x in pts.items()}
-    ranks = {geo: [_eff_rank(x, float(r) * d_min[geo] ** 2, geo) for r in rho] for geo, x in pts.items()}
-    bound = th.effective_rank_bound(n, rho, 1.0)  # with eps in units of d_min^2
-    inside = rho <= 0.1  # the stated regime eps << d_min^2
-    verdict, summary = verdict_inequality(
-        ranks["euclidean"] + ranks["poincare"], np.concatenate([bound, bound]), relation="le",
-        condition=np.concatenate([inside, inside]), condition_text="eps <= 0.1 d_min^2",
-    )  # fmt: skip
-    i = int(np.flatnonzero(inside)[-1])
-    held = rho[np.array(ranks["euclidean"]) <= bound]
-    summary += (
-        f". At eps = {rho[i]:g} d_min^2, n={n} Euclidean keys give eff-rank {ranks['euclidean'][i]:.3g} against the "
-        f"bound {bound[i]:.3g} (Poincaré: {ranks['poincare'][i]:.3g}). As eps -> 0, K -> I/eps and eff-rank -> n; "
-        + (f"the bound holds from eps >= {held.min():.3g} d_min^2 on" if held.size else "the bound never holds")
-    )
-    msq = mean_sq_distance(pts["euclidean"], pts["euclidean"])
-    return _evidence(
-        rho, ranks["euclidean"], bound, (verdict, summary), x_label="eps / d_min^2",
-        y_label=f"effective rank (tr K)^2 / tr(K^2), n = {n}", relation="measured <= bound where eps << d_min^2",
-        measured_value=ranks["euclidean"][i], bound_value=bound[i], log_y=True,
-        extra={
-            "Poincaré ball, measured": ranks["poincare"],
-            "n (the eps -> 0 limit)": th.effective_rank_small_eps_limit(np.full(rho.size, n)).tolist(),
-            "1 + 2 mean d^2 / eps (eps >> d^2)": th.effective_rank_large_eps(msq, rho * d_min["euclidean"] ** 2, n).tolist(),
-        },
-    )  # fmt: skip
-
-
-EFFECTIVE_RANK = _claim(
-    "thm3-effective-rank",
-    "Theorem 3 (section 2.7)",
-    "The IDA kernel's effective rank is bounded independently of width: eff-rank(K) <= 1 + n eps^2 / d_min^4 "
-    "for small eps.",
-    "eff-rank(K) <= 1 + n eps^2 / d_min^4 (eps << d_min^2)",
-    measure_effrank_eps,
-)
-
-
-def measure_effrank_n(quick: bool = False, *, d: int = 8, rho: float = 0.01):
-    """eff-rank(K^H) of n Poincaré keys at eps = 0.01 d_min^2 (inside the stated regime) as n grows."""
-    ns = _powers(8, 256, 2) if quick else _powers(8, 1024, 2)
-    hyp, euc = [], []
-    for n in ns:
-        xh = random_points(n, d, geometry="poincare", spread=0.5, generator=_gen(), dtype=F64)
-        xe = random_points(n, d, generator=_gen(), dtype=F64)
-        hyp.append(_eff_rank(xh, rho * min_pairwise_distance(xh, geometry="poincare") ** 2, "poincare"))
-        euc.append(_eff_rank(xe, rho * min_pairwise_distance(xe) ** 2, "euclidean"))
-    n_a = np.array(ns, dtype=float)
-    bound = th.effective_rank_bound(n_a, rho, 1.0)
-    verdict, summary = verdict_inequality(hyp, bound, relation="le")
-    summary += (
-        f". The rank grows like n^{fit_loglog_slope(ns, hyp):.2f} (hyperbolic), n^{fit_loglog_slope(ns, euc):.2f} "
-        f"(Euclidean): eff-rank = {hyp[-1]:.4g} of n={ns[-1]}, where the bound allows {bound[-1]:.4g}"
-    )
-    return _evidence(
-        ns, hyp, bound, (verdict, summary), x_label=f"number of keys n (eps = {rho:g} d_min^2)",
-        y_label="effective rank of K^H (Poincaré ball)", relation="measured <= bound", log_y=True,
-        extra={"Euclidean, measured": euc, "n": n_a.tolist()},
-    )  # fmt: skip
-
-
-EFFECTIVE_RANK_N = _claim(
-    "lemma5.1-effective-rank-n",
-    "Lemma 5.1(b) / Theorem 5.2 (sections 5.1, 5.3)",
-    "For any metric, including the Poincaré ball, eff-rank(K) <= 1 + n eps^2/d_min^4 + O(n eps^3/d_min^6) when "
-    "eps << d_min^2.",
-    "eff-rank(K^H) <= 1 + n eps^2 / d_min^4",
-    measure_effrank_n,
-)
-
-
-# --- Section 2.8: the practical eps advice ---------------------------------------------------------
-
-
-def measure_eps_advice(quick: bool = False):
-    """With eps = 0.01 E||q - k||^2, is eps (n-1)/d_min^2 below 1/2? Gaussian keys, d = 64 (and 16), as n grows."""
-    ns = _powers(8, 512, 4) if quick else _powers(8, 1024, 2)
-    index, w_min = {64: [], 16: []}, []
-    for d, series in index.items():
-        for n in ns:
-            k = random_points(n, d, generator=_gen(), dtype=F64)
-            sq = pairwise_sq_distance(k, k, geometry="euclidean")  # (n, n), computed once
-            eps = float(th.recommended_eps(sq.sum() / (n * (n - 1))))
-            d_min = float(sq.fill_diagonal_(torch.inf).min().sqrt())
-            series.append(float(th.degradation_index(eps, n, d_min)))
-            if d == 64:
-                w_min.append(float(ida_weights_from_sq(sq.fill_diagonal_(0.0), eps=eps).diagonal().min()))
-    bound = [th.DEGRADATION_THRESHOLD] * len(ns)
-    verdict, summary = verdict_inequality(index[64], bound, relation="le", rtol=0.0)
-    ok = [n for n, v in zip(ns, index[64], strict=True) if v < th.DEGRADATION_THRESHOLD]
-    summary += (
-        f". Outside the regime for n <= {max(ok) if ok else 'none'} of those tried (d=64); the index grows like "
-        f"n^{fit_loglog_slope(ns, index[64]):.2f} and the smallest own-key weight is {w_min[-1]:.3f} at n={ns[-1]}. "
-        f"Staying out needs eps < d_min^2 / (2(n-1)), = {th.max_safe_eps(ns[-1], 1.0):.2g} d_min^2 at n={ns[-1]}"
-    )
-    return _evidence(
-        ns, index[64], bound, (verdict, summary), x_label="number of Gaussian keys n (d = 64)",
-        y_label="eps (n-1) / d_min^2 at eps = 0.01 E||q-k||^2", relation="measured <= bound (outside the regime)",
-        log_y=True, extra={"d = 16": index[16], "smallest W_jj (d = 64)": w_min},
-    )  # fmt: skip
-
-
-EPS_ADVICE = _claim(
-    "sec2.8-eps-advice",
-    "Section 2.8, implications for practice",
-    "Initialising eps ~ 0.01 E||q_i - k_j||^2 avoids the degradation regime eps (n-1) / d_min^2 >= 1/2.",
-    "eps (n-1) / d_min^2 < 1/2 at eps = 0.01 E||q - k||^2",
-    measure_eps_advice,
-)
-
 CLAIMS = (
     *EXACT_RETRIEVAL,
     ORTHOGONAL,
@@ -543,7 +389,4 @@ CLAIMS = (
     DENSE_KEYS,
     NN_RADIUS,
     LIPSCHITZ,
-    EFFECTIVE_RANK,
-    EFFECTIVE_RANK_N,
-    EPS_ADVICE,
 )

@@ -23,13 +23,23 @@ from georesolver_core.theory.compression import (
     hcc_radius_step,
     kv_cache_ratio,
 )
-from georesolver_core.verdicts import CONDITIONAL, FAILS, HOLDS, Claim, Evidence, verdict_inequality
+from georesolver_core.verdicts import (
+    CONDITIONAL,
+    FAILS,
+    HOLDS,
+    Axes,
+    Claim,
+    Evidence,
+    sweep_evidence,
+    verdict_inequality,
+)
 
 FULL_DIMS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 QUICK_DIMS = (2, 8, 64, 512)
 FULL_BITS = tuple(range(1, 11))
 QUICK_BITS = (1, 4, 7, 10)
 HEADLINE_BITS = PAPER_BITS_DIR
+LE = "measured <= bound"
 
 
 def radius_bits(b: int) -> int:
@@ -104,27 +114,18 @@ def measure_error_bound(quick: bool = False) -> Evidence:
         f"With the implicit layout (Theorem 6.2's bit count) the worst error at b = {HEADLINE_BITS} is "
         f"{imp[:, 0].max():.3g} vs bound {bound[jh]:.3g}."
     )
-    return Evidence(
-        x=[float(d) for d in dims],
-        x_label="key dimension d_h",
-        measured=worst_any[:, jh].tolist(),
-        bound=[float(bound[jh])] * len(dims),
-        y_label=f"worst ||k - k_hat||^2 at b = {HEADLINE_BITS}, b_r = {radius_bits(HEADLINE_BITS)}",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(worst_any[:, jh].max()),
-        bound_value=float(bound[jh]),
-        log_x=True,
-        log_y=True,
-        extra={
-            "random 0.9 tanh keys (max)": g["random"][0][:, jh].tolist(),
-            "implicit layout (worst)": imp[:, 0].tolist(),
-            "analytic r^2 (d-1)/(2^b-1)^2, r = 0.9": (
-                0.81 * direction_error_range(np.array(dims), HEADLINE_BITS)[0]
-            ).tolist(),
-        },
-    )
+    y_label = f"worst ||k - k_hat||^2 at b = {HEADLINE_BITS}, b_r = {radius_bits(HEADLINE_BITS)}"
+    axes = Axes("key dimension d_h", y_label, LE, log="xy")
+    extra = {
+        "random 0.9 tanh keys (max)": g["random"][0][:, jh].tolist(),
+        "implicit layout (worst)": imp[:, 0].tolist(),
+        "analytic r^2 (d-1)/(2^b-1)^2, r = 0.9": (
+            0.81 * direction_error_range(np.array(dims), HEADLINE_BITS)[0]
+        ).tolist(),
+    }
+    worst, at_b = worst_any[:, jh], [bound[jh]] * len(dims)  # (dims,) each, at the headline bits
+    peak = float(worst.max())
+    return sweep_evidence(dims, worst, at_b, (verdict, summary), axes, measured_value=peak, extra=extra)
 
 
 def measure_direction_step(quick: bool = False) -> Evidence:
@@ -150,21 +151,11 @@ def measure_direction_step(quick: bool = False) -> Evidence:
         "for small d only because its final bound 4(2^-b + 2^-b_r) is far looser than the square of this step."
     )
     lo = np.sqrt(direction_error_range(np.array(dims), HEADLINE_BITS)[0])
-    return Evidence(
-        x=[float(d) for d in dims],
-        x_label="key dimension d_h",
-        measured=direc[:, jh].tolist(),
-        bound=[float(step[jh])] * len(dims),
-        y_label=f"worst ||u - u_hat|| at b = {HEADLINE_BITS}",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(direc[:, jh].max()),
-        bound_value=float(step[jh]),
-        log_x=True,
-        log_y=True,
-        extra={"sqrt(d-1)/(2^b-1) (u = e_1)": lo.tolist()},
-    )
+    axes = Axes("key dimension d_h", f"worst ||u - u_hat|| at b = {HEADLINE_BITS}", LE, log="xy")
+    worst, at_b = direc[:, jh], [step[jh]] * len(dims)  # (dims,) each, at the headline bits
+    extra = {"sqrt(d-1)/(2^b-1) (u = e_1)": lo.tolist()}
+    peak = float(worst.max())
+    return sweep_evidence(dims, worst, at_b, (verdict, summary), axes, measured_value=peak, extra=extra)
 
 
 def _ball_keys(n: int, d: int, seed: int = 0) -> torch.Tensor:
@@ -195,25 +186,13 @@ def measure_key_bits(quick: bool = False) -> Evidence:
         f"{'yes' if ratio[i64] >= 7.9 else 'no'}). Rounding all d_h coordinates, as the proof of Theorem 6.1 does, "
         f"costs d_h b + b_r bits: {ratio_all[i64]:.3f}x."
     )
-    return Evidence(
-        x=[float(d) for d in dims],
-        x_label="key dimension d_h",
-        measured=measured_bits,
-        bound=stated.tolist(),
-        y_label=f"bits per key (b = {b}, b_r = {br})",
-        relation="measured <= stated",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(measured_bits[i64]),
-        bound_value=float(stated[i64]),
-        log_x=True,
-        log_y=True,
-        extra={
-            "ratio vs float32 (measured)": ratio,
-            "ratio vs float32 (formula)": formula.tolist(),
-            "ratio, every coordinate stored": ratio_all,
-        },
-    )
+    axes = Axes("key dimension d_h", f"bits per key (b = {b}, b_r = {br})", "measured <= stated", log="xy")
+    extra = {
+        "ratio vs float32 (measured)": ratio,
+        "ratio vs float32 (formula)": formula.tolist(),
+        "ratio, every coordinate stored": ratio_all,
+    }
+    return sweep_evidence(dims, measured_bits, stated, (verdict, summary), axes, at=i64, extra=extra)
 
 
 SYSTEM_TOL = 0.05  # "approx 1.8x" read as within 5 %
@@ -249,53 +228,48 @@ def measure_system_memory(quick: bool = False) -> Evidence:
         f"against fp32 keys + fp16 values, {vs32:.3f}x against an all-fp32 cache. The paper's ~2.4x is the "
         "2.39x reading: it assumes the uncompressed cache keeps keys in fp32 and values in fp16."
     )
-    return Evidence(
-        x=[32.0, 16.0],
-        x_label="bits per value coordinate (values are not compressed)",
-        measured=[fp32, like16],
-        bound=[PAPER_SYSTEM_RATIO[32], PAPER_SYSTEM_RATIO[16]],
-        y_label="whole KV-cache compression ratio",
-        relation=f"measured = stated within {SYSTEM_TOL:.0%} (baseline at the same value precision)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=like16,
-        bound_value=PAPER_SYSTEM_RATIO[16],
-        extra={"baseline fp32 keys + fp16 values": [fp32, mixed], "baseline all fp32": [fp32, vs32]},
+    axes = Axes(
+        "bits per value coordinate (values are not compressed)",
+        "whole KV-cache compression ratio",
+        f"measured = stated within {SYSTEM_TOL:.0%} (baseline at the same value precision)",
     )
+    stated = [PAPER_SYSTEM_RATIO[32], PAPER_SYSTEM_RATIO[16]]
+    extra = {"baseline fp32 keys + fp16 values": [fp32, mixed], "baseline all fp32": [fp32, vs32]}
+    return sweep_evidence([32, 16], [fp32, like16], stated, (verdict, summary), axes, extra=extra)
 
 
 PAGE = "compression"
 CLAIMS = (
     Claim(
-        key="thm6.1-hcc-error",
-        section="Theorem 6.1 (section 6)",
-        statement="HCC reconstructs every key of the ball within ||k - k_hat||^2 <= 4(2^-b + 2^-b_r), in any dimension.",
-        bound_text="||k - k_hat||^2 <= 4 (2^-b + 2^-b_r)",
-        page=PAGE,
-        measure=measure_error_bound,
+        "thm6.1-hcc-error",
+        "Theorem 6.1 (section 6)",
+        "HCC reconstructs every key of the ball within ||k - k_hat||^2 <= 4(2^-b + 2^-b_r), in any dimension.",
+        "||k - k_hat||^2 <= 4 (2^-b + 2^-b_r)",
+        PAGE,
+        measure_error_bound,
     ),
     Claim(
-        key="thm6.1-direction-step",
-        section="Theorem 6.1, proof step (section 6)",
-        statement="Rounding the direction to b bits per coordinate moves it by ||u - u_hat|| <= 2 * 2^-b.",
-        bound_text="||u - u_hat||_2 <= 2 * 2^-b,  |r - r_hat| <= 2^-b_r",
-        page=PAGE,
-        measure=measure_direction_step,
+        "thm6.1-direction-step",
+        "Theorem 6.1, proof step (section 6)",
+        "Rounding the direction to b bits per coordinate moves it by ||u - u_hat|| <= 2 * 2^-b.",
+        "||u - u_hat||_2 <= 2 * 2^-b,  |r - r_hat| <= 2^-b_r",
+        PAGE,
+        measure_direction_step,
     ),
     Claim(
-        key="thm6.2-key-bits",
-        section="Theorem 6.2 (section 6)",
-        statement="HCC keys take (d_h - 1) b + b_r bits each: a ratio 32 d_h / ((d_h - 1) b + b_r), ~8x at b = 4, b_r = 6.",
-        bound_text="bits per key = (d_h - 1) b + b_r",
-        page=PAGE,
-        measure=measure_key_bits,
+        "thm6.2-key-bits",
+        "Theorem 6.2 (section 6)",
+        "HCC keys take (d_h - 1) b + b_r bits each: a ratio 32 d_h / ((d_h - 1) b + b_r), ~8x at b = 4, b_r = 6.",
+        "bits per key = (d_h - 1) b + b_r",
+        PAGE,
+        measure_key_bits,
     ),
     Claim(
-        key="thm6.2-system-memory",
-        section="Theorem 6.2, system level (section 6)",
-        statement="With full-precision values the whole KV cache shrinks ~1.8x, or ~2.4x with half-precision values.",
-        bound_text="(32 + 32) d / ((d-1) b + b_r + 32 d) ~ 1.8;  ~2.4 with 16-bit values",
-        page=PAGE,
-        measure=measure_system_memory,
+        "thm6.2-system-memory",
+        "Theorem 6.2, system level (section 6)",
+        "With full-precision values the whole KV cache shrinks ~1.8x, or ~2.4x with half-precision values.",
+        "(32 + 32) d / ((d-1) b + b_r + 32 d) ~ 1.8;  ~2.4 with 16-bit values",
+        PAGE,
+        measure_system_memory,
     ),
 )

@@ -16,7 +16,16 @@ from georesolver_core.theory.geometry import (
     hyperbolic_separation_exact,
     packing_number_bound,
 )
-from georesolver_core.verdicts import HOLDS, VERDICTS, Claim, Evidence, verdict_inequality, verdict_scaling
+from georesolver_core.verdicts import (
+    HOLDS,
+    VERDICTS,
+    Axes,
+    Claim,
+    Evidence,
+    sweep_evidence,
+    verdict_inequality,
+    verdict_scaling,
+)
 
 
 def measure_separation(quick: bool = False, delta: float = 0.05) -> Evidence:
@@ -30,27 +39,20 @@ def measure_separation(quick: bool = False, delta: float = 0.05) -> Evidence:
         )  # (2, 2)
         measured.append(float(pairwise_distance(pts[:1], pts[1:], geometry="poincare")[0, 0]))
     bound = hyperbolic_separation_bound(delta, rhos)
-    verdict, summary = verdict_inequality(measured, bound, relation="ge", rtol=1e-9)
+    judged = verdict_inequality(measured, bound, relation="ge", rtol=1e-9)
     exact = hyperbolic_separation_exact(delta, rhos)
-    summary += (
+    note = (
         f". The exact value arcosh(1 + 2 delta^2/(1-rho^2)^2) is <= 2 delta/(1-rho^2) for every rho, so the stated "
         f"lower bound is really an upper bound; what survives is the growth: d_H rises from {measured[0]:.3g} "
         f"at rho={rhos[0]:.2f} to {measured[-1]:.3g} at rho={rhos[-1]:.2f} for the same chord delta={delta}."
     )
-    return Evidence(
-        x=rhos.tolist(),
-        x_label="key norm rho (distance from the centre of the ball)",
-        measured=measured,
-        bound=bound.tolist(),
-        y_label=f"hyperbolic distance d_H of two keys a chord delta={delta} apart",
-        relation="measured >= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=measured[-1],
-        bound_value=float(bound[-1]),
-        log_y=True,
-        extra={"exact formula": exact.tolist()},
+    axes = Axes(
+        "key norm rho (distance from the centre of the ball)",
+        f"hyperbolic distance d_H of two keys a chord delta={delta} apart",
+        "measured >= bound",
+        log="y",
     )
+    return sweep_evidence(rhos, measured, bound, judged, axes, note=note, extra={"exact formula": exact.tolist()})
 
 
 RIM_SEPARATION = Claim(
@@ -213,21 +215,15 @@ def measure_capacity(quick: bool = False, *, d: int = 2, s: float = 1.0, fit_fro
             "checks": checks,
         }
     )
-    return Evidence(
-        x=radii.tolist(),
-        x_label=f"radius R of the geodesic ball (curvature -1, dimension d = {d})",
-        measured=[float(v) for v in hyp],
-        bound=hyp_bound.tolist(),
-        y_label=f"keys pairwise >= {s:g} apart within radius R (greedy packing)",
-        relation=f"N_H(R) <= V_H(R + s/2)/V_H(s/2) at every R; N_H ∝ e^((d-1)R) and N_E ∝ R^d "
+    axes = Axes(
+        f"radius R of the geodesic ball (curvature -1, dimension d = {d})",
+        f"keys pairwise >= {s:g} apart within radius R (greedy packing)",
+        f"N_H(R) <= V_H(R + s/2)/V_H(s/2) at every R; N_H ∝ e^((d-1)R) and N_E ∝ R^d "
         f"(log-log slopes fitted over R >= {fit_from:g}, tolerance 0.25)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=exp_rate,
-        bound_value=float(d - 1),
-        log_y=True,
-        extra=extra,
+        log="y",
     )
+    headline = dict(measured_value=exp_rate, bound_value=float(d - 1))  # the fitted rate, not a count
+    return sweep_evidence(radii, hyp, hyp_bound, (verdict, summary), axes, extra=extra, **headline)
 
 
 VOLUME_CAPACITY = Claim(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from georesolver_core.claims.registry import Claim, Evidence, verdict_inequality
 from georesolver_core.extras.hankel_measure import decay_sweep, output_error, rank_sweep, speedup_sweep
 from georesolver_core.theory.hankel import rank_rule, singular_value_bound
+from georesolver_core.verdicts import Axes, Claim, Evidence, sweep_evidence, verdict_inequality
 
+PAGE = "hankel"
 EPS_LIST = (1e-2, 1e-3, 1e-4)
 SEED_RANKS = (2, 3, 3)  # what seed 004 reports observing for EPS_LIST
+LE = "measured <= bound"
 TOP = 10  # singular values compared: beyond the 10th they sit at float64 rounding (1e-16 relative)
 
 
@@ -25,30 +27,19 @@ def measure_decay(quick: bool = False) -> Evidence:
     n = np.arange(1, TOP + 1)
     bound = singular_value_bound(n)
     measured = norm.max(axis=0)
-    verdict, summary = verdict_inequality(measured, bound, relation="le")
+    judged = verdict_inequality(measured, bound, relation="le")
     raw_ok = bool((raw.max(axis=0) <= bound).all())
     spread = float((norm.max(axis=0)[1:4] / norm.min(axis=0)[1:4]).max())
-    summary += (
+    note = (
         f". Verdict for singular values normalised by s_1 (the seed's reading), worst over h = "
         f"{decay.hs[0]:g}..{decay.hs[-1]:g}. Unnormalised, divided by the 2 pi of K: "
         f"{'also within' if raw_ok else 'NOT within'} 4^-N (s_1/(2 pi) = {raw.max(axis=0)[0]:.3g}). "
         f"The decay is far faster than 4^-N: s_2/s_1 = {measured[1]:.3g} vs 1/4; s_2..s_4 vary by at most "
         f"{spread:.3g}x across h."
     )
-    return Evidence(
-        x=n.tolist(),
-        x_label="singular value index n = N + 1",
-        measured=measured.tolist(),
-        bound=bound.tolist(),
-        y_label="s_n / s_1 (worst over h)",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(measured[1]),
-        bound_value=float(bound[1]),
-        log_y=True,
-        extra={"unnormalised s_n / (2 pi), worst over h": raw.max(axis=0).tolist()},
-    )
+    axes = Axes("singular value index n = N + 1", "s_n / s_1 (worst over h)", LE, log="y")
+    extra = {"unnormalised s_n / (2 pi), worst over h": raw.max(axis=0).tolist()}
+    return sweep_evidence(n, measured, bound, judged, axes, note=note, at=1, extra=extra)
 
 
 def measure_rank(quick: bool = False) -> Evidence:
@@ -57,31 +48,20 @@ def measure_rank(quick: bool = False) -> Evidence:
     ranks = rank_sweep(EPS_LIST, decay)
     worst = [max(row) for row in ranks.observed]
     least = [min(row) for row in ranks.observed]
-    verdict, summary = verdict_inequality(worst, ranks.rule, relation="le")
+    judged = verdict_inequality(worst, ranks.rule, relation="le")
     per_h = "; ".join(
         f"eps={e:g}: " + ", ".join(f"h={h:g}->{k}" for h, k in zip(ranks.hs, row, strict=True))
         for e, row in zip(EPS_LIST, ranks.observed, strict=True)
     )
     varying = [f"{e:g}" for e, row in zip(EPS_LIST, ranks.observed, strict=True) if len(set(row)) > 1]
-    summary += f". Observed (worst over h) {worst} vs rule {ranks.rule}; the seed reports {list(SEED_RANKS)}. " + (
+    note = f". Observed (worst over h) {worst} vs rule {ranks.rule}; the seed reports {list(SEED_RANKS)}. " + (
         f"Rank changes with h at eps = {', '.join(varying)} (per h: {per_h})."
         if varying
         else "Same rank at every h."
     )
-    return Evidence(
-        x=list(EPS_LIST),
-        x_label="relative error eps per block",
-        measured=[float(v) for v in worst],
-        bound=[float(v) for v in ranks.rule],
-        y_label="rank N",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(worst[1]),
-        bound_value=float(ranks.rule[1]),
-        log_x=True,
-        extra={"smallest observed rank over h": [float(v) for v in least], "seed's observed": list(SEED_RANKS)},
-    )
+    axes = Axes("relative error eps per block", "rank N", LE, log="x")
+    extra = {"smallest observed rank over h": [float(v) for v in least], "seed's observed": list(SEED_RANKS)}
+    return sweep_evidence(EPS_LIST, worst, ranks.rule, judged, axes, note=note, at=1, extra=extra)
 
 
 def measure_output_error(quick: bool = False, eps: float = 1e-2) -> Evidence:
@@ -89,22 +69,11 @@ def measure_output_error(quick: bool = False, eps: float = 1e-2) -> Evidence:
     hs = _hs(quick)
     n = rank_rule(eps)
     measured = [output_error(h, n) for h in hs]
-    verdict, summary = verdict_inequality(measured, [eps] * len(hs), relation="le")
-    summary += f" (rank {n} = ceil(log4(1/{eps:g})), float64, Frobenius norm, Gaussian values)."
-    return Evidence(
-        x=[float(h) for h in hs],
-        x_label="block scale h (r in [h, 2h), s in (1, 4h + 1])",
-        measured=measured,
-        bound=[eps] * len(hs),
-        y_label="||HX - U(V^T X)|| / ||HX||",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=max(measured),
-        bound_value=eps,
-        log_x=True,
-        log_y=True,
-    )
+    bound = [eps] * len(hs)
+    judged = verdict_inequality(measured, bound, relation="le")
+    note = f" (rank {n} = ceil(log4(1/{eps:g})), float64, Frobenius norm, Gaussian values)."
+    axes = Axes("block scale h (r in [h, 2h), s in (1, 4h + 1])", "||HX - U(V^T X)|| / ||HX||", LE, log="xy")
+    return sweep_evidence(hs, measured, bound, judged, axes, note=note, measured_value=max(measured))
 
 
 def measure_speedup(quick: bool = False, eps: float = 1e-3) -> Evidence:
@@ -112,67 +81,55 @@ def measure_speedup(quick: bool = False, eps: float = 1e-3) -> Evidence:
     once the block is large enough (m >= 256) for the saved multiply-adds to beat call overhead."""
     sizes = [64, 128, 256, 512, 1024] if quick else [64, 128, 256, 512, 1024, 2048, 4096]
     sp = speedup_sweep(sizes, rank=rank_rule(eps), repeats=3 if quick else 9, threads=1)
-    verdict, summary = verdict_inequality(
-        sp.speedup,
-        [1.0] * len(sizes),
-        relation="ge",
-        condition=[m >= 256 for m in sizes],
-        condition_text="block size m >= 256",
+    bound = [1.0] * len(sizes)
+    large = [m >= 256 for m in sizes]
+    judged = verdict_inequality(
+        sp.speedup, bound, relation="ge", condition=large, condition_text="block size m >= 256"
     )
-    summary += (
+    note = (
         f". Measured {min(sp.speedup):.3g}x..{max(sp.speedup):.3g}x over m = {sizes[0]}..{sizes[-1]} "
         f"(rank {sp.rank}, d_v = 64, float32, 1 thread, shared machine); the seed reports 2.1x-11.5x. "
         f"Multiply-add ratio m/(2N) = {sp.flop_ratio[0]:.3g}..{sp.flop_ratio[-1]:.3g}."
     )
-    return Evidence(
-        x=[float(m) for m in sizes],
-        x_label="block size m (m targets x m sources)",
-        measured=sp.speedup,
-        bound=[1.0] * len(sizes),
-        y_label="speed-up dense / factorised",
-        relation="measured >= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=sp.speedup[-1],
-        bound_value=1.0,
-        log_x=True,
-        log_y=True,
-        extra={"multiply-add ratio m / (2N)": sp.flop_ratio},
+    axes = Axes(
+        "block size m (m targets x m sources)", "speed-up dense / factorised", "measured >= bound", log="xy"
     )
+    extra = {"multiply-add ratio m / (2N)": sp.flop_ratio}
+    return sweep_evidence(sizes, sp.speedup, bound, judged, axes, note=note, extra=extra)
 
 
 CLAIMS = (
     Claim(
-        key="hankel-sv-decay",
-        section="Seed 004, Bernstein-ellipse estimate",
-        statement="On each dyadic block r in [h, 2h) of the Hankel kernel 1/(s + r), the singular values "
+        "hankel-sv-decay",
+        "Seed 004, Bernstein-ellipse estimate",
+        "On each dyadic block r in [h, 2h) of the Hankel kernel 1/(s + r), the singular values "
         "fall at least as fast as 4^-N, whatever the scale h.",
-        bound_text="s_{N+1}(K) <= 4^-N  (normalised by s_1)",
-        page="hankel",
-        measure=measure_decay,
+        "s_{N+1}(K) <= 4^-N  (normalised by s_1)",
+        PAGE,
+        measure_decay,
     ),
     Claim(
-        key="hankel-rank-rule",
-        section="Seed 004, rank rule",
-        statement="Rank N = ceil(log4(1/eps)) per block suffices for relative error eps, independently of h.",
-        bound_text="observed rank(eps) <= ceil(log4(1/eps))",
-        page="hankel",
-        measure=measure_rank,
+        "hankel-rank-rule",
+        "Seed 004, rank rule",
+        "Rank N = ceil(log4(1/eps)) per block suffices for relative error eps, independently of h.",
+        "observed rank(eps) <= ceil(log4(1/eps))",
+        PAGE,
+        measure_rank,
     ),
     Claim(
-        key="hankel-output-error",
-        section="Seed 004, factorised cross block",
-        statement="Applying the block as U (V^T X) at the rule's rank changes the output by at most eps.",
-        bound_text="||HX - U(V^T X)||_F / ||HX||_F <= eps",
-        page="hankel",
-        measure=measure_output_error,
+        "hankel-output-error",
+        "Seed 004, factorised cross block",
+        "Applying the block as U (V^T X) at the rule's rank changes the output by at most eps.",
+        "||HX - U(V^T X)||_F / ||HX||_F <= eps",
+        PAGE,
+        measure_output_error,
     ),
     Claim(
-        key="hankel-speedup",
-        section="Seed 004, cost O((|I| + |J|) N d)",
-        statement="The factorised cross block is faster than the dense one, more so as the block grows.",
-        bound_text="time(H X) / time(U (V^T X)) >= 1",
-        page="hankel",
-        measure=measure_speedup,
+        "hankel-speedup",
+        "Seed 004, cost O((|I| + |J|) N d)",
+        "The factorised cross block is faster than the dense one, more so as the block grows.",
+        "time(H X) / time(U (V^T X)) >= 1",
+        PAGE,
+        measure_speedup,
     ),
 )

@@ -16,22 +16,15 @@ from georesolver_core.verdicts import (
     CONDITIONAL,
     FAILS,
     HOLDS,
+    Axes,
     Claim,
     Evidence,
     fit_loglog_slope,
+    sweep_evidence,
     verdict_inequality,
 )
 
 PAGE = "hida"
-
-
-def _ev(x, measured, bound, verdict, summary, **kw) -> Evidence:
-    measured, bound = [float(v) for v in measured], [float(v) for v in bound]
-    kw.setdefault("measured_value", measured[-1])
-    kw.setdefault("bound_value", bound[-1])
-    return Evidence(
-        x=[float(v) for v in x], measured=measured, bound=bound, verdict=verdict, summary=summary, **kw
-    )
 
 
 # --- Theorem 5.4: |S_i| and the n log n work -------------------------------------------------------
@@ -44,19 +37,16 @@ def measure_fp_index(quick: bool = False) -> Evidence:
     causal = [fp_stats(n, causal=True) for n in ns]
     measured = [max(a.max_size, b.max_size) for a, b in zip(stats, causal, strict=True)]
     bound = [s.bound for s in stats]
-    verdict, summary = verdict_inequality(measured, bound)
     pairs = [s.pairs for s in stats]
     slope = fit_loglog_slope(ns[-5:], pairs[-5:])
-    summary += (
+    note = (
         f". Work sum_i |S_i| grows as n^{slope:.3f} over the last five n (n log n has local slope "
         f"{th.n_log_n_local_exponent(ns[-5], ns[-1]):.3f}); at n = {ns[-1]} FP-HIDA evaluates "
         f"{stats[-1].work_fraction:.2%} of the dense distances."
     )
-    return _ev(
-        ns, measured, bound, verdict, summary, x_label="sequence length n", y_label="max_i |S_i| (keys per query)",
-        relation="measured <= bound", log_x=True, extra={"mean |S_i|": [s.mean_size for s in stats],
-                                                          "sum |S_i| / n^2": [s.work_fraction for s in stats]},
-    )  # fmt: skip
+    axes = Axes("sequence length n", "max_i |S_i| (keys per query)", "measured <= bound", log="x")
+    extra = {"mean |S_i|": [s.mean_size for s in stats], "sum |S_i| / n^2": [s.work_fraction for s in stats]}
+    return sweep_evidence(ns, measured, bound, verdict_inequality(measured, bound), axes, note=note, extra=extra)
 
 
 # --- Theorem 5.5: L-HIDA error against the number of anchors -------------------------------------
@@ -87,14 +77,16 @@ def measure_l_error(quick: bool = False) -> Evidence:
         f"Nyström form: m^{nys:.2f}. Literal bounds with constant 1 ({lit_verdict}) are vacuous: n/(m eps^2) >= "
         f"{bound_paper[-1]:.3g} while ||V||_F = {sweep.v_fro:.3g}."
     )
-    return _ev(
-        ms, sweep.l_hida, sweep.l_hida[0] * (np.array(ms) / ms[0]) ** th.L_HIDA_EXPONENT_PAPER, verdict, summary,
-        x_label="anchors m", y_label="||o^L - o^Dense||_F", relation="fitted exponent <= -1 (bound drawn through the first point)",
-        log_x=True, log_y=True, extra={
-            "m^-1/2 through the first point": list(sweep.l_hida[0] * (np.array(ms) / ms[0]) ** -0.5),
-            "Nyström form": sweep.nystrom, "fitted exponent": slope,
-        },
-    )  # fmt: skip
+    through_first = sweep.l_hida[0] * (np.array(ms) / ms[0]) ** th.L_HIDA_EXPONENT_PAPER  # (M,)
+    axes = Axes(
+        "anchors m", "||o^L - o^Dense||_F", "fitted exponent <= -1 (bound drawn through the first point)", log="xy"
+    )
+    extra = {
+        "m^-1/2 through the first point": list(sweep.l_hida[0] * (np.array(ms) / ms[0]) ** -0.5),
+        "Nyström form": sweep.nystrom,
+        "fitted exponent": slope,
+    }
+    return sweep_evidence(ms, sweep.l_hida, through_first, (verdict, summary), axes, extra=extra)
 
 
 # --- Theorem 5.6: C-HIDA regret ------------------------------------------------------------------
@@ -147,11 +139,11 @@ def measure_c_regret(quick: bool = False) -> Evidence:
         f"T -> 1). At T = {T_max}: online {s.cumulative_loss[-1]:.4g} vs best fixed {s.best_fixed[-1]:.4g} "
         f"(random), {adv.cumulative_loss[-1]:.4g} vs {adv.best_fixed[-1]:.4g} (adversarial)."
     )
-    return _ev(
-        checkpoints, s.regret, bound, verdict, summary, x_label="stream length T (tokens)",
-        y_label="regret: online loss - best fixed (d_H^2)", relation="measured <= Delta^2 c log T",
-        log_x=True, extra={"regret, adversarial order": adv.regret},
-    )  # fmt: skip
+    axes = Axes(
+        "stream length T (tokens)", "regret: online loss - best fixed (d_H^2)", "measured <= Delta^2 c log T", "x"
+    )
+    extra = {"regret, adversarial order": adv.regret}
+    return sweep_evidence(checkpoints, s.regret, bound, (verdict, summary), axes, extra=extra)
 
 
 # --- Proposition 1: four cost classes ------------------------------------------------------------
@@ -187,12 +179,10 @@ def measure_cost_classes(quick: bool = False) -> Evidence:
     summary += (
         ". Timed on a shared CPU: noisy; rerun with `python -m georesolver_core claims --only prop1-cost-classes`."
     )
-    return _ev(
-        list(range(len(kernels))), measured, predicted, verdict, summary,
-        x_label="kernel: " + ", ".join(f"{i} {k}" for i, k in enumerate(kernels)),
-        y_label="fitted exponent of time in n", relation="|measured - predicted| <= tolerance",
-        extra={"lens": rep.lens, "seconds": rep.seconds, "per_token": rep.per_token},
-    )  # fmt: skip
+    names = ", ".join(f"{i} {k}" for i, k in enumerate(kernels))
+    axes = Axes(f"kernel: {names}", "fitted exponent of time in n", "|measured - predicted| <= tolerance")
+    extra = {"lens": rep.lens, "seconds": rep.seconds, "per_token": rep.per_token}
+    return sweep_evidence(range(len(kernels)), measured, predicted, (verdict, summary), axes, extra=extra)
 
 
 # --- FP-HIDA retrieval outside S_i ---------------------------------------------------------------
@@ -204,17 +194,15 @@ def measure_fp_retrieval(quick: bool = False) -> Evidence:
     res = [ex.fp_retrieval(n, probes=64 if quick else 256) for n in ns]
     measured = [r.fp_rate for r in res]
     bound = [r.coverage for r in res]
-    verdict, summary = verdict_inequality(measured, bound, rtol=1e-9)
-    summary += (
+    judged = verdict_inequality(measured, bound, rtol=1e-9)
+    note = (
         f". Dense-HIDA retrieves {min(r.dense_rate for r in res):.0%} or more at every n; FP-HIDA falls to "
         f"{measured[-1]:.1%} at n = {ns[-1]}, and a target outside S_i is lost (mean relative error "
         f"{np.nanmean([r.fp_error_outside for r in res]):.2f})."
     )
-    return _ev(
-        ns, measured, bound, verdict, summary, x_label="sequence length n",
-        y_label="fraction of targets retrieved", relation="FP-HIDA rate <= |S_i|/n coverage", log_x=True,
-        extra={"Dense-HIDA": [r.dense_rate for r in res]},
-    )  # fmt: skip
+    axes = Axes("sequence length n", "fraction of targets retrieved", "FP-HIDA rate <= |S_i|/n coverage", log="x")
+    extra = {"Dense-HIDA": [r.dense_rate for r in res]}
+    return sweep_evidence(ns, measured, bound, judged, axes, note=note, extra=extra)
 
 
 CLAIMS = (

@@ -7,7 +7,6 @@ import functools
 import numpy as np
 import torch
 
-from georesolver_core.claims.registry import Claim, Evidence, verdict_inequality
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.extras.orthogonal import cayley_matrix, cayley_plane, ddl_apply, hybrid_apply
 from georesolver_core.extras.orthogonal_lab import norm_drift, orthogonality_defect, worst_cayley_defect
@@ -17,11 +16,15 @@ from georesolver_core.theory.orthogonal import (
     ddl_orthogonality_defect,
     hybrid_orthogonality_defect_bound,
 )
+from georesolver_core.verdicts import Axes, Claim, Evidence, sweep_evidence, verdict_inequality
 
+PAGE = "orthogonal"
 TOL32 = 1e-5  # the float32 tolerance for ||Q^T Q - I||_2 (about 100 unit roundoffs)
 ATOL64 = 1e-12  # an equality in float64 (bound 0 at beta in {0, 2}, gamma in {0, 1}) holds up to this
 BETAS = [0.0, 1e-3, 1e-1, 1.0, 10.0, 1e2, 1e3, 1e4]
 SEED_GATE, SEED_COSINE = 0.05, 0.96  # seed 003's negation figures
+TOLERANCE = "measured <= bound (float32 tolerance)"
+EXACT = " (equal in exact arithmetic)"
 
 
 def measure_cayley_orthogonality(quick: bool = False) -> Evidence:
@@ -32,26 +35,15 @@ def measure_cayley_orthogonality(quick: bool = False) -> Evidence:
         worst_cayley_defect(b, torch.float64, trials=max(2, trials // 2), climb=0, seed=i)
         for i, b in enumerate(BETAS)
     ]
-    verdict, summary = verdict_inequality(m32, [TOL32] * len(BETAS), relation="le")
-    summary += (
+    tol = [TOL32] * len(BETAS)
+    judged = verdict_inequality(m32, tol, relation="le")
+    note = (
         f". float32 worst {max(m32):.2g}, float64 worst {max(m64):.2g}, over d in {{2, 3, 16, 64}}, |u|, |v| "
         f"from 1e-4 to 1e4, near-parallel u, v, and {climb} hill-climbing steps per beta that maximise the defect."
     )
-    return Evidence(
-        x=[max(b, 1e-4) for b in BETAS],
-        x_label="beta (0 drawn at 1e-4)",
-        measured=m32,
-        bound=[TOL32] * len(BETAS),
-        y_label="||Q^T Q - I||_2 (worst input)",
-        relation="measured <= bound (float32 tolerance)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=max(m32),
-        bound_value=TOL32,
-        log_x=True,
-        log_y=True,
-        extra={"float64": m64},
-    )
+    axes = Axes("beta (0 drawn at 1e-4)", "||Q^T Q - I||_2 (worst input)", TOLERANCE, log="xy")
+    x = [max(b, 1e-4) for b in BETAS]
+    return sweep_evidence(x, m32, tol, judged, axes, note=note, measured_value=max(m32), extra={"float64": m64})
 
 
 @one_cpu_thread()  # tiny tensors: a second thread only adds synchronisation (8x slower measured)
@@ -67,26 +59,13 @@ def measure_spectrum(quick: bool = False) -> Evidence:
         gaps.append(float((torch.linalg.eigvals(q) + 1).abs().min()))
         dets.append(float(torch.linalg.det(q)))
     bound = cayley_gap_to_minus_one(betas, area)
-    verdict, summary = verdict_inequality(gaps, bound, relation="ge", rtol=1e-6)
-    summary += (
+    judged = verdict_inequality(gaps, bound, relation="ge", rtol=1e-6)
+    note = (
         f". The gap equals the closed form and shrinks like 2/(beta |u^v|) but stays > 0 for every finite beta "
         f"(Theorem 4.6: no eigenvalue -1); max |det Q - 1| = {max(abs(d - 1) for d in dets):.2g}."
     )
-    return Evidence(
-        x=betas.tolist(),
-        x_label="beta",
-        measured=gaps,
-        bound=bound.tolist(),
-        y_label="min |lambda + 1| over the spectrum of Q",
-        relation="measured >= bound (equal in exact arithmetic)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=gaps[-1],
-        bound_value=float(bound[-1]),
-        log_x=True,
-        log_y=True,
-        extra={"det Q": dets},
-    )
+    axes = Axes("beta", "min |lambda + 1| over the spectrum of Q", "measured >= bound" + EXACT, log="xy")
+    return sweep_evidence(betas, gaps, bound, judged, axes, note=note, extra={"det Q": dets})
 
 
 def measure_norm_drift(quick: bool = False) -> Evidence:
@@ -97,26 +76,15 @@ def measure_norm_drift(quick: bool = False) -> Evidence:
     dev = {k: np.abs(np.asarray(v) - 1.0) for k, v in drift.items()}
     measured = np.maximum(dev["cayley"], dev["householder"])
     bound = [TOL32 * 1.0] * len(depths)
-    verdict, summary = verdict_inequality(measured.tolist(), bound, relation="le")
-    summary += (
+    judged = verdict_inequality(measured.tolist(), bound, relation="le")
+    note = (
         f" (Cayley and Householder, float32). At depth {depths[-1]}: hybrid ratio {drift['hybrid'][-1]:.3g}, "
         f"DDL {drift['ddl'][-1]:.3g}, additive {drift['additive'][-1]:.3g} (random untrained layers, d = 16)."
     )
-    return Evidence(
-        x=[float(d) for d in depths],
-        x_label="depth L (layers)",
-        measured=measured.tolist(),
-        bound=bound,
-        y_label="| |x_L| / |x_0| - 1 |",
-        relation="measured <= bound (float32 tolerance)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(measured.max()),
-        bound_value=TOL32,
-        log_x=True,
-        log_y=True,
-        extra={k: dev[k].tolist() for k in ("hybrid", "ddl", "additive")},
-    )
+    axes = Axes("depth L (layers)", "| |x_L| / |x_0| - 1 |", TOLERANCE, log="xy")
+    others = {k: dev[k].tolist() for k in ("hybrid", "ddl", "additive")}
+    peak = float(measured.max())
+    return sweep_evidence(depths, measured, bound, judged, axes, note=note, measured_value=peak, extra=others)
 
 
 @one_cpu_thread()
@@ -127,21 +95,11 @@ def measure_ddl_defect(quick: bool = False) -> Evidence:
     eye = torch.eye(8, dtype=torch.float64)
     measured = [orthogonality_defect(ddl_apply(eye, k, float(b)).T) for b in betas]
     bound = ddl_orthogonality_defect(betas)
-    verdict, summary = verdict_inequality(measured, bound + ATOL64, relation="le", rtol=1e-9)
+    judged = verdict_inequality(measured, bound + ATOL64, relation="le", rtol=1e-9)
     zero = [f"{b:g}" for b, m in zip(betas, measured, strict=True) if m < 1e-12]
-    summary += f". Orthogonal (defect < 1e-12) only at beta = {', '.join(zero)}."
-    return Evidence(
-        x=betas.tolist(),
-        x_label="DDL magnitude beta",
-        measured=measured,
-        bound=bound.tolist(),
-        y_label="||H^T H - I||_2",
-        relation="measured <= bound (equal in exact arithmetic)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(measured[len(betas) // 2]),
-        bound_value=float(bound[len(betas) // 2]),
-    )
+    note = f". Orthogonal (defect < 1e-12) only at beta = {', '.join(zero)}."
+    axes = Axes("DDL magnitude beta", "||H^T H - I||_2", "measured <= bound" + EXACT)
+    return sweep_evidence(betas, measured, bound, judged, axes, note=note, at=len(betas) // 2)
 
 
 @one_cpu_thread()
@@ -160,23 +118,14 @@ def measure_hybrid_defect(quick: bool = False) -> Evidence:
         for gm in gammas
     ]
     bound = hybrid_orthogonality_defect_bound(gammas)
-    verdict, summary = verdict_inequality(measured, bound + ATOL64, relation="le", rtol=1e-9)
-    summary += (
+    judged = verdict_inequality(measured, bound + ATOL64, relation="le", rtol=1e-9)
+    mid = len(gammas) // 2
+    note = (
         f". The bound is the regulariser 4 gamma (1 - gamma) itself; measured worst at gamma = 1/2: "
-        f"{measured[len(gammas) // 2]:.3g} over {draws} random draws; zero only at gamma in {{0, 1}}."
+        f"{measured[mid]:.3g} over {draws} random draws; zero only at gamma in {{0, 1}}."
     )
-    return Evidence(
-        x=gammas.tolist(),
-        x_label="gate gamma",
-        measured=measured,
-        bound=bound.tolist(),
-        y_label="||G^T G - I||_2 (worst draw)",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(measured[len(gammas) // 2]),
-        bound_value=float(bound[len(gammas) // 2]),
-    )
+    axes = Axes("gate gamma", "||G^T G - I||_2 (worst draw)", "measured <= bound")
+    return sweep_evidence(gammas, measured, bound, judged, axes, note=note, at=mid)
 
 
 @one_cpu_thread()
@@ -196,24 +145,17 @@ def measure_midpoint_gradient(quick: bool = False) -> Evidence:
             fn(g).backward()
             out.append(abs(float(g.grad)))
     tol = [1e-12] * len(regs)
-    verdict, summary = verdict_inequality(at_mid, tol, relation="le")
-    summary += (
+    judged = verdict_inequality(at_mid, tol, relation="le")
+    note = (
         f" over {len(regs)} symmetric regularisers ({', '.join(regs)}); at gamma = 0.45 the gradients are "
         f"{min(nearby):.3g}..{max(nearby):.3g}: a gate starting at 1/2 is moved only by the task loss."
     )
-    return Evidence(
-        x=list(range(1, len(regs) + 1)),
-        x_label="regulariser (" + "; ".join(f"{i + 1}: {n}" for i, n in enumerate(regs)) + ")",
-        measured=at_mid,
-        bound=tol,
-        y_label="|dR/dgamma| at gamma = 1/2",
-        relation="measured <= bound (zero up to rounding)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=max(at_mid),
-        bound_value=0.0,
-        extra={"|dR/dgamma| at gamma = 0.45": nearby},
-    )
+    names = "; ".join(f"{i + 1}: {n}" for i, n in enumerate(regs))
+    axes = Axes(f"regulariser ({names})", "|dR/dgamma| at gamma = 1/2", "measured <= bound (zero up to rounding)")
+    headline = dict(measured_value=max(at_mid), bound_value=0.0)  # the bound is 0; tol only absorbs rounding
+    extra = {"|dR/dgamma| at gamma = 0.45": nearby}
+    x = range(1, len(regs) + 1)
+    return sweep_evidence(x, at_mid, tol, judged, axes, note=note, extra=extra, **headline)
 
 
 @functools.lru_cache(maxsize=2)
@@ -240,92 +182,90 @@ def _negation_evidence(quick: bool, metric: str) -> Evidence:
         + f" ({cfg.steps} Adam steps, d = {cfg.dim}, ~{cfg.params} parameters each)."
     )
     if metric == "cosine":
-        verdict, summary = verdict_inequality(vals, [target] * 3, relation="ge")
-        y_label, relation = "cosine(output, -x) on held-out data", "measured >= seed's figure"
+        bound, sense = [target] * 3, "ge"
+        axes = Axes("seed", "cosine(output, -x) on held-out data", "measured >= seed's figure")
+        extra = {f"{k} cosine": [r.final["cosine"] for r in runs if r.kind == k] for k in table if k != "hybrid"}
     else:
         # "collapsed to the reflection" read as gamma <= 2 x the seed's 0.05
-        verdict, summary = verdict_inequality(vals, [2 * target] * 3, relation="le")
-        y_label, relation = "mean gate gamma (1: Cayley, 0: Householder)", "measured <= 2 x seed's 0.05"
-    extra = {f"{k} cosine": [r.final["cosine"] for r in runs if r.kind == k] for k in table if k != "hybrid"}
-    return Evidence(
-        x=seeds,
-        x_label="seed",
-        measured=vals,
-        bound=[target if metric == "cosine" else 2 * target] * 3,
-        y_label=y_label,
-        relation=relation,
-        verdict=verdict,
-        summary=summary + ". " + line,
+        bound, sense, extra = [2 * target] * 3, "le", {}
+        axes = Axes("seed", "mean gate gamma (1: Cayley, 0: Householder)", "measured <= 2 x seed's 0.05")
+    return sweep_evidence(
+        seeds,
+        vals,
+        bound,
+        verdict_inequality(vals, bound, relation=sense),
+        axes,
+        note=". " + line,
         measured_value=float(np.mean(vals)),
         bound_value=target,
-        extra=extra if metric == "cosine" else {},
+        extra=extra,
     )
 
 
 CLAIMS = (
     Claim(
-        key="orth-cayley-orthogonal",
-        section="Seed 003, Theorem 4.1",
-        statement="The data-dependent Cayley transform is orthogonal for every input and every beta.",
-        bound_text="||Q^T Q - I||_2 = 0  (float32 tolerance 1e-5)",
-        page="orthogonal",
-        measure=measure_cayley_orthogonality,
+        "orth-cayley-orthogonal",
+        "Seed 003, Theorem 4.1",
+        "The data-dependent Cayley transform is orthogonal for every input and every beta.",
+        "||Q^T Q - I||_2 = 0  (float32 tolerance 1e-5)",
+        PAGE,
+        measure_cayley_orthogonality,
     ),
     Claim(
-        key="orth-cayley-spectrum",
-        section="Seed 003, Theorem 4.6",
-        statement="Q lies in SO(n): det Q = +1 and no eigenvalue equals -1 for any finite beta.",
-        bound_text="min |lambda + 1| = 2 / sqrt(1 + (beta |u ^ v| / 2)^2) > 0",
-        page="orthogonal",
-        measure=measure_spectrum,
+        "orth-cayley-spectrum",
+        "Seed 003, Theorem 4.6",
+        "Q lies in SO(n): det Q = +1 and no eigenvalue equals -1 for any finite beta.",
+        "min |lambda + 1| = 2 / sqrt(1 + (beta |u ^ v| / 2)^2) > 0",
+        PAGE,
+        measure_spectrum,
     ),
     Claim(
-        key="orth-norm-drift",
-        section="Seed 003, norm preservation",
-        statement="Orthogonal shortcuts keep the norm through any depth; additive and DDL shortcuts drift.",
-        bound_text="| |x_L| / |x_0| - 1 | = 0 for Cayley and Householder (float32 tolerance 1e-5)",
-        page="orthogonal",
-        measure=measure_norm_drift,
+        "orth-norm-drift",
+        "Seed 003, norm preservation",
+        "Orthogonal shortcuts keep the norm through any depth; additive and DDL shortcuts drift.",
+        "| |x_L| / |x_0| - 1 | = 0 for Cayley and Householder (float32 tolerance 1e-5)",
+        PAGE,
+        measure_norm_drift,
     ),
     Claim(
-        key="orth-ddl-defect",
-        section="Seed 003, section 1 (DDL)",
-        statement="The Deep-Delta-Learning shortcut I - beta k k^T is orthogonal only at beta in {0, 2}.",
-        bound_text="||H^T H - I||_2 = |beta (beta - 2)|",
-        page="orthogonal",
-        measure=measure_ddl_defect,
+        "orth-ddl-defect",
+        "Seed 003, section 1 (DDL)",
+        "The Deep-Delta-Learning shortcut I - beta k k^T is orthogonal only at beta in {0, 2}.",
+        "||H^T H - I||_2 = |beta (beta - 2)|",
+        PAGE,
+        measure_ddl_defect,
     ),
     Claim(
-        key="orth-hybrid-defect",
-        section="Seed 003, section 2.2",
-        statement="The hybrid gamma Q + (1 - gamma) H is orthogonal only at gamma in {0, 1}; the midpoint-collapse "
+        "orth-hybrid-defect",
+        "Seed 003, section 2.2",
+        "The hybrid gamma Q + (1 - gamma) H is orthogonal only at gamma in {0, 1}; the midpoint-collapse "
         "regulariser bounds its defect.",
-        bound_text="||G^T G - I||_2 <= 4 gamma (1 - gamma)",
-        page="orthogonal",
-        measure=measure_hybrid_defect,
+        "||G^T G - I||_2 <= 4 gamma (1 - gamma)",
+        PAGE,
+        measure_hybrid_defect,
     ),
     Claim(
-        key="orth-midpoint-gradient",
-        section="Seed 003, Theorem 7.3",
-        statement="A regulariser symmetric about gamma = 1/2 has zero gradient at the midpoint.",
-        bound_text="dR/dgamma (1/2) = 0",
-        page="orthogonal",
-        measure=measure_midpoint_gradient,
+        "orth-midpoint-gradient",
+        "Seed 003, Theorem 7.3",
+        "A regulariser symmetric about gamma = 1/2 has zero gradient at the midpoint.",
+        "dR/dgamma (1/2) = 0",
+        PAGE,
+        measure_midpoint_gradient,
     ),
     Claim(
-        key="orth-negation-cosine",
-        section="Seed 003, section 4 (negation)",
-        statement="On y = -x the hybrid reaches cosine 0.96 with the target.",
-        bound_text="cosine(G x, -x) >= 0.96",
-        page="orthogonal",
-        measure=lambda quick=False: _negation_evidence(quick, "cosine"),
+        "orth-negation-cosine",
+        "Seed 003, section 4 (negation)",
+        "On y = -x the hybrid reaches cosine 0.96 with the target.",
+        "cosine(G x, -x) >= 0.96",
+        PAGE,
+        lambda quick=False: _negation_evidence(quick, "cosine"),
     ),
     Claim(
-        key="orth-negation-gate",
-        section="Seed 003, section 4 (negation)",
-        statement="On y = -x the hybrid's gate collapses to the reflection branch (gamma ~ 0.05).",
-        bound_text="gamma <= 0.1 (twice the seed's 0.05)",
-        page="orthogonal",
-        measure=lambda quick=False: _negation_evidence(quick, "gate"),
+        "orth-negation-gate",
+        "Seed 003, section 4 (negation)",
+        "On y = -x the hybrid's gate collapses to the reflection branch (gamma ~ 0.05).",
+        "gamma <= 0.1 (twice the seed's 0.05)",
+        PAGE,
+        lambda quick=False: _negation_evidence(quick, "gate"),
     ),
 )

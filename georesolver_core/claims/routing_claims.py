@@ -5,16 +5,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.claims.registry import (
-    CONDITIONAL,
-    FAILS,
-    HOLDS,
-    Claim,
-    Evidence,
-    fit_loglog_slope,
-    verdict_inequality,
-    verdict_scaling,
-)
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import pairwise_distance
 from georesolver_core.routing.dmg import DMGConfig
@@ -31,8 +21,21 @@ from georesolver_core.theory.routing import (
     quantisation_error_paper,
     routing_entropy_bound,
 )
+from georesolver_core.verdicts import (
+    CONDITIONAL,
+    FAILS,
+    HOLDS,
+    Axes,
+    Claim,
+    Evidence,
+    fit_loglog_slope,
+    sweep_evidence,
+    verdict_inequality,
+    verdict_scaling,
+)
 
 PAGE = "routing"
+LE = "measured <= bound"
 NULL_DMG = DMGConfig(tau_base=2.0, kappa=1.0, gamma=1.0, window=64, rate_window=64)  # losses ~ N(0, 1)
 POOL_DMG = DMGConfig(tau_base=0.05, kappa=1.0, gamma=1.0, window=64, rate_window=64, lr=0.0, capacity=4096)
 
@@ -43,35 +46,26 @@ def measure_quality(quick: bool = False) -> Evidence:
         s = quality_sweep(n_pool=32, n_queries=100 if quick else 1000, eps=0.05)
     n = len(s.ks)
     measured, bound = s.worst_error + s.small_error, s.paper_bound + s.small_bound
-    verdict, summary = verdict_inequality(
-        measured,
-        bound,
-        condition=[True] * n + [False] * n,
-        condition_text="values of norm 1; the printed bound is quadratic in the values' scale, the error linear",
-    )
+    unit = [True] * n + [False] * n
+    why = "values of norm 1; the printed bound is quadratic in the values' scale, the error linear"
+    judged = verdict_inequality(measured, bound, condition=unit, condition_text=why)
     exact_gap = max(abs(a - b) for a, b in zip(s.worst_error, s.exact_bound, strict=True))
-    summary += (
+    note = (
         f". Unit-norm values: worst error {s.worst_error[0]:.3g} at K=1 vs printed bound {s.paper_bound[0]:.3g}. "
         f"Values of norm {s.small_scale:.3g}: error {s.small_error[0]:.3g} > bound {s.small_bound[0]:.3g}. "
         f"The scale-correct bound 2 T max||v|| is attained (max gap {exact_gap:.1e})."
     )
-    return Evidence(
-        x=s.ks + s.ks,
-        x_label="K (prototypes kept); second half: values of norm 0.1/sqrt(K_pool)",
-        measured=measured,
-        bound=bound,
-        y_label="||o - o*|| (worst-case values), max over queries",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=s.worst_error[0],
-        bound_value=s.paper_bound[0],
-        log_y=True,
-        extra={
-            "2 T max||v|| (exact worst case)": s.exact_bound + [b * s.small_scale for b in s.exact_bound],
-            "random unit values": s.random_error + [e * s.small_scale for e in s.random_error],
-        },
+    axes = Axes(
+        "K (prototypes kept); second half: values of norm 0.1/sqrt(K_pool)",
+        "||o - o*|| (worst-case values), max over queries",
+        LE,
+        log="y",
     )
+    extra = {
+        "2 T max||v|| (exact worst case)": s.exact_bound + [b * s.small_scale for b in s.exact_bound],
+        "random unit values": s.random_error + [e * s.small_scale for e in s.random_error],
+    }
+    return sweep_evidence(s.ks + s.ks, measured, bound, judged, axes, note=note, at=0, extra=extra)
 
 
 def measure_eps_limit(quick: bool = False) -> Evidence:
@@ -84,30 +78,18 @@ def measure_eps_limit(quick: bool = False) -> Evidence:
     r = float(d.min())
     bound = retrieval_leak_upper_bound(eps, 32, r).tolist()
     n = len(eps)
-    verdict, summary = verdict_inequality(
-        t["at_prototypes"] + t["off_prototypes"],
-        bound + bound,
-        condition=[True] * n + [False] * n,
-        condition_text="queries equal to a prototype",
+    measured, on_prototype = t["at_prototypes"] + t["off_prototypes"], [True] * n + [False] * n
+    judged = verdict_inequality(
+        measured, bound + bound, condition=on_prototype, condition_text="queries equal to a prototype"
     )
-    summary += (
+    note = (
         f". Off the prototypes the tail mass stays at {t['off_prototypes'][0]:.3g} for eps={eps[0]:.0e}: "
         "weights tend to d^-2 / sum d^-2, not to one prototype."
     )
-    return Evidence(
-        x=eps.tolist() + eps.tolist(),
-        x_label="eps (second half: queries off the prototypes)",
-        measured=t["at_prototypes"] + t["off_prototypes"],
-        bound=bound + bound,
-        y_label="tail mass sum_{e>1} w_(e), max over queries",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=t["at_prototypes"][0],
-        bound_value=bound[0],
-        log_x=True,
-        log_y=True,
+    axes = Axes(
+        "eps (second half: queries off the prototypes)", "tail mass sum_{e>1} w_(e), max over queries", LE, "xy"
     )
+    return sweep_evidence(eps.tolist() * 2, measured, bound + bound, judged, axes, note=note, at=0)
 
 
 def measure_communication(quick: bool = False) -> Evidence:
@@ -135,26 +117,16 @@ def measure_communication(quick: bool = False) -> Evidence:
         f"both P(P-1) per exchange; the paper's GSR count K_pool+K+P = "
         f"{gsr_messages_paper(cfg.n_pool, cfg.k, 2):.0f} counts one message per score and per output."
     )
-    return Evidence(
-        x=list(batches),
-        x_label="batch size B (queries), P = 2 gloo workers",
-        measured=per_query,
-        bound=bound,
-        y_label="bytes per query (payload, counted on the wire)",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=per_query[-1],
-        bound_value=bound[0],
-        log_x=True,
-        log_y=True,
-        extra={
-            "all-to-all bytes per query": [r["bytes_per_query"] for r in a2a],
-            "all-to-all B K d_h x 4 / B (paper, per query)": [
-                float(a2a_bytes_paper(b, cfg.k, cfg.dim, prec)) / b for b in batches
-            ],
-        },
+    axes = Axes(
+        "batch size B (queries), P = 2 gloo workers", "bytes per query (payload, counted on the wire)", LE, "xy"
     )
+    extra = {
+        "all-to-all bytes per query": [r["bytes_per_query"] for r in a2a],
+        "all-to-all B K d_h x 4 / B (paper, per query)": [
+            float(a2a_bytes_paper(b, cfg.k, cfg.dim, prec)) / b for b in batches
+        ],
+    }
+    return sweep_evidence(batches, per_query, bound, (verdict, summary), axes, extra=extra)
 
 
 def _decade_ratio(ts, counts) -> float:
@@ -186,20 +158,9 @@ def measure_spawns(quick: bool = False) -> Evidence:
         f"T={c.t[-1]:.0e}, decade ratio {r_null:.2f}: linear, at the fixed-point rate p = Q(3 + gamma p) = "
         f"{p_star:.2e} per step (predicted {p_star * c.t[-1]:.0f}). The verdict is for DMG's loss."
     )
-    return Evidence(
-        x=list(map(float, ts)),
-        x_label="stream length T (steps)",
-        measured=list(map(float, pool)),
-        bound=bound,
-        y_label="spawns up to T",
-        relation="spawns per decade of T bounded (C log T)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(pool[-1]),
-        bound_value=bound[-1],
-        log_x=True,
-        extra={"null model (i.i.d. losses), T = " + ", ".join(f"{t:.0e}" for t in c.t): list(map(float, c.null))},
-    )
+    axes = Axes("stream length T (steps)", "spawns up to T", "spawns per decade of T bounded (C log T)", log="x")
+    extra = {"null model (i.i.d. losses), T = " + ", ".join(f"{t:.0e}" for t in c.t): list(map(float, c.null))}
+    return sweep_evidence(ts, pool, bound, (verdict, summary), axes, extra=extra)
 
 
 def measure_entropy(quick: bool = False) -> Evidence:
@@ -214,21 +175,9 @@ def measure_entropy(quick: bool = False) -> Evidence:
             p = p[p > 0]
             measured.append(float(-(p * p.log()).sum()))
     bound = routing_entropy_bound(pools).tolist()
-    verdict, summary = verdict_inequality(measured, bound)
-    summary += ". Hard routing makes c a function of q, so I(q; c) = H(c): the measured value is the information."
-    return Evidence(
-        x=list(map(float, pools)),
-        x_label="pool size K_pool",
-        measured=measured,
-        bound=bound,
-        y_label="routing entropy H(c) = I(q; c) (nats)",
-        relation="measured <= bound",
-        verdict=verdict,
-        summary=summary,
-        measured_value=measured[-1],
-        bound_value=bound[-1],
-        log_x=True,
-    )
+    note = ". Hard routing makes c a function of q, so I(q; c) = H(c): the measured value is the information."
+    axes = Axes("pool size K_pool", "routing entropy H(c) = I(q; c) (nats)", LE, log="x")
+    return sweep_evidence(pools, measured, bound, verdict_inequality(measured, bound), axes, note=note)
 
 
 def measure_quantisation(quick: bool = False) -> Evidence:
@@ -246,21 +195,10 @@ def measure_quantisation(quick: bool = False) -> Evidence:
         f"; on S^7 the error scales as K^{slope7:.2f} (Zador: K^(-2/m) for intrinsic dimension m), so O(1/K) "
         "holds for 2-dimensional data only."
     )
-    return Evidence(
-        x=list(map(float, ks)),
-        x_label="memory slots K_max",
-        measured=e2,
-        bound=bound,
-        y_label="mean squared geodesic quantisation error (rad^2)",
-        relation="measured ~ C / K_max",
-        verdict=verdict,
-        summary=summary,
-        measured_value=e2[-1],
-        bound_value=bound[-1],
-        log_x=True,
-        log_y=True,
-        extra={"S^7 (m = 7)": e7},
+    axes = Axes(
+        "memory slots K_max", "mean squared geodesic quantisation error (rad^2)", "measured ~ C / K_max", "xy"
     )
+    return sweep_evidence(ks, e2, bound, (verdict, summary), axes, extra={"S^7 (m = 7)": e7})
 
 
 def measure_maps(quick: bool = False) -> Evidence:
@@ -280,19 +218,9 @@ def measure_maps(quick: bool = False) -> Evidence:
     )
     if verdict == FAILS and max(np.mean(rep.agreement[m]) for m in MAPS) >= 0.9:
         verdict = CONDITIONAL
-    return Evidence(
-        x=list(map(float, ks)),
-        x_label="K",
-        measured=measured,
-        bound=[0.9] * len(ks),
-        y_label="Top-K agreement with hyperbolic neighbours (worst map)",
-        relation="measured >= 0.9",
-        verdict=verdict,
-        summary=summary,
-        measured_value=measured[0],
-        bound_value=0.9,
-        extra={f"{m} ({MAPS[m]})": rep.agreement[m] for m in MAPS},
-    )
+    axes = Axes("K", "Top-K agreement with hyperbolic neighbours (worst map)", "measured >= 0.9")
+    extra = {f"{m} ({MAPS[m]})": rep.agreement[m] for m in MAPS}
+    return sweep_evidence(ks, measured, [0.9] * len(ks), (verdict, summary), axes, at=0, extra=extra)
 
 
 CLAIMS = (

@@ -8,9 +8,11 @@ import numpy as np
 from georesolver_core.verdicts import (
     FAILS,
     HOLDS,
+    Axes,
     Claim,
     Evidence,
     fit_loglog_slope,
+    sweep_evidence,
     verdict_scaling,
 )
 
@@ -40,36 +42,14 @@ def shape_verdict(measured, shape, *, kind: str, tol: float = 0.25, what: str) -
 
 
 def scaling_evidence(
-    x,
-    measured,
-    shape,
-    *,
-    exponent: float,
-    what: str,
-    note: str,
-    x_label: str,
-    y_label: str,
-    relation: str,
-    extra: dict,
+    x, measured, shape, axes: Axes, *, exponent: float, what: str, note: str, extra: dict
 ) -> Evidence:
-    """Evidence for measured = Theta(x^exponent), judged by the fitted log-log slope and plotted on log
-    axes beside the paper's shape (constant fitted). ``note`` follows the verdict's sentence."""
+    """Evidence for measured = Theta(x^exponent), judged by the fitted log-log slope and plotted on
+    ``axes`` (log-log) beside the paper's shape (constant fitted). ``note`` follows the verdict's sentence;
+    the headline is the fitted exponent against the predicted one."""
     verdict, summary, slope = verdict_scaling(x, measured, exponent=exponent, what=what)
-    return Evidence(
-        x=np.asarray(x).tolist(),
-        x_label=x_label,
-        measured=np.asarray(measured).tolist(),
-        bound=fitted(measured, shape),
-        y_label=y_label,
-        relation=relation,
-        verdict=verdict,
-        summary=summary + note,
-        measured_value=slope,
-        bound_value=exponent,
-        log_x=True,
-        log_y=True,
-        extra=extra,
-    )
+    judged, headline = (verdict, summary), dict(measured_value=slope, bound_value=exponent)
+    return sweep_evidence(x, measured, fitted(measured, shape), judged, axes, note=note, extra=extra, **headline)
 
 
 def landscape_claim(key, section, statement, bound_text, measure) -> Claim:

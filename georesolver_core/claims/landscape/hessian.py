@@ -12,13 +12,14 @@ import numpy as np
 from georesolver_core.claims.landscape.evidence import landscape_claim, scaling_evidence
 from georesolver_core.landscape.hessian import POINTS, hessian_sweep
 from georesolver_core.theory import landscape as th
-from georesolver_core.verdicts import Evidence, fit_loglog_slope
+from georesolver_core.verdicts import Axes, Evidence, fit_loglog_slope
 
 HESSIAN_SETUP = (
     "Set-up: n keys rho = 1 from the query in orthogonal directions (d = n), L = (1 - W_1)^2, autograd "
     "Hessian, eps = 1e-2, softmax scale 1/sqrt(n); both kernels measured at both points: the equidistant "
     "initialisation q_0 (every weight 1/n) and the target key q = k_1."
 )
+N_LABEL = "number of keys n"
 CRITICAL_TOL = 1e-6  # |grad L| below this (relative to the loss's scale, 1) counts as a critical point
 
 
@@ -52,31 +53,29 @@ def measure_hessian_spread(quick: bool = False) -> Evidence:
     ns, spec = _hessians(quick)
     spread = np.array([s.spread for s in spec[("ida", "equidistant")]])
     at_target = _slope(ns, spec, "ida", "target", "spread")
-    return scaling_evidence(
-        ns,
-        spread,
-        th.hessian_spread_ida_theta(ns),
-        exponent=0.0,
-        what="IDA Hessian spread at q_0",
-        note=(
-            f". The verdict is for the equidistant initialisation q_0, where the softmax claim is measured too. At "
-            f"the paper's point for IDA, the target key q = k_1, the spread grows as n^{at_target:.2f} "
-            f"({'Theta(1) holds there' if abs(at_target) <= 0.25 else 'not Theta(1) there either'}); softmax's "
-            f"spread (flat directions excluded) grows as n^{_slope(ns, spec, 'softmax', 'equidistant', 'spread'):.2f} "
-            f"at q_0 and n^{_slope(ns, spec, 'softmax', 'target', 'spread'):.2f} at q = k_1. "
-            + "; ".join(_critical(spec, k, p) for k in ("ida", "softmax") for p in POINTS)
-            + ". "
-            + HESSIAN_SETUP
-        ),
-        x_label="number of keys n",
-        y_label="Hessian spread max|lambda| / min|lambda|",
-        relation="spread_IDA at q_0 = Theta(1): fitted exponent in n vs 0",
-        extra={
-            "IDA at the target key q = k_1": [s.spread for s in spec[("ida", "target")]],
-            "softmax at q_0 (flat directions excluded)": [s.spread for s in spec[("softmax", "equidistant")]],
-            "softmax at q = k_1 (flat directions excluded)": [s.spread for s in spec[("softmax", "target")]],
-        },
+    note = (
+        f". The verdict is for the equidistant initialisation q_0, where the softmax claim is measured too. At "
+        f"the paper's point for IDA, the target key q = k_1, the spread grows as n^{at_target:.2f} "
+        f"({'Theta(1) holds there' if abs(at_target) <= 0.25 else 'not Theta(1) there either'}); softmax's "
+        f"spread (flat directions excluded) grows as n^{_slope(ns, spec, 'softmax', 'equidistant', 'spread'):.2f} "
+        f"at q_0 and n^{_slope(ns, spec, 'softmax', 'target', 'spread'):.2f} at q = k_1. "
+        + "; ".join(_critical(spec, k, p) for k in ("ida", "softmax") for p in POINTS)
+        + ". "
+        + HESSIAN_SETUP
     )
+    axes = Axes(
+        N_LABEL,
+        "Hessian spread max|lambda| / min|lambda|",
+        "spread_IDA at q_0 = Theta(1): fitted exponent in n vs 0",
+        log="xy",
+    )
+    extra = {
+        "IDA at the target key q = k_1": [s.spread for s in spec[("ida", "target")]],
+        "softmax at q_0 (flat directions excluded)": [s.spread for s in spec[("softmax", "equidistant")]],
+        "softmax at q = k_1 (flat directions excluded)": [s.spread for s in spec[("softmax", "target")]],
+    }
+    what, shape = "IDA Hessian spread at q_0", th.hessian_spread_ida_theta(ns)
+    return scaling_evidence(ns, spread, shape, axes, exponent=0.0, what=what, note=note, extra=extra)
 
 
 def measure_softmax_curvature(quick: bool = False) -> Evidence:
@@ -85,29 +84,27 @@ def measure_softmax_curvature(quick: bool = False) -> Evidence:
     curv = np.array([s.curvature for s in spec[("softmax", "equidistant")]])
     ida = np.array([s.curvature for s in spec[("ida", "equidistant")]])
     ida_t = np.array([s.curvature for s in spec[("ida", "target")]])
-    return scaling_evidence(
-        ns,
-        curv,
-        th.softmax_curvature_theta(ns),
-        exponent=-2.0,
-        what="softmax curvature max|lambda| at q_0",
-        note=(
-            f". The verdict is for the equidistant initialisation q_0 (the paper's point for softmax); at q = k_1 "
-            f"softmax's curvature scales as n^{_slope(ns, spec, 'softmax', 'target', 'curvature'):.2f}. The "
-            f"paper's comparison puts IDA at q = k_1: there its curvature scales as n^"
-            f"{fit_loglog_slope(ns, ida_t):.2f} and exceeds softmax's at q_0 by {np.min(ida_t / curv):.3g}x to "
-            f"{np.max(ida_t / curv):.3g}x; at the same point q_0, IDA's scales as n^{fit_loglog_slope(ns, ida):.2f} "
-            f"and exceeds softmax's by {np.min(ida / curv):.3g}x to {np.max(ida / curv):.3g}x. " + HESSIAN_SETUP
-        ),
-        x_label="number of keys n",
-        y_label="largest |eigenvalue| of the Hessian (per unit length^2)",
-        relation="curvature_softmax at q_0 = Theta(n^-2): fitted exponent in n vs -2",
-        extra={
-            "softmax at q = k_1": [s.curvature for s in spec[("softmax", "target")]],
-            "IDA at q_0": ida.tolist(),
-            "IDA at the target key q = k_1": ida_t.tolist(),
-        },
+    note = (
+        f". The verdict is for the equidistant initialisation q_0 (the paper's point for softmax); at q = k_1 "
+        f"softmax's curvature scales as n^{_slope(ns, spec, 'softmax', 'target', 'curvature'):.2f}. The "
+        f"paper's comparison puts IDA at q = k_1: there its curvature scales as n^"
+        f"{fit_loglog_slope(ns, ida_t):.2f} and exceeds softmax's at q_0 by {np.min(ida_t / curv):.3g}x to "
+        f"{np.max(ida_t / curv):.3g}x; at the same point q_0, IDA's scales as n^{fit_loglog_slope(ns, ida):.2f} "
+        f"and exceeds softmax's by {np.min(ida / curv):.3g}x to {np.max(ida / curv):.3g}x. " + HESSIAN_SETUP
     )
+    axes = Axes(
+        N_LABEL,
+        "largest |eigenvalue| of the Hessian (per unit length^2)",
+        "curvature_softmax at q_0 = Theta(n^-2): fitted exponent in n vs -2",
+        log="xy",
+    )
+    extra = {
+        "softmax at q = k_1": [s.curvature for s in spec[("softmax", "target")]],
+        "IDA at q_0": ida.tolist(),
+        "IDA at the target key q = k_1": ida_t.tolist(),
+    }
+    what, shape = "softmax curvature max|lambda| at q_0", th.softmax_curvature_theta(ns)
+    return scaling_evidence(ns, curv, shape, axes, exponent=-2.0, what=what, note=note, extra=extra)
 
 
 HESSIAN_CLAIMS = (

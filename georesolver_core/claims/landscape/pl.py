@@ -25,7 +25,15 @@ from georesolver_core.claims.landscape.evidence import (
 )
 from georesolver_core.landscape.two_key import mu_sweep
 from georesolver_core.theory import landscape as th
-from georesolver_core.verdicts import FAILS, HOLDS, Evidence, fit_loglog_slope, verdict_scaling
+from georesolver_core.verdicts import (
+    FAILS,
+    HOLDS,
+    Axes,
+    Evidence,
+    fit_loglog_slope,
+    sweep_evidence,
+    verdict_scaling,
+)
 
 SETUP = (
     "Set-up: keys Delta apart on a geodesic, query on it, L = (1 - W_1)^2, L* = inf over the geodesic, "
@@ -55,50 +63,46 @@ def measure_pl_eps(quick: bool = False) -> Evidence:
     soft = _mu("softmax", "euclidean", quick, vary="eps", values=eps, delta=delta)
     curv = th.ida_curvature_at_minimiser(eps, delta)
     agree = max(float(np.max(np.abs(mu[g] / mu["euclidean"] - 1))) for g in ("poincare", "sphere"))
-    return scaling_evidence(
-        eps,
-        mu["euclidean"],
-        th.pl_ida_theta(eps, delta),
-        exponent=2.0,
-        what="mu_IDA",
-        note=(
-            f". mu_IDA / L''(s*) lies in [{np.min(mu['euclidean'] / curv):.3f}, "
-            f"{np.max(mu['euclidean'] / curv):.3f}]: mu follows the curvature at the minimiser, 4 eps/Delta^4 to "
-            f"leading order (linear in eps). Ball and sphere agree with the plane to {agree:.1e} (relative). "
-            f"Softmax has no eps: its mu is flat (slope {fit_loglog_slope(eps, soft):.2f}), against the stated "
-            "eps^2."
-        ),
-        x_label="regulariser eps (Delta = 1)",
-        y_label=MU_LABEL,
-        relation="mu_IDA = Theta(eps^2 / Delta^4): fitted exponent in eps vs 2",
-        extra={
-            "Poincaré ball (HIDA), measured": mu["poincare"].tolist(),
-            "sphere (SIDA), measured": mu["sphere"].tolist(),
-            "softmax, measured": soft.tolist(),
-            "L''(s*) exact (derived here, not in the paper)": curv.tolist(),
-        },
+    note = (
+        f". mu_IDA / L''(s*) lies in [{np.min(mu['euclidean'] / curv):.3f}, "
+        f"{np.max(mu['euclidean'] / curv):.3f}]: mu follows the curvature at the minimiser, 4 eps/Delta^4 to "
+        f"leading order (linear in eps). Ball and sphere agree with the plane to {agree:.1e} (relative). "
+        f"Softmax has no eps: its mu is flat (slope {fit_loglog_slope(eps, soft):.2f}), against the stated "
+        "eps^2."
     )
+    axes = Axes(
+        "regulariser eps (Delta = 1)",
+        MU_LABEL,
+        "mu_IDA = Theta(eps^2 / Delta^4): fitted exponent in eps vs 2",
+        log="xy",
+    )
+    extra = {
+        "Poincaré ball (HIDA), measured": mu["poincare"].tolist(),
+        "sphere (SIDA), measured": mu["sphere"].tolist(),
+        "softmax, measured": soft.tolist(),
+        "L''(s*) exact (derived here, not in the paper)": curv.tolist(),
+    }
+    shape = th.pl_ida_theta(eps, delta)
+    return scaling_evidence(eps, mu["euclidean"], shape, axes, exponent=2.0, what="mu_IDA", note=note, extra=extra)
 
 
 def measure_pl_delta(quick: bool = False) -> Evidence:
     deltas = np.geomspace(0.5, 4.0, 5 if quick else 8)
     eps = 1e-3
     soft, mu = _soft_and_ida(deltas, quick, eps=eps)
-    return scaling_evidence(
-        deltas,
-        mu,
-        th.pl_ida_theta(eps, deltas),
-        exponent=-4.0,
-        what="mu_IDA",
-        note=f" (eps = {eps:g}). " + SETUP,
-        x_label="key separation Delta (eps = 1e-3)",
-        y_label=MU_LABEL,
-        relation="mu_IDA = Theta(eps^2 / Delta^4): fitted exponent in Delta vs -4",
-        extra={
-            "softmax, measured": soft.tolist(),
-            "L''(s*) exact (derived here)": th.ida_curvature_at_minimiser(eps, deltas).tolist(),
-        },
+    axes = Axes(
+        "key separation Delta (eps = 1e-3)",
+        MU_LABEL,
+        "mu_IDA = Theta(eps^2 / Delta^4): fitted exponent in Delta vs -4",
+        log="xy",
     )
+    extra = {
+        "softmax, measured": soft.tolist(),
+        "L''(s*) exact (derived here)": th.ida_curvature_at_minimiser(eps, deltas).tolist(),
+    }
+    note = f" (eps = {eps:g}). " + SETUP
+    shape = th.pl_ida_theta(eps, deltas)
+    return scaling_evidence(deltas, mu, shape, axes, exponent=-4.0, what="mu_IDA", note=note, extra=extra)
 
 
 # ---- Theorem 2: softmax and the ratio -------------------------------------------------------
@@ -121,19 +125,17 @@ def measure_pl_softmax(quick: bool = False) -> Evidence:
         f"measured mu_soft ~ exp(-{rate:.2f} Delta^2 / tau), the rate of the basin's far edge s = -Delta/4 "
         f"rather than of the key itself. tau = {TAU:g}."
     )
-    return Evidence(
-        x=deltas.tolist(),
-        x_label="key separation Delta (tau = sqrt(d) = 1, eps = 1e-3)",
-        measured=soft.tolist(),
-        bound=fitted(soft, shape),
-        y_label="softmax PL constant mu_soft (per unit length^2)",
-        relation="mu_soft = Theta(exp(-Delta^2/tau) eps^2 / Delta^2): exponent in eps vs 2 (headline), and "
+    axes = Axes(
+        "key separation Delta (tau = sqrt(d) = 1, eps = 1e-3)",
+        "softmax PL constant mu_soft (per unit length^2)",
+        "mu_soft = Theta(exp(-Delta^2/tau) eps^2 / Delta^2): exponent in eps vs 2 (headline), and "
         "exponent against the Delta-shape vs 1 (plotted)",
-        verdict=verdict,
-        summary=summary,
-        measured_value=round(e_slope, 6) + 0.0,  # a slope of 1e-16 is 0; + 0.0 turns -0.0 into 0.0
-        bound_value=2.0,
-        log_y=True,
+        log="y",
+    )
+    headline = round(e_slope, 6) + 0.0  # a slope of 1e-16 is 0; + 0.0 turns -0.0 into 0.0
+    judged = (verdict, summary)
+    return sweep_evidence(
+        deltas, soft, fitted(soft, shape), judged, axes, measured_value=headline, bound_value=2.0
     )
 
 
@@ -145,25 +147,20 @@ def measure_pl_ratio(quick: bool = False) -> Evidence:
     shape = th.pl_ratio_omega(deltas, TAU)
     verdict, summary, p = shape_verdict(ratio, shape, kind="omega", what="mu_IDA / mu_soft")
     above = deltas[ratio > 1]
-    summary += (
+    note = (
         f". The ratio exceeds 1 only for Delta >= {above[0]:.2f} at eps = {eps:g}"
         if above.size
         else f". The ratio stays below 1 over the sweep at eps = {eps:g}"
     ) + "; for closer keys softmax has the larger PL constant."
-    return Evidence(
-        x=deltas.tolist(),
-        x_label="key separation Delta (eps = 1e-3, tau = 1)",
-        measured=ratio.tolist(),
-        bound=fitted(ratio, shape),
-        y_label="mu_IDA / mu_soft",
-        relation="mu_IDA / mu_soft = Omega(exp(Delta^2/tau) / Delta^2): exponent against the shape >= 1 - tol",
-        verdict=verdict,
-        summary=summary,
-        measured_value=p,
-        bound_value=1.0,
-        log_y=True,
-        extra={"mu_IDA": ida.tolist(), "mu_soft": soft.tolist()},
+    axes = Axes(
+        "key separation Delta (eps = 1e-3, tau = 1)",
+        "mu_IDA / mu_soft",
+        "mu_IDA / mu_soft = Omega(exp(Delta^2/tau) / Delta^2): exponent against the shape >= 1 - tol",
+        log="y",
     )
+    extra, headline = {"mu_IDA": ida.tolist(), "mu_soft": soft.tolist()}, dict(measured_value=p, bound_value=1.0)
+    bound = fitted(ratio, shape)
+    return sweep_evidence(deltas, ratio, bound, (verdict, summary), axes, note=note, extra=extra, **headline)
 
 
 # ---- Theorems 5.3 and 8.1: the ball and the sphere -----------------------------------------
@@ -177,22 +174,20 @@ def measure_pl_hyperbolic(quick: bool = False) -> Evidence:
     _, s_summary, _ = shape_verdict(
         soft, th.pl_softmax_theta(eps, deltas, TAU), kind="theta", what="mu_soft in the ball"
     )
-    return scaling_evidence(
-        deltas,
-        ida,
-        th.pl_ida_theta(eps, deltas),
-        exponent=-4.0,
-        what="mu_HIDA",
-        note=(
-            ". Measured in ball coordinates with geoopt's Riemannian gradient; equal to the plane's mu at the "
-            f"same gap to {float(np.max(np.abs(ida / flat - 1))):.1e} (relative): along a geodesic the problem is "
-            f"the same function of arc length. Softmax in the ball (logits -d_H^2/(2 tau)): {s_summary}."
-        ),
-        x_label="hyperbolic key separation Delta_H (eps = 1e-3)",
-        y_label="PL constant mu_HIDA (per unit hyperbolic length^2)",
-        relation="mu_HIDA = Theta(eps^2 / Delta_H^4): fitted exponent in Delta_H vs -4",
-        extra={"softmax in the ball, measured": soft.tolist()},
+    note = (
+        ". Measured in ball coordinates with geoopt's Riemannian gradient; equal to the plane's mu at the "
+        f"same gap to {float(np.max(np.abs(ida / flat - 1))):.1e} (relative): along a geodesic the problem is "
+        f"the same function of arc length. Softmax in the ball (logits -d_H^2/(2 tau)): {s_summary}."
     )
+    axes = Axes(
+        "hyperbolic key separation Delta_H (eps = 1e-3)",
+        "PL constant mu_HIDA (per unit hyperbolic length^2)",
+        "mu_HIDA = Theta(eps^2 / Delta_H^4): fitted exponent in Delta_H vs -4",
+        log="xy",
+    )
+    extra = {"softmax in the ball, measured": soft.tolist()}
+    shape = th.pl_ida_theta(eps, deltas)
+    return scaling_evidence(deltas, ida, shape, axes, exponent=-4.0, what="mu_HIDA", note=note, extra=extra)
 
 
 def measure_pl_sphere(quick: bool = False) -> Evidence:
@@ -201,21 +196,19 @@ def measure_pl_sphere(quick: bool = False) -> Evidence:
     soft, ida = _soft_and_ida(thetas, quick, geometry="sphere", eps=eps)
     soft_shape = th.pl_softmax_sphere_theta(eps, thetas)
     _, s_summary, _ = shape_verdict(soft, soft_shape, kind="theta", what="mu_soft on the sphere")
-    return scaling_evidence(
-        thetas,
-        ida,
-        th.pl_ida_theta(eps, thetas),
-        exponent=-4.0,
-        what="mu_SIDA",
-        note=f". {s_summary}; ratio mu_SIDA / mu_soft spans [{np.min(ida / soft):.3g}, {np.max(ida / soft):.3g}].",
-        x_label="angle theta between the keys (rad, eps = 1e-3)",
-        y_label="PL constant mu_SIDA (per rad^2)",
-        relation="mu_SIDA = Theta(eps^2 / theta^4): fitted exponent in theta vs -4",
-        extra={
-            "softmax on the sphere, measured": soft.tolist(),
-            "paper's softmax shape exp(-(1-cos theta)) eps^2/theta^2, constant fitted": fitted(soft, soft_shape),
-        },
+    note = f". {s_summary}; ratio mu_SIDA / mu_soft spans [{np.min(ida / soft):.3g}, {np.max(ida / soft):.3g}]."
+    axes = Axes(
+        "angle theta between the keys (rad, eps = 1e-3)",
+        "PL constant mu_SIDA (per rad^2)",
+        "mu_SIDA = Theta(eps^2 / theta^4): fitted exponent in theta vs -4",
+        log="xy",
     )
+    extra = {
+        "softmax on the sphere, measured": soft.tolist(),
+        "paper's softmax shape exp(-(1-cos theta)) eps^2/theta^2, constant fitted": fitted(soft, soft_shape),
+    }
+    shape = th.pl_ida_theta(eps, thetas)
+    return scaling_evidence(thetas, ida, shape, axes, exponent=-4.0, what="mu_SIDA", note=note, extra=extra)
 
 
 PL_CLAIMS = (

@@ -9,7 +9,7 @@ import numpy as np
 from georesolver_core.claims.landscape.evidence import landscape_claim
 from georesolver_core.landscape.descent import confirmed_spurious
 from georesolver_core.landscape.grid import DEFAULT_EXTENT, landscape_grid, random_keys
-from georesolver_core.verdicts import CONDITIONAL, Evidence, verdict_inequality
+from georesolver_core.verdicts import CONDITIONAL, Axes, Evidence, sweep_evidence, verdict_inequality
 
 RESOLUTION = 48  # coarser grids show extra candidates that descent then rejects: more descents, same count
 
@@ -49,19 +49,13 @@ def measure_spurious(quick: bool = False) -> Evidence:
         f" ({seeds} random key sets per n in each of plane, disk and sphere patch, {RESOLUTION}x{RESOLUTION} "
         f"grids, eps = 1e-3, each candidate confirmed by Riemannian descent). Softmax: {int(soft.sum())} in total."
     )
-    return Evidence(
-        x=ns.tolist(),
-        x_label="number of keys n in the patch",
-        measured=ida.tolist(),
-        bound=[0.0] * len(ns),
-        y_label="confirmed spurious local minima (sum over key sets and geometries)",
-        relation="spurious minima of IDA = 0",
-        verdict=verdict,
-        summary=summary,
-        measured_value=float(ida.sum()),
-        bound_value=0.0,
-        extra={"softmax, measured": soft.tolist()},
+    axes = Axes(
+        "number of keys n in the patch",
+        "confirmed spurious local minima (sum over key sets and geometries)",
+        "spurious minima of IDA = 0",
     )
+    total, extra = float(ida.sum()), {"softmax, measured": soft.tolist()}
+    return sweep_evidence(ns, ida, [0.0] * len(ns), (verdict, summary), axes, measured_value=total, extra=extra)
 
 
 SPURIOUS_CLAIMS = (
