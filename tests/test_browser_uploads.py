@@ -49,29 +49,34 @@ def _checkpoint_that_runs_code() -> bytes:
     return buf.getvalue()
 
 
-# page URL, the error box's words, then (file name, bytes) for a hostile and a malformed file
+# page URL, the error box's words, the expander holding the upload (or None), then (file name, bytes)
+# for a hostile and a malformed file
 UPLOADS = {
     "embeddings": (
         "embeddings?emb_source=csv&emb_epochs=10",
         "was not used",
+        None,
         (f"{IMAGE} {TAG}.csv", f'parent,child\n"{TAG}","{TAG}"\n'.encode()),  # a self-loop, named with a tag
         ("garbage.csv", bytes(range(256)) * 8),
     ),
     "kernels": (
         "kernels",
         "not a benchmark report",
+        None,
         ("report.json", _report_with_a_tagged_label()),
         ("truncated.json", _report_with_a_tagged_label()[:40]),
     ),
     "routing": (
         "routing?rt_tab=Distributed+traffic",
         "Not a routing report",
+        None,
         ("routing.json", _traffic_with_a_markdown_key()),
         ("rows.json", b'"rows"'),  # crashed the page before the traffic report was checked
     ),
     "training": (
         "training",
         "Upload a checkpoint",
+        "Upload a checkpoint to inspect or continue it",
         ("run.pt", _checkpoint_that_runs_code()),
         ("run.pt", b"PK\x03\x04" + b"\x00" * 64),
     ),
@@ -114,7 +119,7 @@ def _new_alert(page, words: str, before: str | None, timeout_s: float = 60.0) ->
 
 @pytest.mark.parametrize("page_name", list(UPLOADS))
 def test_hostile_and_malformed_uploads_show_an_error_box(server, browser, page_name):  # noqa: F811
-    url_path, words, *files = UPLOADS[page_name]
+    url_path, words, expander, *files = UPLOADS[page_name]
     page = browser.new_page(viewport={"width": 1400, "height": 2000})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -124,6 +129,8 @@ def test_hostile_and_malformed_uploads_show_an_error_box(server, browser, page_n
             state="attached", timeout=60_000
         )
         _settle(page)
+        if expander is not None:
+            page.get_by_text(expander).click()  # so that the screenshots show the error box
         before = None
         for kind, (name, data) in zip(("hostile", "malformed"), files, strict=True):
             _upload(page, name, data)
