@@ -53,7 +53,7 @@ def _checkpoint_that_runs_code() -> bytes:
 # for a hostile and a malformed file
 UPLOADS = {
     "embeddings": (
-        "embeddings?emb_source=csv&emb_epochs=10",
+        "embeddings?emb_source=Edge+list+%28CSV%29&emb_epochs=10",  # a bound selectbox reads its label
         "was not used",
         None,
         (f"{IMAGE} {TAG}.csv", f'parent,child\n"{TAG}","{TAG}"\n'.encode()),  # a self-loop, named with a tag
