@@ -307,7 +307,7 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
                     }
                 )
                 st.rerun()
-        except ValueError as err:  # a checkpoint this version cannot rebuild (load_checkpoint checked the rest)
+        except (ValueError, KeyError, TypeError) as err:  # a checkpoint this version cannot rebuild
             st.error(
                 f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the train command."
             )

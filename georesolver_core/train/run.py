@@ -83,7 +83,9 @@ def spec_from_checkpoint(data: dict) -> RunSpec:
     if not raw:
         raise ValueError("checkpoint holds no run description (meta.spec); it cannot be continued here")
     pairs = raw.get("task_args", ())
-    if not isinstance(pairs, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs):
+    if not isinstance(pairs, (list, tuple)) or not all(
+        isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs
+    ):
         raise ValueError(f"checkpoint's task_args must be (name, value) pairs (got {str(pairs)[:40]!r})")
     raw["task_args"] = tuple(tuple(p) for p in pairs)
     try:
