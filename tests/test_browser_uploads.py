@@ -125,9 +125,8 @@ def test_hostile_and_malformed_uploads_show_an_error_box(server, browser, page_n
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{server}/{url_path}", wait_until="domcontentloaded")
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.wait_for(
-            state="attached", timeout=60_000
-        )
+        uploader = page.locator('[data-testid="stFileUploaderDropzoneInput"]').first
+        uploader.wait_for(state="attached", timeout=120_000)  # a cold page on a busy machine takes a while
         _settle(page)
         if expander is not None:
             page.get_by_text(expander).click()  # so that the screenshots show the error box
