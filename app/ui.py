@@ -359,14 +359,19 @@ def download_csv(label: str, table, file_name: str, key: str) -> None:
 
 _MD_INLINE = re.compile(r"([\\`*_{}\[\]<>~$:&|!])")  # links, images, HTML, emphasis, code, directives, maths
 _MD_LEADING = re.compile(r"^([#+\-.=>])")  # headings, list markers, quotes: only at the start of a line
+# Bare addresses become links after escapes are resolved (GFM autolink literals: http://, www., a@b.c);
+# a zero-width space after the ":" of "://", after "www" and after "@" keeps them plain text.
+_MD_AUTOLINK = re.compile(r"(?i)(\\:(?=//)|\bwww(?=\.)|@)")
 
 
 def escape_md(text) -> str:
     """User text (file names, node names, report fields) made inert for st.markdown / st.error:
     markdown punctuation that forms links, images, HTML, emphasis, colour or emoji directives is
     backslash-escaped, so none of it renders, and line breaks become spaces (one message stays one
-    line, so block syntax can only appear at its start, which is escaped too)."""
-    return _MD_LEADING.sub(r"\\\1", _MD_INLINE.sub(r"\\\1", " ".join(str(text).split())))
+    line, so block syntax can only appear at its start, which is escaped too); bare web and e-mail
+    addresses get a zero-width space so that they are not turned into links either."""
+    escaped = _MD_LEADING.sub(r"\\\1", _MD_INLINE.sub(r"\\\1", " ".join(str(text).split())))
+    return _MD_AUTOLINK.sub("\\g<0>\u200b", escaped)
 
 
 def read_upload(uploaded, *, key: str, max_bytes: int, parse):

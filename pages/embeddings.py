@@ -114,7 +114,7 @@ left, right = st.columns([1.2, 2.4], gap="large")
 with left:
     st.subheader("Data")
     hier = hierarchy_controls(s.seed)
-    st.caption(hier.summary() + "".join(f"; {n}" for n in hier.notes))
+    st.caption(ui.escape_md(hier.summary() + "".join(f"; {n}" for n in hier.notes)))  # the name may be a file's
     st.subheader("Model")
     geometry = ui.geometry_picker("emb_geo", default="poincare", segmented=True)
     dim = st.slider(
@@ -383,7 +383,7 @@ with tabs[2]:
 with tabs[3]:
     if tabs[3].open:
         tr = state.get("emb_trainer")
-        st.markdown(f"**{hier.name}**: {hier.summary()}")
+        st.markdown(f"**{ui.escape_md(hier.name)}**: {ui.escape_md(hier.summary())}")
         edges = pd.DataFrame(hier.edge_table(), columns=["parent", "child"])
         ui.download_csv("Download the hierarchy (CSV parent,child)", edges, "hierarchy.csv", "emb_dl_edges")
         if tr is not None:

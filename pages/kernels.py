@@ -1,6 +1,5 @@
 """Kernel speed: the fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, live or from a CLI report."""
 
-import json
 import time
 
 import pandas as pd
@@ -117,7 +116,7 @@ uploaded = st.file_uploader(
     help=f"At most {MAX_REPORT_BYTES // 1000:,} kB (a full CLI report is a few kB).",
 )
 report_file, report_error = ui.read_upload(
-    uploaded, key="kern_upload", max_bytes=MAX_REPORT_BYTES, parse=lambda b: bench.validate_report(json.loads(b))
+    uploaded, key="kern_upload", max_bytes=MAX_REPORT_BYTES, parse=bench.load_report
 )
 if report_error is not None:
     st.error(

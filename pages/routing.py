@@ -13,6 +13,7 @@ from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_de
 from georesolver_core.routing.distributed import DistConfig, run_headless
 from georesolver_core.routing.dmg import DMGConfig
 from georesolver_core.routing.quality import quality_sweep
+from georesolver_core.routing.traffic import MAX_TRAFFIC_BYTES, load_traffic_report
 from georesolver_core.theory.routing import routing_entropy_bound
 from georesolver_core.viz.routing import (
     comm_figure,
@@ -288,20 +289,15 @@ with tabs[3]:
             "Reproduce with `python -m georesolver_core routing --world-size 2 --json > routing.json`."
         )
         up = st.file_uploader("Load a JSON written by the routing command", type=["json"], key="rt_comm_upload")
-        runs, source = [], ""
-        if up is not None:
-            try:
-                doc = json.loads(up.getvalue())
-                runs = doc["runs"] if "runs" in doc else [doc]
-                if not all("rows" in r for r in runs):
-                    raise KeyError("rows")
-                source = "uploaded file"
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-                runs = []
-                st.error(
-                    f"Not a routing report ({err!r}). Produce one with "
-                    "`python -m georesolver_core routing --world-size 2 --json > routing.json`."
-                )
+        uploaded, error = ui.read_upload(
+            up, key="rt_comm_upload", max_bytes=MAX_TRAFFIC_BYTES, parse=load_traffic_report
+        )
+        runs, source = (uploaded, "uploaded file") if uploaded else ([], "")
+        if error is not None:
+            st.error(
+                f"Not a routing report: {ui.escape_md(error)}. Produce one with "
+                "`python -m georesolver_core routing --world-size 2 --json > routing.json`."
+            )
         if st.button("Run live at P = 2 (B = 64..1024)", key="rt_comm_run", icon=":material/lan:"):
             with st.status("Starting 2 worker processes ...", expanded=False) as status:
                 try:

@@ -1,5 +1,6 @@
 """Training lab: GeoResolver models and their softmax baseline trained live, several runs overlaid."""
 
+import copy
 import io
 import time
 
@@ -20,6 +21,7 @@ from georesolver_core.train import (
     resume,
     spec_from_checkpoint,
 )
+from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.trainer import resolve_device
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
@@ -284,26 +286,31 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
     upload = st.file_uploader(
         "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
     )
-    if upload is not None:
+    data, error = ui.read_upload(upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=load_checkpoint)
+    if error is not None:
+        st.error(
+            f"{ui.escape_md(error)}. Upload a checkpoint downloaded from this page or written by the train command."
+        )
+    if data is not None:
         try:
-            data = load_checkpoint(upload.getvalue())
-            st.markdown(
-                f"Checkpoint of **{data['meta']['spec']['attention']}** on **{data['meta']['spec']['task']}**, step {data['step']}."
-            )
+            spec = spec_from_checkpoint(data)  # the run description, checked against the registries
+            st.markdown(f"Checkpoint of **{spec.attention}** on **{spec.task}**, step {data['step']}.")
             if st.button("Continue this run", key="trn_continue"):
-                trainer = resume(data)
+                trainer = resume(copy.deepcopy(data))  # the kept upload stays as read: training updates in place
                 _stop_active()
                 runs.append(
                     {
                         "id": len(runs) + 1,
-                        "spec": spec_from_checkpoint(data),
+                        "spec": spec,
                         "trainer": trainer,
                         "status": "paused",
                     }
                 )
                 st.rerun()
-        except (ValueError, KeyError, TypeError) as err:
-            st.error(f"{err}. Upload a checkpoint downloaded from this page or written by the train command.")
+        except (ValueError, KeyError, TypeError) as err:  # a checkpoint this version cannot rebuild
+            st.error(
+                f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the train command."
+            )
 
 if st.toggle(
     "Measure the training claims (Theorems 3 and 7.1, section 2.8; small sweeps, several seconds)",

@@ -6,9 +6,10 @@ only the report, so that an uploaded file is judged and drawn exactly as a fresh
 
 from __future__ import annotations
 
-import json
 import math
 import re
+
+from georesolver_core.uploads import json_depth, read_json
 
 SCHEMA = "georesolver-bench/1"
 TARGET_SEQ_LEN = 1024  # the issue's targets are ratios to SDPA at this length (forward + backward)
@@ -22,7 +23,7 @@ def judge(report: dict) -> list[dict]:
     rows = {(r["kernel"], r["seq_len"]): r for r in report["rows"]}
     for name, limit in TARGET_RATIO.items():
         r = rows.get((name, TARGET_SEQ_LEN))
-        ratio = None if r is None else r["fwdbwd_ratio"]
+        ratio = None if r is None else r.get("fwdbwd_ratio")  # optional in a report (validate_report)
         out.append(
             {
                 "target": f"{name} forward+backward <= {limit}x SDPA at T = {TARGET_SEQ_LEN}",
@@ -237,19 +238,6 @@ def _check_targets(targets) -> None:
         _flag(f"{where}.met", t.get("met"))
 
 
-def _depth(doc, most: int = MAX_DEPTH) -> int:
-    """Nesting depth of a parsed document, iteratively (no recursion on hostile input)."""
-    deepest, stack = 0, [(doc, 1)]
-    while stack:
-        node, d = stack.pop()
-        if isinstance(node, (dict, list)):
-            deepest = max(deepest, d)
-            if deepest > most:
-                return deepest
-            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
-    return deepest
-
-
 def validate_report(doc) -> dict:
     """Check that a loaded JSON document is a benchmark report; raises ValueError naming the field.
 
@@ -263,7 +251,7 @@ def validate_report(doc) -> dict:
     for key in ("environment", "rows"):
         if key not in doc:
             raise ValueError(f"a benchmark report needs the key {key!r}")
-    if _depth(doc) > MAX_DEPTH:
+    if json_depth(doc, MAX_DEPTH) > MAX_DEPTH:
         raise ValueError(f"a benchmark report nests at most {MAX_DEPTH} levels deep (this one nests deeper)")
     env = _object("environment", doc["environment"])
     _scalars("environment", env)
@@ -298,38 +286,13 @@ def validate_report(doc) -> dict:
     return doc
 
 
-def _no_constant(name: str):
-    raise ValueError(f"a benchmark report must not contain {name} (JSON has no such number)")
-
-
 def load_report(data: bytes | str, max_bytes: int = MAX_REPORT_BYTES) -> dict:
     """Parse and validate an uploaded report; the size is checked BEFORE parsing.
 
     Raises ValueError (naming the problem) for a file over ``max_bytes``, text that is not UTF-8 or not
-    JSON, NaN / Infinity literals, nesting deeper than the parser allows, or any field
-    ``validate_report`` refuses.
+    JSON, NaN / Infinity literals, nesting deeper than MAX_DEPTH, or any field ``validate_report`` refuses.
     """
-    size = len(data)
-    if size > max_bytes:
-        raise ValueError(
-            f"a benchmark report must be at most {max_bytes / 2**20:g} MB (got {size / 2**20:.1f} MB)"
-        )
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise ValueError(f"a benchmark report must be UTF-8 text ({err.reason} at byte {err.start})") from None
-    try:
-        doc = json.loads(data, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError(
-            f"a benchmark report nests at most {MAX_DEPTH} levels deep (this one nests deeper)"
-        ) from None
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"a benchmark report must be JSON ({err.msg} at line {err.lineno}, column {err.colno})"
-        ) from None
-    return validate_report(doc)
+    return validate_report(read_json(data, what="a benchmark report", max_bytes=max_bytes, max_depth=MAX_DEPTH))
 
 
 def _long_rows(report: dict) -> str:

@@ -280,7 +280,8 @@ def from_edge_list_csv(data: bytes | str, *, name: str = "uploaded edge list") -
     """Parse and validate a CSV with header ``parent,child`` (one edge per row).
 
     Rejected, with a message saying what to fix: files over MAX_CSV_BYTES (before any parsing),
-    undecodable or empty files, other columns, empty names or names over MAX_NAME_LEN characters, self-loops, cycles, more than MAX_NODES distinct nodes. Duplicate rows are dropped
+    undecodable or empty files, other columns, empty names, names over MAX_NAME_LEN characters or with control
+    characters, self-loops, cycles, more than MAX_NODES distinct nodes. Duplicate rows are dropped
     (and noted). A child with several parents is allowed (a DAG); depth is then the shortest path.
     """
     import pandas as pd
@@ -314,6 +315,9 @@ def from_edge_list_csv(data: bytes | str, *, name: str = "uploaded edge list") -
         raise ValueError(
             f"node names may have at most {MAX_NAME_LEN} characters (row {int(too_long[0]) + 2} has a longer one)"
         )
+    control = np.flatnonzero((df["parent"] + df["child"]).str.contains(r"[\x00-\x1f\x7f]").to_numpy())
+    if control.size:  # a NUL, a line break in a quoted cell, ...: invisible or breaking in every label
+        raise ValueError(f"node names must not contain control characters (row {int(control[0]) + 2} has one)")
     notes = []
     n_dup = int(df.duplicated().sum())
     if n_dup:

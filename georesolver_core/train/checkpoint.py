@@ -7,14 +7,22 @@ in the same folder and renamed over the target: a crash mid-write leaves the pre
 
 from __future__ import annotations
 
+import io
+import math
 import os
 import tempfile
 from pathlib import Path
 
 import torch
 
+from georesolver_core.train.config import TrainConfig
+
 FORMAT = "georesolver-train/1"  # changes when the layout below changes
 REQUIRED = ("format", "model_config", "model", "optimizer", "step", "train_config", "task", "history")
+DICTS = ("model_config", "model", "optimizer", "train_config", "task")  # required fields that must be dicts
+# Uploaded bytes are refused over this size before torch reads them (Streamlit's own upload limit is
+# 200 MB); the page's models are a few MB at most.
+MAX_CHECKPOINT_BYTES = 200 * 2**20
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
@@ -34,11 +42,18 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
     return path
 
 
-def load_checkpoint(source) -> dict:
-    """Read a checkpoint from a path, bytes or a binary file object; ``ValueError`` if it is not one of ours."""
-    if isinstance(source, (bytes, bytearray)):
-        import io
+def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES) -> dict:
+    """Read a checkpoint from a path, bytes or a binary file object; ``ValueError`` if it is not one of ours.
 
+    Bytes (an upload) over ``max_bytes`` are refused before reading; then the format, the required keys
+    and the type of every field that ``resume`` and the Training page read are checked, so that a
+    foreign or damaged file is refused here, naming the field, rather than half-way through resuming.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        if len(source) > max_bytes:
+            raise ValueError(
+                f"a checkpoint upload must be at most {max_bytes / 2**20:g} MB (got {len(source) / 2**20:.1f} MB)"
+            )
         source = io.BytesIO(source)
     try:
         data = torch.load(source, map_location="cpu", weights_only=True)
@@ -55,4 +70,40 @@ def load_checkpoint(source) -> dict:
     missing = [k for k in REQUIRED if k not in data]
     if missing:
         raise ValueError(f"checkpoint is missing {missing}; it was not written by this trainer")
+    _check_fields(data)
     return data
+
+
+def _check_fields(data: dict) -> None:
+    """Types of the fields a resumed run reads (values such as tensor shapes are checked on resume)."""
+    step, seconds = data["step"], data.get("seconds", 0.0)
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise ValueError(f"checkpoint step must be an integer >= 0 (got {str(step)[:40]!r})")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds):
+        raise ValueError(f"checkpoint seconds must be a finite number (got {str(seconds)[:40]!r})")
+    for key in DICTS:
+        if not isinstance(data[key], dict):
+            raise ValueError(f"checkpoint {key} must be a dict (got {type(data[key]).__name__})")
+    if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data["model"].items()):
+        raise ValueError("checkpoint model must map parameter names to tensors")
+    opt = data["optimizer"]
+    groups = opt.get("param_groups")
+    if (
+        not isinstance(opt.get("state"), dict)
+        or not isinstance(groups, list)
+        or not all(isinstance(g, dict) for g in groups)
+    ):
+        raise ValueError("checkpoint optimizer must be an optimizer state dict (state, param_groups)")
+    if not isinstance(data["history"], list) or not all(isinstance(r, dict) for r in data["history"]):
+        raise ValueError("checkpoint history must be a list of dicts (one per evaluation)")
+    gen = data.get("generator")
+    size = torch.Generator().get_state().shape  # the batch sampler's CPU generator
+    if gen is not None and not (isinstance(gen, torch.Tensor) and gen.dtype == torch.uint8 and gen.shape == size):
+        raise ValueError(f"checkpoint generator must be a CPU random generator's state ({size[0]} bytes)")
+    meta = data.get("meta", {})  # the run description; spec_from_checkpoint says when it is missing
+    if not isinstance(meta, dict) or not isinstance(meta.get("spec", {}), dict):
+        raise ValueError("checkpoint meta and meta.spec must be dicts (the run description)")
+    try:
+        TrainConfig(**data["train_config"])  # its own checks name the field (steps, lr, ...)
+    except TypeError as err:
+        raise ValueError(f"checkpoint train_config does not match this version: {err}") from None

@@ -78,7 +78,12 @@ def spec_from_checkpoint(data: dict) -> RunSpec:
     raw = dict(data.get("meta", {}).get("spec", {}))
     if not raw:
         raise ValueError("checkpoint holds no run description (meta.spec); it cannot be continued here")
-    raw["task_args"] = tuple(tuple(p) for p in raw.get("task_args", ()))
+    pairs = raw.get("task_args", ())
+    if not isinstance(pairs, (list, tuple)) or not all(
+        isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs
+    ):
+        raise ValueError(f"checkpoint's task_args must be (name, value) pairs (got {str(pairs)[:40]!r})")
+    raw["task_args"] = tuple(tuple(p) for p in pairs)
     try:
         return RunSpec(**raw)
     except TypeError as err:
