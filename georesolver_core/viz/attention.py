@@ -13,6 +13,7 @@ from georesolver_core.viz.style import (
     GEOMETRY_COLORS,
     KERNEL_COLORS,
     base_layout,
+    log_axis,
     sphere_surface,
     unit_disk_shapes,
 )
@@ -323,7 +324,7 @@ def sweep_summary_figure(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, 
         )
         fig.add_vline(x=eps_now, line=dict(color="black", dash="dot"), row=1, col=col)
     base_layout(fig, "", height=340)
-    fig.update_xaxes(type="log", title_text="eps (regulariser)")
+    log_axis(fig, "x", title_text="eps (regulariser)")
     fig.update_yaxes(title_text="weight", row=1, col=1)
     fig.update_yaxes(title_text="number of keys", row=1, col=2)
     return fig

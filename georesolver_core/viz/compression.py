@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, unit_disk_shapes
+from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, log_axis, unit_disk_shapes
 
 METHOD_COLORS = {
     "hcc": "#d62728",
@@ -101,7 +101,7 @@ def pareto_figure(
             go.Scatter(x=[highlight[1], highlight[1]], y=[lo, hi], mode="lines", name=highlight[0],
                        line=dict(color="black", dash="dash"))
         )  # fmt: skip
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     base_layout(fig, title, "storage per key (bytes, side data included)", "squared error ||k - k_hat||^2")
     return _legend_below(fig)
 
@@ -121,7 +121,7 @@ def ratio_figure(ratio: pd.DataFrame, title: str = "") -> go.Figure:
         go.Scatter(x=ratio["d_h"], y=ratio["measured_all_coordinates"], mode="lines+markers",
                    name="measured: every coordinate (the proof's quantiser)", line=dict(color="#9467bd"))
     )  # fmt: skip
-    fig.update_xaxes(type="log")
+    log_axis(fig, "x")
     base_layout(fig, title, "key dimension d_h", "compression ratio vs float32 keys")
     return _legend_below(fig)
 
@@ -164,7 +164,7 @@ def attention_effect_figure(effect, title: str = "") -> go.Figure:
                        name=f"{label}: top-1 agreement (any eps)", line=dict(color=palette.get(gm), width=3)),
             row=1, col=2,
         )  # fmt: skip
-    fig.update_yaxes(type="log", row=1, col=1)
+    log_axis(fig, "y", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], row=1, col=2)
     fig.update_xaxes(title_text="bits per code b", row=1, col=1)
     fig.update_xaxes(title_text="bits per code b", row=1, col=2)

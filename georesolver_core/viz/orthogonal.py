@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from georesolver_core.extras.orthogonal_lab import OperatorView
-from georesolver_core.viz.style import base_layout, equal_aspect
+from georesolver_core.viz.style import base_layout, equal_aspect, log_axis
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -120,8 +120,8 @@ def norm_drift_figure(depths: list[int], drift: dict[str, list[float]], height: 
         fig.add_trace(
             go.Scatter(x=depths, y=ratios, mode="lines+markers", name=kind, line=dict(color=KIND_COLORS.get(kind)))
         )
-    fig.update_xaxes(type="log", dtick=1)
-    fig.update_yaxes(type="log", tickformat=".2g")
+    log_axis(fig, "x")
+    log_axis(fig, "y", tickformat=".2g")
     return base_layout(
         fig, "Norm through a stack of untrained layers", "depth L (layers)", "mean |x_L| / |x_0|", height=height
     )
@@ -162,7 +162,7 @@ def training_figure(histories: list[dict], metric: str = "cosine", height: int =
             )
     labels = {"cosine": "cosine(output, target)", "loss": "squared error", "gate": "gate gamma"}
     if metric == "loss":
-        fig.update_yaxes(type="log")
+        log_axis(fig, "y")
     return _legend_below(
         base_layout(fig, f"Training: {labels[metric]}", "Adam step", labels[metric], height=height)
     )

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import base_layout, sphere_surface
+from georesolver_core.viz.style import base_layout, log_axis, sphere_surface
 
 PALETTE = qualitative.Dark24 + qualitative.Light24
 ROUTER_COLORS = {"gsr": "#2ca02c", "softmax": "#7f7f7f", "expert-choice": "#9467bd"}
@@ -150,7 +150,7 @@ def loss_curves_figure(curves: dict, *, height: int = 320) -> go.Figure:
     for name, losses in curves.items():
         fig.add_trace(go.Scatter(y=losses, mode="lines", name=name, line=dict(color=ROUTER_COLORS.get(name))))
     base_layout(fig, "Training loss", "step", "MSE on the cluster-maps task", height)
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     return fig
 
 
@@ -202,7 +202,7 @@ def quality_figure(ks, worst, random, paper_bound, exact_bound, *, height: int =
         height,
     )
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     return fig
 
 
@@ -305,6 +305,6 @@ def comm_figure(rows: list[dict], *, per: str = "batch", height: int = 420) -> g
     y = "bytes per batch (all workers)" if per == "batch" else "bytes per query"
     base_layout(fig, f"Measured traffic ({y})", "batch size B (queries)", y, height)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return fig
