@@ -14,6 +14,7 @@ from georesolver_core.viz.style import (
     KERNEL_COLORS,
     base_layout,
     log_axis,
+    points_trace,
     sphere_surface,
     unit_disk_shapes,
 )
@@ -60,33 +61,65 @@ def small_eps_limit(sq_dist: np.ndarray) -> np.ndarray:
     return inv / inv.sum()
 
 
+TOP_KEYS = 16  # above this many keys a bar each is unreadable: the nearest get one, the rest share one
+MAX_KEY_LABELS = 5  # names written beside more keys than this run together; every key is named in its hover
+
+
+def key_groups(distance: np.ndarray, top: int = TOP_KEYS) -> tuple[list[np.ndarray], list[str]]:
+    """The keys each bar stands for, and its label: one bar a key while there are at most ``top`` keys;
+    beyond, the ``top`` keys nearest the query (nearest first), then one bar for all the others.
+
+    ``distance`` (n,) ranks the keys, smallest nearest: d(q, k_j)^2, or minus a weight, since IDA and
+    softmax weights both fall as d(q, k_j)^2 grows (nearest first is heaviest first).
+    """
+    dist = np.asarray(distance, dtype=float)
+    labels = key_labels(dist.size)
+    if dist.size <= top:
+        return [np.array([j]) for j in range(dist.size)], labels
+    order = np.argsort(dist, kind="stable")
+    groups = [order[i : i + 1] for i in range(top)] + [order[top:]]
+    return groups, [labels[j] for j in order[:top]] + [f"other {dist.size - top}"]
+
+
+def _grouped(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """The weight of each group of keys: (n,) -> (len(groups),); a group's weights add up."""
+    return np.array([np.asarray(w, dtype=float)[g].sum() for g in groups])
+
+
+def _keys_axis_title(groups: list[np.ndarray]) -> str:
+    n = sum(g.size for g in groups)
+    if len(groups) == n:
+        return "key j"
+    return f"the {len(groups) - 1} keys nearest q (nearest first), then the other {groups[-1].size} together"
+
+
 def weights_bars(
     weights: dict[str, np.ndarray], sq_dist: np.ndarray, title: str, colors: dict[str, str] | None = None
 ) -> go.Figure:
     """One query's weights per kernel as grouped bars; hover shows d(q, k_j)^2, the reason for each weight.
 
-    The dotted line is the uniform weight 1/n, what a fully diluted attention gives.
+    The dotted line is the uniform weight 1/n, what a fully diluted attention gives. With more than
+    ``TOP_KEYS`` keys the bars are the nearest keys and one bar "other m" holding the others' total.
     """
     sq = np.asarray(sq_dist, dtype=float)
-    labels = key_labels(sq.size)
+    groups, labels = key_groups(sq)
+    reason = [f"d(q, k)^2 = {sq[g[0]]:.4g}" if g.size == 1 else f"{g.size} keys together" for g in groups]
     fig = go.Figure()
     for name, w in weights.items():
-        color = (colors or {}).get(name)
         fig.add_trace(
             go.Bar(
                 x=labels,
-                y=np.asarray(w, dtype=float),
+                y=_grouped(w, groups),
                 name=name,
-                marker_color=color,
-                customdata=sq,
-                hovertemplate="%{x}: weight %{y:.4f}<br>d(q, k)^2 = %{customdata:.4g}<extra>" + name + "</extra>",
+                marker_color=(colors or {}).get(name),
+                customdata=reason,
+                hovertemplate="%{x}: weight %{y:.4f}<br>%{customdata}<extra>" + name + "</extra>",
             )
         )
-    limit = small_eps_limit(sq)
     fig.add_trace(
         go.Scatter(
             x=labels,
-            y=limit,
+            y=_grouped(small_eps_limit(sq), groups),
             mode="markers",
             marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color="black")),
             name="IDA as eps -> 0: one-hot on a key at distance 0, else 1/d^2 normalised",
@@ -94,7 +127,7 @@ def weights_bars(
         )
     )
     fig.add_hline(y=1.0 / max(sq.size, 1), line=dict(dash="dot", color="gray"), annotation_text="uniform 1/n")
-    base_layout(fig, title, "key j", "attention weight of the query")
+    base_layout(fig, title, _keys_axis_title(groups), "attention weight of the query")
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0, 1.02])
     return fig
@@ -118,7 +151,8 @@ def geometry_scatter(
 
     2-D points: the plane, the Poincaré disk of radius 1/sqrt(c), or the unit circle (S^1).
     3-D points on the sphere: S^2. Other dimensions have no faithful picture and are refused.
-    Geodesics are drawn to the ``max_arcs`` heaviest keys only: more are clutter, not information.
+    Geodesics are drawn to the ``max_arcs`` heaviest keys only: more are clutter, not information;
+    likewise only the ``MAX_KEY_LABELS`` heaviest keys are named beside their marker (all in the hover).
     """
     q, keys, w = np.asarray(q, float), np.asarray(keys, float), np.asarray(weights, float)
     d = keys.shape[1]
@@ -127,82 +161,34 @@ def geometry_scatter(
     color = GEOMETRY_COLORS.get(geometry, "#444444")
     labels = key_labels(len(keys))
     hover = [f"{lab}<br>weight {wj:.4f}" for lab, wj in zip(labels, w, strict=True)]
+    heavy = np.argsort(-w, kind="stable")
+    named = set(heavy[:MAX_KEY_LABELS].tolist())
     t = torch.linspace(0, 1, 32, dtype=torch.float64)
     qt = torch.as_tensor(q, dtype=torch.float64)
-    heavy = np.argsort(-w)[:max_arcs]
-    arcs = [
-        geodesic(qt, torch.as_tensor(keys[j], dtype=torch.float64), t, geometry=geometry, c=c).numpy()
-        for j in heavy
-    ]
-    fig = go.Figure()
-    if d == 3:
-        fig.add_trace(sphere_surface())
-        for arc, wj in zip(arcs, w[heavy], strict=True):
-            fig.add_trace(
-                go.Scatter3d(
-                    x=arc[:, 0],
-                    y=arc[:, 1],
-                    z=arc[:, 2],
-                    mode="lines",
-                    showlegend=False,
-                    hoverinfo="skip",
-                    line=dict(color=color, width=1 + 6 * float(wj)),
-                )
-            )
-        fig.add_trace(
-            go.Scatter3d(
-                x=keys[:, 0],
-                y=keys[:, 1],
-                z=keys[:, 2],
-                mode="markers",
-                name="keys (size = weight)",
-                marker=dict(size=_size(w) / 2, color=color),
-                hovertext=hover,
-                hoverinfo="text",
-            )
-        )
-        fig.add_trace(
-            go.Scatter3d(
-                x=[q[0]],
-                y=[q[1]],
-                z=[q[2]],
-                mode="markers",
-                name="query",
-                marker=dict(size=6, color="black", symbol="diamond"),
-            )
-        )
-        base_layout(fig, title, height=460)
-        fig.update_layout(scene=dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3"))
-        return fig
-    for arc, wj in zip(arcs, w[heavy], strict=True):
-        fig.add_trace(
-            go.Scatter(
-                x=arc[:, 0],
-                y=arc[:, 1],
-                mode="lines",
-                showlegend=False,
-                hoverinfo="skip",
-                line=dict(color=color, width=0.5 + 6 * float(wj)),
-            )
-        )
+    fig = go.Figure([sphere_surface()] if d == 3 else [])
+    for j in heavy[:max_arcs]:
+        arc = geodesic(qt, torch.as_tensor(keys[j], dtype=torch.float64), t, geometry=geometry, c=c).numpy()
+        line = dict(color=color, width=(1 if d == 3 else 0.5) + 6 * float(w[j]))
+        fig.add_trace(points_trace(arc, mode="lines", showlegend=False, hoverinfo="skip", line=line))
     fig.add_trace(
-        go.Scatter(
-            x=keys[:, 0],
-            y=keys[:, 1],
+        points_trace(
+            keys,
             mode="markers+text",
-            text=labels,
+            text=[lab if j in named else "" for j, lab in enumerate(labels)],
             textposition="top center",
             name="keys (size = weight)",
-            marker=dict(size=_size(w), color=color, opacity=0.8),
+            marker=dict(size=_size(w) / (2 if d == 3 else 1), color=color, opacity=0.8),
             hovertext=hover,
             hoverinfo="text",
         )
     )
-    fig.add_trace(
-        go.Scatter(
-            x=[q[0]], y=[q[1]], mode="markers", name="query", marker=dict(size=13, color="black", symbol="x")
-        )
-    )
+    # plotly's 3-D markers have no "x" symbol: the sphere's query is a diamond
+    query_marker = dict(size=6, symbol="diamond") if d == 3 else dict(size=13, symbol="x")
+    fig.add_trace(points_trace(q[None], mode="markers", name="query", marker=dict(color="black", **query_marker)))
+    if d == 3:
+        base_layout(fig, title, height=460)
+        fig.update_layout(scene=dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3"))
+        return fig
     base_layout(fig, title, "x1", "x2", height=460)
     if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
         for shape in unit_disk_shapes(rim):
@@ -230,11 +216,14 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
     """One frame per eps (largest first): IDA weights sharpen towards one-hot; softmax does not depend on eps.
 
     ``ida`` (E, n) holds the IDA weights at each eps, ``softmax`` (n,) the softmax weights. A play
-    button runs the frames; the slider under the plot scrubs through eps.
+    button runs the frames; the slider under the plot scrubs through eps. Many keys are grouped as in
+    ``weights_bars``: IDA's weight order is the distance order at every eps, so it ranks the keys.
     """
     eps, ida, soft = np.asarray(eps, float), np.asarray(ida, float), np.asarray(softmax, float)
     order = np.argsort(-eps)  # large eps (diluted) -> small eps (one-hot)
-    labels = key_labels(ida.shape[1])
+    groups, labels = key_groups(-ida.mean(axis=0))  # minus the weight: heaviest first
+    ida = np.stack([_grouped(row, groups) for row in ida])  # (E, n) -> (E, bars)
+    soft = _grouped(soft, groups)
     names = [f"{e:.2g}" for e in eps[order]]
     frames = [
         go.Frame(
@@ -279,7 +268,9 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
         ],
         barmode="group",
     )
-    base_layout(fig, f"{title} eps = {names[0]}", "key j", "attention weight of the query", height=460)
+    base_layout(
+        fig, f"{title} eps = {names[0]}", _keys_axis_title(groups), "attention weight of the query", height=460
+    )
     # the slider and the buttons take the space under the plot: the legend goes to the right
     fig.update_layout(
         margin=dict(b=130, r=160), legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top")
