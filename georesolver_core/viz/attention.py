@@ -289,30 +289,12 @@ def sweep_summary_figure(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, 
     for col, (f_ida, f_soft) in enumerate(
         ((ida.max(axis=1), soft.max()), (1.0 / (ida**2).sum(axis=1), 1.0 / (soft**2).sum())), start=1
     ):
-        fig.add_trace(
-            go.Scatter(
-                x=eps,
-                y=f_ida,
-                mode="lines",
-                name="IDA",
-                line=dict(color=KERNEL_COLORS["ida"]),
-                showlegend=col == 1,
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=eps,
-                y=np.full_like(eps, f_soft),
-                mode="lines",
-                name="softmax (no eps)",
-                line=dict(color=KERNEL_COLORS["softmax"], dash="dash"),
-                showlegend=col == 1,
-            ),
-            row=1,
-            col=col,
-        )
+        for name, y, line in (
+            ("IDA", f_ida, dict(color=KERNEL_COLORS["ida"])),
+            ("softmax (no eps)", np.full_like(eps, f_soft), dict(color=KERNEL_COLORS["softmax"], dash="dash")),
+        ):
+            trace = go.Scatter(x=eps, y=y, mode="lines", name=name, line=line, showlegend=col == 1)
+            fig.add_trace(trace, row=1, col=col)
         fig.add_vline(x=eps_now, line=dict(color="black", dash="dot"), row=1, col=col)
     base_layout(fig, "", height=340)
     log_axis(fig, "x", title_text="eps (regulariser)")

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from georesolver_core.extras.orthogonal_lab import OperatorView
-from georesolver_core.viz.style import base_layout, equal_aspect, log_axis
+from georesolver_core.viz.style import base_layout, equal_aspect, log_axis, points_trace
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -26,10 +26,8 @@ OPERATOR_COLORS = {"Cayley Q": "#1f77b4", "Householder H": "#d62728", "hybrid G"
 
 
 def _arrow(vec: np.ndarray, name: str, color: str, dash: str | None = None) -> go.Scatter3d:
-    return go.Scatter3d(
-        x=[0, vec[0]],
-        y=[0, vec[1]],
-        z=[0, vec[2]],
+    return points_trace(
+        np.stack([np.zeros(3), vec]),  # (2, 3): from the origin to vec
         mode="lines+markers",
         marker=dict(size=[0, 6], color=color),
         line=dict(color=color, width=6, dash=dash),
@@ -46,10 +44,8 @@ def operator_figure(view: OperatorView, height: int = 520) -> go.Figure:
     e2 = w / np.linalg.norm(w)
     ring = np.outer(np.cos(t), e1) + np.outer(np.sin(t), e2)  # (100, 3) the unit circle of the plane
     fig.add_trace(
-        go.Scatter3d(
-            x=ring[:, 0],
-            y=ring[:, 1],
-            z=ring[:, 2],
+        points_trace(
+            ring,
             mode="lines",
             line=dict(color="#1f77b4", width=2, dash="dot"),
             name="unit circle of Q's rotation plane span{u, v}",
