@@ -61,8 +61,9 @@ def small_eps_limit(sq_dist: np.ndarray) -> np.ndarray:
     return inv / inv.sum()
 
 
-TOP_KEYS = 16  # above this many keys a bar each is unreadable: the nearest get one, the rest share one
+TOP_KEYS = 10  # above this many keys a bar each is unreadable: the nearest get one, the rest share one
 MAX_KEY_LABELS = 5  # names written beside more keys than this run together; every key is named in its hover
+LABEL_GAP = 0.12  # two written names keep this fraction of the view's half-width apart, or they overlap
 
 
 def key_groups(distance: np.ndarray, top: int = TOP_KEYS) -> tuple[list[np.ndarray], list[str]]:
@@ -78,7 +79,7 @@ def key_groups(distance: np.ndarray, top: int = TOP_KEYS) -> tuple[list[np.ndarr
         return [np.array([j]) for j in range(dist.size)], labels
     order = np.argsort(dist, kind="stable")
     groups = [order[i : i + 1] for i in range(top)] + [order[top:]]
-    return groups, [labels[j] for j in order[:top]] + [f"other {dist.size - top}"]
+    return groups, [labels[j] for j in order[:top]] + ["rest"]
 
 
 def _grouped(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
@@ -90,7 +91,7 @@ def _keys_axis_title(groups: list[np.ndarray]) -> str:
     n = sum(g.size for g in groups)
     if len(groups) == n:
         return "key j"
-    return f"the {len(groups) - 1} keys nearest q (nearest first), then the other {groups[-1].size} together"
+    return f"the {len(groups) - 1} keys nearest q, then the other {groups[-1].size} (rest) together"
 
 
 def weights_bars(
@@ -99,7 +100,7 @@ def weights_bars(
     """One query's weights per kernel as grouped bars; hover shows d(q, k_j)^2, the reason for each weight.
 
     The dotted line is the uniform weight 1/n, what a fully diluted attention gives. With more than
-    ``TOP_KEYS`` keys the bars are the nearest keys and one bar "other m" holding the others' total.
+    ``TOP_KEYS`` keys the bars are the nearest keys and one bar "rest" holding the others' total.
     """
     sq = np.asarray(sq_dist, dtype=float)
     groups, labels = key_groups(sq)
@@ -137,6 +138,28 @@ def _size(w: np.ndarray) -> np.ndarray:
     return 6 + 34 * np.sqrt(np.clip(w, 0, 1))
 
 
+def _spaced(points: np.ndarray, order: np.ndarray, gap: float, most: int = MAX_KEY_LABELS) -> set[int]:
+    """The first ``most`` keys of ``order`` that lie at least ``gap`` from each key chosen before them:
+    their written names do not cover each other. points (n, d)."""
+    chosen: list[int] = []
+    for j in order:
+        if len(chosen) == most:
+            break
+        if all(np.linalg.norm(points[j] - points[i]) >= gap for i in chosen):
+            chosen.append(int(j))
+    return set(chosen)
+
+
+def _extent(q: np.ndarray, keys: np.ndarray, geometry: str, c: float) -> tuple[float | None, float]:
+    """The radius of the circle to draw (the disk's rim, the unit circle or sphere; None in the plane)
+    and the half-width of the square view around the origin."""
+    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
+        return rim, 1.05 * rim
+    if GEOMETRIES[geometry].closed:
+        return 1.0, 1.15
+    return None, 1.15 * float(np.abs(np.vstack([keys, q[None]])).max() or 1.0)
+
+
 def geometry_scatter(
     q: np.ndarray,
     keys: np.ndarray,
@@ -152,7 +175,8 @@ def geometry_scatter(
     2-D points: the plane, the Poincaré disk of radius 1/sqrt(c), or the unit circle (S^1).
     3-D points on the sphere: S^2. Other dimensions have no faithful picture and are refused.
     Geodesics are drawn to the ``max_arcs`` heaviest keys only: more are clutter, not information;
-    likewise only the ``MAX_KEY_LABELS`` heaviest keys are named beside their marker (all in the hover).
+    Likewise only the heaviest keys are named beside their marker, at most ``MAX_KEY_LABELS`` and only
+    those that stand apart (the nearest keys crowd round the query); every key is named in its hover.
     """
     q, keys, w = np.asarray(q, float), np.asarray(keys, float), np.asarray(weights, float)
     d = keys.shape[1]
@@ -162,7 +186,8 @@ def geometry_scatter(
     labels = key_labels(len(keys))
     hover = [f"{lab}<br>weight {wj:.4f}" for lab, wj in zip(labels, w, strict=True)]
     heavy = np.argsort(-w, kind="stable")
-    named = set(heavy[:MAX_KEY_LABELS].tolist())
+    circle, lim = _extent(q, keys, geometry, c)
+    named = _spaced(keys, heavy, LABEL_GAP * lim)
     t = torch.linspace(0, 1, 32, dtype=torch.float64)
     qt = torch.as_tensor(q, dtype=torch.float64)
     fig = go.Figure([sphere_surface()] if d == 3 else [])
@@ -190,16 +215,8 @@ def geometry_scatter(
         fig.update_layout(scene=dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3"))
         return fig
     base_layout(fig, title, "x1", "x2", height=460)
-    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
-        for shape in unit_disk_shapes(rim):
-            fig.add_shape(**shape)
-        lim = 1.05 * rim
-    elif GEOMETRIES[geometry].closed:  # the unit circle
-        for shape in unit_disk_shapes(1.0):
-            fig.add_shape(**shape)
-        lim = 1.15
-    else:
-        lim = 1.15 * float(np.abs(np.vstack([keys, q[None]])).max() or 1.0)
+    for shape in unit_disk_shapes(circle) if circle is not None else []:
+        fig.add_shape(**shape)
     fig.update_xaxes(range=[-lim, lim], constrain="domain", zeroline=False)
     fig.update_yaxes(range=[-lim, lim], scaleanchor="x", scaleratio=1, zeroline=False)
     return fig
