@@ -24,7 +24,15 @@ def test_log_axis_labels_each_axis_by_the_decades_its_own_data_span():
     assert all(ax.type == "log" and ax.exponentformat == "power" for ax in (narrow, medium, wide))
     assert all(ax.title.text == "error" for ax in (narrow, medium, wide))  # update_kwargs are forwarded
     assert narrow.dtick is None  # under a decade plotly's fully labelled ticks are the readable ones
-    assert medium.dtick == "D2"  # 1, 2, 5 x 10^k: a handful of labels
+    # 1.7 decades: 1, 2, 5 x 10^k written in full, a handful of labels
+    assert list(medium.tickvals) == [1, 2, 5, 10, 20, 50] and list(medium.ticktext) == [
+        "1",
+        "2",
+        "5",
+        "10",
+        "20",
+        "50",
+    ]
     # 20 decades: only every k-th power of ten is labelled, unlabelled minor ticks in between
     assert wide.dtick == int(np.ceil(20 / MAX_DECADE_LABELS)) and wide.minor.ticks == "outside"
     assert 20 / wide.dtick <= MAX_DECADE_LABELS
@@ -38,6 +46,16 @@ def test_log_axis_row_col_select_one_axis_and_a_given_range_counts():
     assert chosen.type == "log" and chosen.dtick == 1 and chosen.minor.dtick == "D1"
     log_axis(fig, "y", row=1, col=1, range=[0, 0.5])  # log10 units: half a decade shown
     assert fig.layout.yaxis.dtick is None and list(fig.layout.yaxis.range) == [0, 0.5]
+
+
+def test_log_axis_writes_tiny_and_huge_ticks_as_powers_of_ten():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[2e-5, 1e-3]))
+    log_axis(fig, "y")
+    assert list(fig.layout.yaxis.ticktext)[:3] == [
+        "2·10<sup>\u22125</sup>",
+        "5·10<sup>\u22125</sup>",
+        "10<sup>\u22124</sup>",
+    ]
 
 
 def test_log_axis_ignores_non_positive_values_and_refuses_other_axes():

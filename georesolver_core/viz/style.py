@@ -34,10 +34,10 @@ def base_layout(
 MAX_DECADE_LABELS = 6  # more labelled powers of ten than this collide on a third-of-a-page subplot
 
 
-def _log_span(fig: go.Figure, axis: str, ref: str, given_range) -> float | None:
-    """Decades covered by the positive data of the traces drawn on axis ``ref`` ("x", "y2", ...)."""
+def _log_extent(fig: go.Figure, axis: str, ref: str, given_range) -> tuple[float, float] | None:
+    """log10 of the smallest and largest positive value the traces on axis ``ref`` ("x", "y2", ...) draw."""
     if given_range is not None:  # a log axis range is given in log10 units
-        return abs(float(given_range[1]) - float(given_range[0]))
+        return min(map(float, given_range)), max(map(float, given_range))
     values = []
     for trace in fig.data:
         if (getattr(trace, f"{axis}axis", None) or axis) != ref or getattr(trace, axis, None) is None:
@@ -48,31 +48,49 @@ def _log_span(fig: go.Figure, axis: str, ref: str, given_range) -> float | None:
             continue
         values.append(v[np.isfinite(v) & (v > 0)])
     v = np.concatenate(values) if values else np.empty(0)
-    return float(np.log10(v.max() / v.min())) if v.size else None
+    return (float(np.log10(v.min())), float(np.log10(v.max()))) if v.size else None
+
+
+def _number(v: float) -> str:
+    """A tick label in full: 0.02, 500, or 2·10^-5 (as plotly writes powers) when digits would pile up."""
+    if 1e-3 <= v < 1e4:
+        return f"{v:g}"
+    mantissa, exponent = f"{v:.0e}".split("e")
+    power = f"10<sup>{int(exponent)}</sup>".replace("-", "\u2212")
+    return power if mantissa == "1" else f"{mantissa}·{power}"
+
+
+def _one_two_five(lo: float, hi: float) -> list[float]:
+    """1, 2 and 5 times the powers of ten from 10^lo to 10^hi (log10 units), a little margin each side."""
+    marks = [m * 10.0**k for k in range(math.floor(lo), math.ceil(hi) + 1) for m in (1, 2, 5)]
+    return [v for v in marks if lo - 0.1 <= math.log10(v) <= hi + 0.1]
 
 
 def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
     """Make the ``axis`` ("x" or "y") axes of ``fig`` logarithmic with labels a room can read.
 
-    Plotly labels the digits 2 and 5 between decades; on a narrow figure over a few decades they run
-    into each other. Here, per axis, from the decades its traces span (call it after adding them):
-    under 1 decade plotly's own fully labelled ticks stay; under 2 decades 1, 2, 5 x 10^k are labelled
-    (a handful); wider, only powers of ten are labelled (every k-th so at most ``MAX_DECADE_LABELS``),
-    with unlabelled minor ticks between. ``update_kwargs`` go to every selected axis; ``row``, ``col``
-    and ``secondary_y`` select the axes as in ``fig.update_xaxes``.
+    Plotly labels the digits 2 and 5 between decades in small type; on a narrow figure over a few
+    decades they run into each other. Here, per axis, from the decades its traces span (call it after
+    adding them): under 1 decade plotly's own fully labelled ticks stay; under 2 decades 1, 2, 5 x 10^k
+    are labelled in full (a handful); wider, only powers of ten are labelled (every k-th, so at most
+    ``MAX_DECADE_LABELS``). Unlabelled minor ticks mark the rest. ``update_kwargs`` go to every selected
+    axis; ``row``, ``col`` and ``secondary_y`` select the axes as in ``fig.update_xaxes``.
     """
     if axis not in ("x", "y"):
         raise ValueError(f"axis must be 'x' or 'y' (got {axis!r})")
     where = {k: update_kwargs.pop(k) for k in ("row", "col", "secondary_y") if k in update_kwargs}
     for ax in getattr(fig, f"select_{axis}axes")(**where):
         ref = axis + ax.plotly_name[len("xaxis") :]  # layout name "yaxis2" -> trace reference "y2"
-        span = _log_span(fig, axis, ref, update_kwargs.get("range", ax.range))
+        extent = _log_extent(fig, axis, ref, update_kwargs.get("range", ax.range))
+        span = extent[1] - extent[0] if extent is not None else 0.0
         ticks: dict = {}
-        if span is not None and 1 <= span < 2:
-            ticks = dict(dtick="D2")
-        elif span is not None and span >= 2:
-            step = math.ceil(span / MAX_DECADE_LABELS)
-            ticks = dict(dtick=step, minor=dict(ticks="outside", ticklen=3, dtick="D1" if step == 1 else 1))
+        if 1 <= span < 2:
+            marks = _one_two_five(*extent)
+            ticks = dict(tickmode="array", tickvals=marks, ticktext=[_number(v) for v in marks])
+        elif span >= 2:
+            ticks = dict(dtick=math.ceil(span / MAX_DECADE_LABELS))
+        if span >= 1:
+            ticks["minor"] = dict(ticks="outside", ticklen=3, dtick="D1" if ticks.get("dtick", 1) == 1 else 1)
         ax.update(type="log", exponentformat="power", **ticks, **update_kwargs)
 
 
