@@ -63,7 +63,7 @@ def small_eps_limit(sq_dist: np.ndarray) -> np.ndarray:
 
 TOP_KEYS = 10  # above this many keys a bar each is unreadable: the nearest get one, the rest share one
 MAX_KEY_LABELS = 5  # names written beside more keys than this run together; every key is named in its hover
-LABEL_GAP = 0.12  # two written names keep this fraction of the view's half-width apart, or they overlap
+LABEL_GAP = 0.25  # two written names keep this fraction of the view's half-width apart, or they overlap
 
 
 def key_groups(distance: np.ndarray, top: int = TOP_KEYS) -> tuple[list[np.ndarray], list[str]]:
@@ -127,7 +127,11 @@ def weights_bars(
             hovertemplate="%{x}: limit weight %{y:.4f}<extra>eps -> 0</extra>",
         )
     )
-    fig.add_hline(y=1.0 / max(sq.size, 1), line=dict(dash="dot", color="gray"), annotation_text="uniform 1/n")
+    fig.add_hline(
+        y=1.0 / max(sq.size, 1),
+        line=dict(dash="dot", color="gray"),
+        annotation=dict(text="uniform 1/n", bgcolor="rgba(255,255,255,0.8)"),  # readable over a bar
+    )
     base_layout(fig, title, _keys_axis_title(groups), "attention weight of the query")
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0, 1.02])
