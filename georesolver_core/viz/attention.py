@@ -122,7 +122,8 @@ def weights_bars(
             x=labels,
             y=_grouped(small_eps_limit(sq), groups),
             mode="markers",
-            marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color="black")),
+            # an open symbol is stroked in marker.color: without it plotly's palette colours the "black marks"
+            marker=dict(symbol="line-ew-open", size=28, color="black", line=dict(width=3, color="black")),
             name="IDA as eps -> 0: one-hot on a key at distance 0, else 1/d^2 normalised",
             hovertemplate="%{x}: limit weight %{y:.4f}<extra>eps -> 0</extra>",
         )
