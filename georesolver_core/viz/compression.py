@@ -20,7 +20,8 @@ METHOD_COLORS = {
 
 def _legend_below(fig: go.Figure) -> go.Figure:
     """Long legends go under the plot, where they cannot cover the title."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0))
+    # far enough down to clear the tick labels and axis title (powers of ten stand taller)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, xanchor="left", x=0))
     fig.update_layout(margin=dict(b=150))
     return fig
 
@@ -79,13 +80,16 @@ def error_histogram(
 def pareto_figure(
     sweep: pd.DataFrame, *, highlight: tuple[str, float] | None = None, title: str = ""
 ) -> go.Figure:
-    """Bytes per key vs mean (solid) and max (dotted) squared error, one line per method; bits as text."""
+    """Bytes per key vs mean (solid) and max (dotted) squared error, one line per method.
+
+    The bits are written beside the points of the first method only: the curves run close together and
+    their numbers would pile up; every point's bits are in its hover."""
     fig = go.Figure()
-    for method, rows in sweep.groupby("method", sort=False):
+    for i, (method, rows) in enumerate(sweep.groupby("method", sort=False)):
         color = METHOD_COLORS.get(method)
         fig.add_trace(
             go.Scatter(
-                x=rows["bytes_per_key"], y=rows["mean_sq_error"], mode="lines+markers+text",
+                x=rows["bytes_per_key"], y=rows["mean_sq_error"], mode="lines+markers+text" if i == 0 else "lines+markers",
                 text=[f"{b}" for b in rows["bits"]], textposition="top center", name=f"{method} (mean)",
                 line=dict(color=color), legendgroup=method,
                 hovertemplate="%{x:.2f} bytes/key<br>mean error %{y:.3g}<br>bits %{text}<extra>" + method + "</extra>",
