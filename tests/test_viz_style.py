@@ -23,7 +23,7 @@ def test_log_axis_labels_each_axis_by_the_decades_its_own_data_span():
     narrow, medium, wide = fig.layout.yaxis, fig.layout.yaxis2, fig.layout.yaxis3
     assert all(ax.type == "log" and ax.exponentformat == "power" for ax in (narrow, medium, wide))
     assert all(ax.title.text == "error" for ax in (narrow, medium, wide))  # update_kwargs are forwarded
-    assert narrow.dtick is None  # under a decade plotly's fully labelled ticks are the readable ones
+    assert list(narrow.tickvals) == [1, 2, 5]  # under a decade: still 1, 2, 5 while three fall inside
     # 1.7 decades: 1, 2, 5 x 10^k written in full, a handful of labels
     assert list(medium.tickvals) == [1, 2, 5, 10, 20, 50] and list(medium.ticktext) == [
         "1",
@@ -44,8 +44,9 @@ def test_log_axis_row_col_select_one_axis_and_a_given_range_counts():
     assert fig.layout.yaxis.type is None and fig.layout.yaxis3.type is None
     chosen = fig.layout.yaxis2
     assert chosen.type == "log" and chosen.dtick == 1 and chosen.minor.dtick == "D1"
-    log_axis(fig, "y", row=1, col=1, range=[0, 0.5])  # log10 units: half a decade shown
-    assert fig.layout.yaxis.dtick is None and list(fig.layout.yaxis.range) == [0, 0.5]
+    log_axis(fig, "y", row=1, col=1, range=[0, 0.2])  # log10 units: 1 to 1.6, where plotly's own ticks serve
+    assert fig.layout.yaxis.dtick is None and fig.layout.yaxis.tickvals is None
+    assert list(fig.layout.yaxis.range) == [0, 0.2]
 
 
 def test_log_axis_writes_tiny_and_huge_ticks_as_powers_of_ten():

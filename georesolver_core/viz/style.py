@@ -71,9 +71,9 @@ def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
 
     Plotly labels the digits 2 and 5 between decades in small type; on a narrow figure over a few
     decades they run into each other. Here, per axis, from the decades its traces span (call it after
-    adding them): under 1 decade plotly's own fully labelled ticks stay; under 2 decades 1, 2, 5 x 10^k
-    are labelled in full (a handful); wider, only powers of ten are labelled (every k-th, so at most
-    ``MAX_DECADE_LABELS``). Unlabelled minor ticks mark the rest. ``update_kwargs`` go to every selected
+    adding them): under 2 decades 1, 2, 5 x 10^k are labelled in full (a handful; plotly's own ticks
+    stay where fewer than three of them fall in the range); wider, only powers of ten are labelled (every
+    k-th, so at most ``MAX_DECADE_LABELS``). Unlabelled minor ticks mark the rest. ``update_kwargs`` go to every selected
     axis; ``row``, ``col`` and ``secondary_y`` select the axes as in ``fig.update_xaxes``.
     """
     if axis not in ("x", "y"):
@@ -83,13 +83,13 @@ def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
         ref = axis + ax.plotly_name[len("xaxis") :]  # layout name "yaxis2" -> trace reference "y2"
         extent = _log_extent(fig, axis, ref, update_kwargs.get("range", ax.range))
         span = extent[1] - extent[0] if extent is not None else 0.0
+        marks = _one_two_five(*extent) if extent is not None and span < 2 else []
         ticks: dict = {}
-        if 1 <= span < 2:
-            marks = _one_two_five(*extent)
+        if len(marks) >= 3:
             ticks = dict(tickmode="array", tickvals=marks, ticktext=[_number(v) for v in marks])
         elif span >= 2:
             ticks = dict(dtick=math.ceil(span / MAX_DECADE_LABELS))
-        if span >= 1:
+        if ticks:
             ticks["minor"] = dict(ticks="outside", ticklen=3, dtick="D1" if ticks.get("dtick", 1) == 1 else 1)
         ax.update(type="log", exponentformat="power", **ticks, **update_kwargs)
 
