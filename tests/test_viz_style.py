@@ -49,6 +49,12 @@ def test_log_axis_row_col_select_one_axis_and_a_given_range_counts():
     assert list(fig.layout.yaxis.range) == [0, 0.2]
 
 
+def test_log_axis_labels_powers_of_ten_where_one_two_five_would_crowd():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[1.0, 80.0]))  # 1.9 decades: seven 1-2-5 marks
+    log_axis(fig, "y")
+    assert fig.layout.yaxis.tickvals is None and fig.layout.yaxis.dtick == 1
+
+
 def test_log_axis_writes_tiny_and_huge_ticks_as_powers_of_ten():
     fig = go.Figure(go.Scatter(x=[1, 2], y=[2e-5, 1e-3]))
     log_axis(fig, "y")

@@ -71,10 +71,11 @@ def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
 
     Plotly labels the digits 2 and 5 between decades in small type; on a narrow figure over a few
     decades they run into each other. Here, per axis, from the decades its traces span (call it after
-    adding them): under 2 decades 1, 2, 5 x 10^k are labelled in full (a handful; plotly's own ticks
-    stay where fewer than three of them fall in the range); wider, only powers of ten are labelled (every
-    k-th, so at most ``MAX_DECADE_LABELS``). Unlabelled minor ticks mark the rest. ``update_kwargs`` go to every selected
-    axis; ``row``, ``col`` and ``secondary_y`` select the axes as in ``fig.update_xaxes``.
+    adding them): 1, 2, 5 x 10^k are labelled in full where 3 to ``MAX_DECADE_LABELS`` of them fall in
+    the range; over more decades only powers of ten are labelled (every k-th, so at most
+    ``MAX_DECADE_LABELS``), with unlabelled minor ticks between; over a small fraction of a decade
+    plotly's own ticks stay. ``update_kwargs`` go to every selected axis; ``row``, ``col`` and
+    ``secondary_y`` select the axes as in ``fig.update_xaxes``.
     """
     if axis not in ("x", "y"):
         raise ValueError(f"axis must be 'x' or 'y' (got {axis!r})")
@@ -83,11 +84,11 @@ def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
         ref = axis + ax.plotly_name[len("xaxis") :]  # layout name "yaxis2" -> trace reference "y2"
         extent = _log_extent(fig, axis, ref, update_kwargs.get("range", ax.range))
         span = extent[1] - extent[0] if extent is not None else 0.0
-        marks = _one_two_five(*extent) if extent is not None and span < 2 else []
+        marks = _one_two_five(*extent) if extent is not None and span < 3 else []
         ticks: dict = {}
-        if len(marks) >= 3:
+        if 3 <= len(marks) <= MAX_DECADE_LABELS:
             ticks = dict(tickmode="array", tickvals=marks, ticktext=[_number(v) for v in marks])
-        elif span >= 2:
+        elif span >= 1:
             ticks = dict(dtick=math.ceil(span / MAX_DECADE_LABELS))
         if ticks:
             ticks["minor"] = dict(ticks="outside", ticklen=3, dtick="D1" if ticks.get("dtick", 1) == 1 else 1)
