@@ -34,7 +34,7 @@ def test_log_axis_labels_each_axis_by_the_decades_its_own_data_span():
         "50",
     ]
     # 20 decades: only every k-th power of ten is labelled, unlabelled minor ticks in between
-    assert wide.dtick == int(np.ceil(20 / MAX_DECADE_LABELS)) and wide.minor.ticks == "outside"
+    assert wide.dtick == int(np.ceil(20 / MAX_DECADE_LABELS)) and wide.minor.ticks == "inside"
     assert 20 / wide.dtick <= MAX_DECADE_LABELS
 
 

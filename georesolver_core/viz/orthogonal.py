@@ -117,7 +117,7 @@ def norm_drift_figure(depths: list[int], drift: dict[str, list[float]], height: 
             go.Scatter(x=depths, y=ratios, mode="lines+markers", name=kind, line=dict(color=KIND_COLORS.get(kind)))
         )
     log_axis(fig, "x")
-    log_axis(fig, "y", tickformat=".2g")
+    log_axis(fig, "y")
     return base_layout(
         fig, "Norm through a stack of untrained layers", "depth L (layers)", "mean |x_L| / |x_0|", height=height
     )

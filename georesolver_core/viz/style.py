@@ -90,8 +90,8 @@ def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
             ticks = dict(tickmode="array", tickvals=marks, ticktext=[_number(v) for v in marks])
         elif span >= 1:
             ticks = dict(dtick=math.ceil(span / MAX_DECADE_LABELS))
-        if ticks:
-            ticks["minor"] = dict(ticks="outside", ticklen=3, dtick="D1" if ticks.get("dtick", 1) == 1 else 1)
+        if ticks:  # inside the plot: outside, a minor tick at 1 or 10 runs into the label there
+            ticks["minor"] = dict(ticks="inside", ticklen=4, dtick="D1" if ticks.get("dtick", 1) == 1 else 1)
         ax.update(type="log", exponentformat="power", **ticks, **update_kwargs)
 
 
