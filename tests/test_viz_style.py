@@ -55,6 +55,12 @@ def test_log_axis_labels_powers_of_ten_where_one_two_five_would_crowd():
     assert fig.layout.yaxis.tickvals is None and fig.layout.yaxis.dtick == 1
 
 
+def test_log_axis_leaves_labels_to_plotly_under_a_given_tickformat():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[0.3, 2.0]))
+    log_axis(fig, "y", tickformat=".2g")
+    assert fig.layout.yaxis.tickvals is None and fig.layout.yaxis.tickformat == ".2g"
+
+
 def test_log_axis_writes_tiny_and_huge_ticks_as_powers_of_ten():
     fig = go.Figure(go.Scatter(x=[1, 2], y=[2e-5, 1e-3]))
     log_axis(fig, "y")

@@ -86,7 +86,8 @@ def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
         span = extent[1] - extent[0] if extent is not None else 0.0
         marks = _one_two_five(*extent) if extent is not None and span < 3 else []
         ticks: dict = {}
-        if 3 <= len(marks) <= MAX_DECADE_LABELS:
+        # a caller's tickformat formats plotly's own ticks: written labels would be blanked by it
+        if 3 <= len(marks) <= MAX_DECADE_LABELS and "tickformat" not in update_kwargs:
             ticks = dict(tickmode="array", tickvals=marks, ticktext=[_number(v) for v in marks])
         elif span >= 1:
             ticks = dict(dtick=math.ceil(span / MAX_DECADE_LABELS))
