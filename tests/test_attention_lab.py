@@ -344,3 +344,29 @@ def test_geometry_scatter_draws_the_sphere_in_3d_and_refuses_4d():
     lab4 = dg.attention_lab(geometry="euclidean", n=4, d=4, eps=0.05)
     with pytest.raises(ValueError, match="keys must be 2-D"):
         va.geometry_scatter(lab4.query, lab4.keys, lab4.ida[0], geometry="euclidean")
+
+
+def test_many_keys_get_the_nearest_bars_and_one_for_the_rest_and_few_names():
+    n = 256
+    lab = dg.attention_lab(geometry="euclidean", n=n, d=2, eps=0.05)
+    bars = va.weights_bars({"IDA": lab.ida[0], "softmax": lab.softmax[0]}, lab.sq_dist, "bars")
+    ida = next(t for t in bars.data if t.name == "IDA")
+    assert len(ida.x) == va.TOP_KEYS + 1 and ida.x[-1] == "rest"
+    assert f"the other {n - va.TOP_KEYS} (rest)" in bars.layout.xaxis.title.text
+    assert np.isclose(np.sum(ida.y), 1.0)  # the last bar holds the others' total: nothing is dropped
+    nearest = int(np.argmin(lab.sq_dist))
+    assert ida.x[0] == va.key_labels(n)[nearest] and ida.y[0] == pytest.approx(lab.ida[0][nearest])
+    limit = next(t for t in bars.data if t.type == "scatter")
+    assert np.isclose(np.sum(limit.y), 1.0)
+    few = va.weights_bars({"IDA": lab.ida[0][:5]}, lab.sq_dist[:5], "bars")
+    assert list(few.data[0].x) == va.key_labels(5)  # few keys: one bar each, in key order
+    sw = lab.sweep
+    anim = va.eps_sweep_animation(sw.eps, sw.ida, sw.softmax)
+    assert all(len(bar.x) == va.TOP_KEYS + 1 for frame in anim.frames for bar in frame.data)
+    scatter = va.geometry_scatter(lab.query, lab.keys, lab.ida[0], geometry="euclidean")
+    keys = next(t for t in scatter.data if t.name == "keys (size = weight)")
+    named = [j for j, text in enumerate(keys.text) if text]
+    assert 1 <= len(named) <= va.MAX_KEY_LABELS and keys.text[int(np.argmax(lab.ida[0]))]  # the heaviest first
+    gaps = [np.linalg.norm(lab.keys[i] - lab.keys[j]) for i in named for j in named if i < j]
+    assert min(gaps, default=np.inf) >= va.LABEL_GAP * scatter.layout.xaxis.range[1]  # names stand apart
+    assert len(keys.hovertext) == n  # every key is named in its hover

@@ -153,6 +153,21 @@ def test_big_hierarchies_draw_a_subset_of_edges_and_say_so(monkeypatch):
     assert "10 of 30 edges" in embedding_figure(view).layout.title.text
 
 
+def test_names_are_written_for_the_top_levels_only_and_all_are_in_the_hover():
+    small = embedding_view(_points("poincare", 2), TREE, geometry="poincare")
+    nodes = next(t for t in embedding_figure(small, names=True).data if t.name == "nodes (colour = depth)")
+    assert list(nodes.text) == small.names  # 7 nodes: every name fits
+    big_tree = balanced_tree(3, 4)  # 1 + 3 + 9 + 27 + 81 nodes
+    g = torch.Generator().manual_seed(0)
+    x = expmap0(0.8 * torch.randn(big_tree.n_nodes, 2, generator=g, dtype=torch.float64), geometry="poincare")
+    view = embedding_view(x, big_tree, geometry="poincare")
+    nodes = next(t for t in embedding_figure(view, names=True).data if t.name == "nodes (colour = depth)")
+    written = [name for name in nodes.text if name]
+    assert len(written) == 1 + 3 + 9 <= viz.MAX_LABELS  # depth 3 would pass MAX_LABELS
+    assert len(nodes.hovertext) == big_tree.n_nodes
+    assert viz.named_depth(np.array([0, 1, 1]), limit=1) == 0  # the root's level is always written
+
+
 def test_side_by_side_uses_a_3d_scene_for_the_sphere():
     views = [embedding_view(_points(g, 2), TREE, geometry=g) for g in ("poincare", "euclidean", "sphere")]
     fig = geometries_figure(views)

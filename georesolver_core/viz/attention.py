@@ -13,6 +13,8 @@ from georesolver_core.viz.style import (
     GEOMETRY_COLORS,
     KERNEL_COLORS,
     base_layout,
+    log_axis,
+    points_trace,
     sphere_surface,
     unit_disk_shapes,
 )
@@ -59,41 +61,79 @@ def small_eps_limit(sq_dist: np.ndarray) -> np.ndarray:
     return inv / inv.sum()
 
 
+TOP_KEYS = 10  # above this many keys a bar each is unreadable: the nearest get one, the rest share one
+MAX_KEY_LABELS = 5  # names written beside more keys than this run together; every key is named in its hover
+LABEL_GAP = 0.25  # two written names keep this fraction of the view's half-width apart, or they overlap
+
+
+def key_groups(distance: np.ndarray, top: int = TOP_KEYS) -> tuple[list[np.ndarray], list[str]]:
+    """The keys each bar stands for, and its label: one bar a key while there are at most ``top`` keys;
+    beyond, the ``top`` keys nearest the query (nearest first), then one bar for all the others.
+
+    ``distance`` (n,) ranks the keys, smallest nearest: d(q, k_j)^2, or minus a weight, since IDA and
+    softmax weights both fall as d(q, k_j)^2 grows (nearest first is heaviest first).
+    """
+    dist = np.asarray(distance, dtype=float)
+    labels = key_labels(dist.size)
+    if dist.size <= top:
+        return [np.array([j]) for j in range(dist.size)], labels
+    order = np.argsort(dist, kind="stable")
+    groups = [order[i : i + 1] for i in range(top)] + [order[top:]]
+    return groups, [labels[j] for j in order[:top]] + ["rest"]
+
+
+def _grouped(w: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """The weight of each group of keys: (n,) -> (len(groups),); a group's weights add up."""
+    return np.array([np.asarray(w, dtype=float)[g].sum() for g in groups])
+
+
+def _keys_axis_title(groups: list[np.ndarray]) -> str:
+    n = sum(g.size for g in groups)
+    if len(groups) == n:
+        return "key j"
+    return f"the {len(groups) - 1} keys nearest q, then the other {groups[-1].size} (rest) together"
+
+
 def weights_bars(
     weights: dict[str, np.ndarray], sq_dist: np.ndarray, title: str, colors: dict[str, str] | None = None
 ) -> go.Figure:
     """One query's weights per kernel as grouped bars; hover shows d(q, k_j)^2, the reason for each weight.
 
-    The dotted line is the uniform weight 1/n, what a fully diluted attention gives.
+    The dotted line is the uniform weight 1/n, what a fully diluted attention gives. With more than
+    ``TOP_KEYS`` keys the bars are the nearest keys and one bar "rest" holding the others' total.
     """
     sq = np.asarray(sq_dist, dtype=float)
-    labels = key_labels(sq.size)
+    groups, labels = key_groups(sq)
+    reason = [f"d(q, k)^2 = {sq[g[0]]:.4g}" if g.size == 1 else f"{g.size} keys together" for g in groups]
     fig = go.Figure()
     for name, w in weights.items():
-        color = (colors or {}).get(name)
         fig.add_trace(
             go.Bar(
                 x=labels,
-                y=np.asarray(w, dtype=float),
+                y=_grouped(w, groups),
                 name=name,
-                marker_color=color,
-                customdata=sq,
-                hovertemplate="%{x}: weight %{y:.4f}<br>d(q, k)^2 = %{customdata:.4g}<extra>" + name + "</extra>",
+                marker_color=(colors or {}).get(name),
+                customdata=reason,
+                hovertemplate="%{x}: weight %{y:.4f}<br>%{customdata}<extra>" + name + "</extra>",
             )
         )
-    limit = small_eps_limit(sq)
     fig.add_trace(
         go.Scatter(
             x=labels,
-            y=limit,
+            y=_grouped(small_eps_limit(sq), groups),
             mode="markers",
-            marker=dict(symbol="line-ew-open", size=28, line=dict(width=3, color="black")),
+            # an open symbol is stroked in marker.color: without it plotly's palette colours the "black marks"
+            marker=dict(symbol="line-ew-open", size=28, color="black", line=dict(width=3, color="black")),
             name="IDA as eps -> 0: one-hot on a key at distance 0, else 1/d^2 normalised",
             hovertemplate="%{x}: limit weight %{y:.4f}<extra>eps -> 0</extra>",
         )
     )
-    fig.add_hline(y=1.0 / max(sq.size, 1), line=dict(dash="dot", color="gray"), annotation_text="uniform 1/n")
-    base_layout(fig, title, "key j", "attention weight of the query")
+    fig.add_hline(
+        y=1.0 / max(sq.size, 1),
+        line=dict(dash="dot", color="gray"),
+        annotation=dict(text="uniform 1/n", bgcolor="rgba(255,255,255,0.8)"),  # readable over a bar
+    )
+    base_layout(fig, title, _keys_axis_title(groups), "attention weight of the query")
     fig.update_layout(barmode="group")
     fig.update_yaxes(range=[0, 1.02])
     return fig
@@ -101,6 +141,28 @@ def weights_bars(
 
 def _size(w: np.ndarray) -> np.ndarray:
     return 6 + 34 * np.sqrt(np.clip(w, 0, 1))
+
+
+def _spaced(points: np.ndarray, order: np.ndarray, gap: float, most: int = MAX_KEY_LABELS) -> set[int]:
+    """The first ``most`` keys of ``order`` that lie at least ``gap`` from each key chosen before them:
+    their written names do not cover each other. points (n, d)."""
+    chosen: list[int] = []
+    for j in order:
+        if len(chosen) == most:
+            break
+        if all(np.linalg.norm(points[j] - points[i]) >= gap for i in chosen):
+            chosen.append(int(j))
+    return set(chosen)
+
+
+def _extent(q: np.ndarray, keys: np.ndarray, geometry: str, c: float) -> tuple[float | None, float]:
+    """The radius of the circle to draw (the disk's rim, the unit circle or sphere; None in the plane)
+    and the half-width of the square view around the origin."""
+    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
+        return rim, 1.05 * rim
+    if GEOMETRIES[geometry].closed:
+        return 1.0, 1.15
+    return None, 1.15 * float(np.abs(np.vstack([keys, q[None]])).max() or 1.0)
 
 
 def geometry_scatter(
@@ -117,7 +179,9 @@ def geometry_scatter(
 
     2-D points: the plane, the Poincaré disk of radius 1/sqrt(c), or the unit circle (S^1).
     3-D points on the sphere: S^2. Other dimensions have no faithful picture and are refused.
-    Geodesics are drawn to the ``max_arcs`` heaviest keys only: more are clutter, not information.
+    Geodesics are drawn to the ``max_arcs`` heaviest keys only: more are clutter, not information;
+    Likewise only the heaviest keys are named beside their marker, at most ``MAX_KEY_LABELS`` and only
+    those that stand apart (the nearest keys crowd round the query); every key is named in its hover.
     """
     q, keys, w = np.asarray(q, float), np.asarray(keys, float), np.asarray(weights, float)
     d = keys.shape[1]
@@ -126,93 +190,38 @@ def geometry_scatter(
     color = GEOMETRY_COLORS.get(geometry, "#444444")
     labels = key_labels(len(keys))
     hover = [f"{lab}<br>weight {wj:.4f}" for lab, wj in zip(labels, w, strict=True)]
+    heavy = np.argsort(-w, kind="stable")
+    circle, lim = _extent(q, keys, geometry, c)
+    named = _spaced(keys, heavy, LABEL_GAP * lim)
     t = torch.linspace(0, 1, 32, dtype=torch.float64)
     qt = torch.as_tensor(q, dtype=torch.float64)
-    heavy = np.argsort(-w)[:max_arcs]
-    arcs = [
-        geodesic(qt, torch.as_tensor(keys[j], dtype=torch.float64), t, geometry=geometry, c=c).numpy()
-        for j in heavy
-    ]
-    fig = go.Figure()
-    if d == 3:
-        fig.add_trace(sphere_surface())
-        for arc, wj in zip(arcs, w[heavy], strict=True):
-            fig.add_trace(
-                go.Scatter3d(
-                    x=arc[:, 0],
-                    y=arc[:, 1],
-                    z=arc[:, 2],
-                    mode="lines",
-                    showlegend=False,
-                    hoverinfo="skip",
-                    line=dict(color=color, width=1 + 6 * float(wj)),
-                )
-            )
-        fig.add_trace(
-            go.Scatter3d(
-                x=keys[:, 0],
-                y=keys[:, 1],
-                z=keys[:, 2],
-                mode="markers",
-                name="keys (size = weight)",
-                marker=dict(size=_size(w) / 2, color=color),
-                hovertext=hover,
-                hoverinfo="text",
-            )
-        )
-        fig.add_trace(
-            go.Scatter3d(
-                x=[q[0]],
-                y=[q[1]],
-                z=[q[2]],
-                mode="markers",
-                name="query",
-                marker=dict(size=6, color="black", symbol="diamond"),
-            )
-        )
-        base_layout(fig, title, height=460)
-        fig.update_layout(scene=dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3"))
-        return fig
-    for arc, wj in zip(arcs, w[heavy], strict=True):
-        fig.add_trace(
-            go.Scatter(
-                x=arc[:, 0],
-                y=arc[:, 1],
-                mode="lines",
-                showlegend=False,
-                hoverinfo="skip",
-                line=dict(color=color, width=0.5 + 6 * float(wj)),
-            )
-        )
+    fig = go.Figure([sphere_surface()] if d == 3 else [])
+    for j in heavy[:max_arcs]:
+        arc = geodesic(qt, torch.as_tensor(keys[j], dtype=torch.float64), t, geometry=geometry, c=c).numpy()
+        line = dict(color=color, width=(1 if d == 3 else 0.5) + 6 * float(w[j]))
+        fig.add_trace(points_trace(arc, mode="lines", showlegend=False, hoverinfo="skip", line=line))
     fig.add_trace(
-        go.Scatter(
-            x=keys[:, 0],
-            y=keys[:, 1],
+        points_trace(
+            keys,
             mode="markers+text",
-            text=labels,
+            text=[lab if j in named else "" for j, lab in enumerate(labels)],
             textposition="top center",
             name="keys (size = weight)",
-            marker=dict(size=_size(w), color=color, opacity=0.8),
+            marker=dict(size=_size(w) / (2 if d == 3 else 1), color=color, opacity=0.8),
             hovertext=hover,
             hoverinfo="text",
         )
     )
-    fig.add_trace(
-        go.Scatter(
-            x=[q[0]], y=[q[1]], mode="markers", name="query", marker=dict(size=13, color="black", symbol="x")
-        )
-    )
+    # plotly's 3-D markers have no "x" symbol: the sphere's query is a diamond
+    query_marker = dict(size=6, symbol="diamond") if d == 3 else dict(size=13, symbol="x")
+    fig.add_trace(points_trace(q[None], mode="markers", name="query", marker=dict(color="black", **query_marker)))
+    if d == 3:
+        base_layout(fig, title, height=460)
+        fig.update_layout(scene=dict(aspectmode="cube", xaxis_title="x1", yaxis_title="x2", zaxis_title="x3"))
+        return fig
     base_layout(fig, title, "x1", "x2", height=460)
-    if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
-        for shape in unit_disk_shapes(rim):
-            fig.add_shape(**shape)
-        lim = 1.05 * rim
-    elif GEOMETRIES[geometry].closed:  # the unit circle
-        for shape in unit_disk_shapes(1.0):
-            fig.add_shape(**shape)
-        lim = 1.15
-    else:
-        lim = 1.15 * float(np.abs(np.vstack([keys, q[None]])).max() or 1.0)
+    for shape in unit_disk_shapes(circle) if circle is not None else []:
+        fig.add_shape(**shape)
     fig.update_xaxes(range=[-lim, lim], constrain="domain", zeroline=False)
     fig.update_yaxes(range=[-lim, lim], scaleanchor="x", scaleratio=1, zeroline=False)
     return fig
@@ -229,11 +238,14 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
     """One frame per eps (largest first): IDA weights sharpen towards one-hot; softmax does not depend on eps.
 
     ``ida`` (E, n) holds the IDA weights at each eps, ``softmax`` (n,) the softmax weights. A play
-    button runs the frames; the slider under the plot scrubs through eps.
+    button runs the frames; the slider under the plot scrubs through eps. Many keys are grouped as in
+    ``weights_bars``: IDA's weight order is the distance order at every eps, so it ranks the keys.
     """
     eps, ida, soft = np.asarray(eps, float), np.asarray(ida, float), np.asarray(softmax, float)
     order = np.argsort(-eps)  # large eps (diluted) -> small eps (one-hot)
-    labels = key_labels(ida.shape[1])
+    groups, labels = key_groups(-ida.mean(axis=0))  # minus the weight: heaviest first
+    ida = np.stack([_grouped(row, groups) for row in ida])  # (E, n) -> (E, bars)
+    soft = _grouped(soft, groups)
     names = [f"{e:.2g}" for e in eps[order]]
     frames = [
         go.Frame(
@@ -278,7 +290,9 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
         ],
         barmode="group",
     )
-    base_layout(fig, f"{title} eps = {names[0]}", "key j", "attention weight of the query", height=460)
+    base_layout(
+        fig, f"{title} eps = {names[0]}", _keys_axis_title(groups), "attention weight of the query", height=460
+    )
     # the slider and the buttons take the space under the plot: the legend goes to the right
     fig.update_layout(
         margin=dict(b=130, r=160), legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top")
@@ -297,33 +311,15 @@ def sweep_summary_figure(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, 
     for col, (f_ida, f_soft) in enumerate(
         ((ida.max(axis=1), soft.max()), (1.0 / (ida**2).sum(axis=1), 1.0 / (soft**2).sum())), start=1
     ):
-        fig.add_trace(
-            go.Scatter(
-                x=eps,
-                y=f_ida,
-                mode="lines",
-                name="IDA",
-                line=dict(color=KERNEL_COLORS["ida"]),
-                showlegend=col == 1,
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=eps,
-                y=np.full_like(eps, f_soft),
-                mode="lines",
-                name="softmax (no eps)",
-                line=dict(color=KERNEL_COLORS["softmax"], dash="dash"),
-                showlegend=col == 1,
-            ),
-            row=1,
-            col=col,
-        )
+        for name, y, line in (
+            ("IDA", f_ida, dict(color=KERNEL_COLORS["ida"])),
+            ("softmax (no eps)", np.full_like(eps, f_soft), dict(color=KERNEL_COLORS["softmax"], dash="dash")),
+        ):
+            trace = go.Scatter(x=eps, y=y, mode="lines", name=name, line=line, showlegend=col == 1)
+            fig.add_trace(trace, row=1, col=col)
         fig.add_vline(x=eps_now, line=dict(color="black", dash="dot"), row=1, col=col)
     base_layout(fig, "", height=340)
-    fig.update_xaxes(type="log", title_text="eps (regulariser)")
+    log_axis(fig, "x", title_text="eps (regulariser)")
     fig.update_yaxes(title_text="weight", row=1, col=1)
     fig.update_yaxes(title_text="number of keys", row=1, col=2)
     return fig

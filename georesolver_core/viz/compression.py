@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, unit_disk_shapes
+from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, log_axis, unit_disk_shapes
 
 METHOD_COLORS = {
     "hcc": "#d62728",
@@ -20,7 +20,8 @@ METHOD_COLORS = {
 
 def _legend_below(fig: go.Figure) -> go.Figure:
     """Long legends go under the plot, where they cannot cover the title."""
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0))
+    # far enough down to clear the tick labels and axis title (powers of ten stand taller)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.28, xanchor="left", x=0))
     fig.update_layout(margin=dict(b=150))
     return fig
 
@@ -79,13 +80,16 @@ def error_histogram(
 def pareto_figure(
     sweep: pd.DataFrame, *, highlight: tuple[str, float] | None = None, title: str = ""
 ) -> go.Figure:
-    """Bytes per key vs mean (solid) and max (dotted) squared error, one line per method; bits as text."""
+    """Bytes per key vs mean (solid) and max (dotted) squared error, one line per method.
+
+    The bits are written beside the points of the first method only: the curves run close together and
+    their numbers would pile up; every point's bits are in its hover."""
     fig = go.Figure()
-    for method, rows in sweep.groupby("method", sort=False):
+    for i, (method, rows) in enumerate(sweep.groupby("method", sort=False)):
         color = METHOD_COLORS.get(method)
         fig.add_trace(
             go.Scatter(
-                x=rows["bytes_per_key"], y=rows["mean_sq_error"], mode="lines+markers+text",
+                x=rows["bytes_per_key"], y=rows["mean_sq_error"], mode="lines+markers+text" if i == 0 else "lines+markers",
                 text=[f"{b}" for b in rows["bits"]], textposition="top center", name=f"{method} (mean)",
                 line=dict(color=color), legendgroup=method,
                 hovertemplate="%{x:.2f} bytes/key<br>mean error %{y:.3g}<br>bits %{text}<extra>" + method + "</extra>",
@@ -101,7 +105,7 @@ def pareto_figure(
             go.Scatter(x=[highlight[1], highlight[1]], y=[lo, hi], mode="lines", name=highlight[0],
                        line=dict(color="black", dash="dash"))
         )  # fmt: skip
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     base_layout(fig, title, "storage per key (bytes, side data included)", "squared error ||k - k_hat||^2")
     return _legend_below(fig)
 
@@ -121,7 +125,7 @@ def ratio_figure(ratio: pd.DataFrame, title: str = "") -> go.Figure:
         go.Scatter(x=ratio["d_h"], y=ratio["measured_all_coordinates"], mode="lines+markers",
                    name="measured: every coordinate (the proof's quantiser)", line=dict(color="#9467bd"))
     )  # fmt: skip
-    fig.update_xaxes(type="log")
+    log_axis(fig, "x")
     base_layout(fig, title, "key dimension d_h", "compression ratio vs float32 keys")
     return _legend_below(fig)
 
@@ -164,7 +168,7 @@ def attention_effect_figure(effect, title: str = "") -> go.Figure:
                        name=f"{label}: top-1 agreement (any eps)", line=dict(color=palette.get(gm), width=3)),
             row=1, col=2,
         )  # fmt: skip
-    fig.update_yaxes(type="log", row=1, col=1)
+    log_axis(fig, "y", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], row=1, col=2)
     fig.update_xaxes(title_text="bits per code b", row=1, col=1)
     fig.update_xaxes(title_text="bits per code b", row=1, col=2)

@@ -20,11 +20,11 @@ from plotly.subplots import make_subplots
 from georesolver_core.embeddings.metrics import center_on, distance_to_origin
 from georesolver_core.geometry import GEOMETRIES, geodesic, logmap0
 from georesolver_core.tasks.hierarchy import Hierarchy
-from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, sphere_surface, unit_disk_shapes
+from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, points_trace, sphere_surface, unit_disk_shapes
 
 ARC_POINTS = 24  # points per drawn geodesic
 NAME_CHARS = 16  # on-figure labels are cut to this; the hover shows the whole name
-MAX_LABELS = 80  # more names than this would cover the picture: labels are offered up to here
+MAX_LABELS = 30  # names written on the picture, top levels first: more run together (all are in the hover)
 MAX_EDGES = 1500  # beyond this, a figure draws a deterministic subset of the edges (and says so)
 _DEPTH_SCALE = "Viridis"
 
@@ -154,8 +154,27 @@ def _principal_directions(v: np.ndarray) -> np.ndarray:
     return basis
 
 
+EDGE_NAMES = {
+    "disk": "edges (hyperbolic geodesics)",
+    "circle": "edges (arcs of the circle)",
+    "plane": "edges (segments)",
+    "projection": "edges (projected geodesics)",
+    "sphere": "edges (great-circle arcs)",
+}
+
+
+def named_depth(depth: np.ndarray, limit: int = MAX_LABELS) -> int:
+    """The deepest tree level written on the picture: it and the levels above hold at most ``limit``
+    nodes together (the root's level is always written). Leaves crowd at the rim; the top levels spread out."""
+    levels, counts = np.unique(np.asarray(depth), return_counts=True)  # levels sorted, root first
+    fits = levels[np.cumsum(counts) <= limit]
+    return int(fits[-1] if fits.size else levels[0])
+
+
 def _traces(view: EmbeddingView, *, showscale: bool = True, names: bool = False, marker_size: float = 8) -> list:
+    """Edges and nodes of one embedding; with ``names``, the top levels' names beside their nodes."""
     color = GEOMETRY_COLORS[view.geometry]
+    sphere = view.kind == "sphere"
     marker = dict(
         color=view.depth,
         colorscale=_DEPTH_SCALE,
@@ -164,39 +183,32 @@ def _traces(view: EmbeddingView, *, showscale: bool = True, names: bool = False,
         line=dict(width=0.5, color="white"),
         colorbar=dict(title="depth", len=0.6) if showscale else None,
         showscale=showscale,
+        size=4 if sphere else marker_size,  # 3-D markers read larger than 2-D ones of the same size
     )
-    if view.kind == "sphere":
-        e, p = view.edge_lines, view.coords
-        return [
-            sphere_surface(),
-            go.Scatter3d(
-                x=e[:, 0], y=e[:, 1], z=e[:, 2], mode="lines", line=dict(color=color, width=2),
-                name="edges (great-circle arcs)", hoverinfo="skip",
-            ),
-            go.Scatter3d(
-                x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="markers", marker=dict(size=4, **marker),
-                hovertext=view.hover, hoverinfo="text", name="nodes (colour = depth)",
-            ),
-        ]  # fmt: skip
-    edge_name = {
-        "disk": "edges (hyperbolic geodesics)",
-        "circle": "edges (arcs of the circle)",
-        "plane": "edges (segments)",
-        "projection": "edges (projected geodesics)",
-    }[view.kind]
-    e, p = view.edge_lines, view.coords
-    return [
-        go.Scatter(
-            x=e[:, 0], y=e[:, 1], mode="lines", line=dict(color=color, width=1.2), opacity=0.7,
-            name=edge_name, hoverinfo="skip",
-        ),
-        go.Scatter(
-            x=p[:, 0], y=p[:, 1], mode="markers+text" if names else "markers",
-            marker=dict(size=marker_size, **marker), text=view.names if names else None,
-            textposition="top center", textfont=dict(size=11),
-            hovertext=view.hover, hoverinfo="text", name="nodes (colour = depth)",
-        ),
-    ]  # fmt: skip
+    text = None
+    if names:
+        deepest = named_depth(view.depth)
+        text = [name if d <= deepest else "" for name, d in zip(view.names, view.depth, strict=True)]
+    edges = points_trace(
+        view.edge_lines,
+        mode="lines",
+        line=dict(color=color, width=2 if sphere else 1.2),
+        opacity=1.0 if sphere else 0.7,
+        name=EDGE_NAMES[view.kind],
+        hoverinfo="skip",
+    )
+    nodes = points_trace(
+        view.coords,
+        mode="markers+text" if names else "markers",
+        marker=marker,
+        text=text,
+        textposition="top center",
+        textfont=dict(size=11),
+        hovertext=view.hover,
+        hoverinfo="text",
+        name="nodes (colour = depth)",
+    )
+    return [sphere_surface(), edges, nodes] if sphere else [edges, nodes]
 
 
 def _frame(fig: go.Figure, view: EmbeddingView, row: int | None = None, col: int | None = None) -> None:
@@ -237,9 +249,9 @@ def embedding_figure(
 ) -> go.Figure:
     """One embedding: the disk with geodesic arcs, the sphere, the plane, or a labelled projection.
 
-    ``names`` writes each node's name beside it (up to MAX_LABELS nodes; the hover always has them).
+    ``names`` writes the names of the top levels of the tree beside their nodes, at most MAX_LABELS
+    of them (see ``named_depth``); the hover always has every name.
     """
-    names = names and len(view.names) <= MAX_LABELS
     fig = go.Figure(_traces(view, names=names, marker_size=marker_size))
     subtitle = view.axis_note
     if view.edges_drawn < view.edges_total:

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from georesolver_core.extras.hankel_measure import Decay, KernelView, Ranks, Speed
 from georesolver_core.theory.hankel import singular_value_bound
-from georesolver_core.viz.style import base_layout
+from georesolver_core.viz.style import base_layout, log_axis
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -88,7 +88,7 @@ def decay_figure(decay: Decay, normalised: bool = True, height: int = 440) -> go
             name="seed bound 4^-(n-1)",
         )
     )
-    fig.update_yaxes(type="log", exponentformat="power")
+    log_axis(fig, "y")
     y = "s_n / s_1 (normalised)" if normalised else "s_n / (2 pi) (unnormalised, the seed's K)"
     return _legend_below(
         base_layout(fig, "Singular values of each dyadic block", "index n = N + 1", y, height=height)
@@ -117,7 +117,7 @@ def rank_figure(ranks: Ranks, height: int = 420) -> go.Figure:
             name="rule ceil(log4(1/eps))",
         )
     )
-    fig.update_xaxes(type="log", autorange="reversed", exponentformat="power")
+    log_axis(fig, "x", autorange="reversed")
     return _legend_below(
         base_layout(
             fig, "Rank needed for relative error eps", "eps (smaller to the right)", "rank N", height=height
@@ -139,8 +139,8 @@ def speed_figure(speed: Speed, height: int = 420) -> go.Figure:
         )
     )
     fig.add_hline(y=1.0, line=dict(color="#bbbbbb"))
-    fig.update_xaxes(type="log", dtick=1)
-    fig.update_yaxes(type="log")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return base_layout(
         fig,
         f"Dense H X vs U (V^T X), rank {speed.rank}, {speed.threads} thread(s)",
@@ -154,6 +154,6 @@ def error_figure(sizes: list[float], errors: list[float], eps: float, title: str
     """Relative output error of the factorised block against the block size, with eps as the target line."""
     fig = go.Figure(go.Scatter(x=sizes, y=errors, mode="lines+markers", name="measured relative error"))
     fig.add_hline(y=eps, line=dict(color="black", dash="dash"), annotation_text=f"eps = {eps:g}")
-    fig.update_xaxes(type="log", dtick=1)
-    fig.update_yaxes(type="log", exponentformat="power")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return base_layout(fig, title, "block scale h", "||HX - U(V^T X)|| / ||HX||", height=height)

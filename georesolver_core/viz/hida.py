@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from georesolver_core.viz.style import base_layout, equal_aspect, unit_disk_shapes
+from georesolver_core.viz.style import base_layout, equal_aspect, log_axis, unit_disk_shapes
 
 PALETTE = [
     "#1f77b4",
@@ -98,7 +98,7 @@ def regret_figure(T: np.ndarray, cumulative: np.ndarray, bound: np.ndarray, chec
                              line=dict(dash="dash")))  # fmt: skip
     if regret is not None:
         fig.add_trace(go.Scatter(x=checkpoints, y=regret, mode="lines+markers", name="regret vs best fixed"))
-    fig.update_xaxes(type="log")
+    log_axis(fig, "x")
     return base_layout(fig, "", "tokens T (log)", "sum of squared hyperbolic distances", height=380)
 
 
@@ -113,8 +113,8 @@ def scaling_figure(lens, series: dict, slopes: dict, labels: dict, y_title: str)
         name = f"{labels.get(kern, kern)}: slope {s:.2f}" if s is not None else labels.get(kern, kern)
         fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", name=name,
                                  line=dict(color=SCALING_COLORS.get(kern))))  # fmt: skip
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return base_layout(fig, "", "sequence length n (log)", y_title, height=420)
 
 
@@ -124,5 +124,5 @@ def error_figure(sweeps) -> go.Figure:
     for i, s in enumerate(sweeps):
         fig.add_trace(go.Scatter(x=s.values, y=s.error, mode="lines+markers", name=s.variant,
                                  line=dict(color=PALETTE[i % len(PALETTE)])))  # fmt: skip
-    fig.update_xaxes(type="log")
+    log_axis(fig, "x")
     return base_layout(fig, "", "size knob: w, g, m or c (log)", "||o - o_Dense||_F / ||o_Dense||_F", height=400)

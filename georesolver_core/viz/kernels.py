@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from georesolver_core.bench import MEMORY_LIMIT_MB, TARGET_RATIO, TARGET_SEQ_LEN
-from georesolver_core.viz.style import KERNEL_COLORS, base_layout
+from georesolver_core.viz.style import KERNEL_COLORS, base_layout, log_axis
 
 PHASES = {"fwd": "forward", "fwdbwd": "forward + backward"}
 
@@ -55,8 +55,8 @@ def time_figure(report: dict, phase: str = "fwdbwd") -> go.Figure:
             )
         )
     base_layout(fig, f"Time per call, {PHASES[phase]}", "sequence length T (tokens)", "median time (ms)")
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return fig
 
 
@@ -91,7 +91,7 @@ def ratio_figure(report: dict, phase: str = "fwdbwd") -> go.Figure:
                 )
             )
     base_layout(fig, f"Ratio to SDPA, {PHASES[phase]}", "sequence length T (tokens)", "time / SDPA time (x)")
-    fig.update_xaxes(type="log")
+    log_axis(fig, "x")
     return fig
 
 
@@ -141,6 +141,6 @@ def memory_figure(report: dict) -> go.Figure:
             )
         )
     base_layout(fig, "Peak extra memory, forward + backward", "sequence length T (tokens)", "peak memory (MB)")
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return fig

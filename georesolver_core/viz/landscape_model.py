@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from georesolver_core.viz.landscape_surface import surface_and_contour
-from georesolver_core.viz.style import base_layout
+from georesolver_core.viz.style import base_layout, log_axis
 
 
 def model_slice_figure(sl, title: str = "", height: int = 540) -> go.Figure:
@@ -49,5 +49,5 @@ def history_figure(history: list[float], height: int = 260) -> go.Figure:
         )
     )
     base_layout(fig, "", "training step", "cross-entropy (nats)", height)
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     return fig

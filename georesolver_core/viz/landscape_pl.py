@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.verdicts import fit_loglog_slope
-from georesolver_core.viz.style import KERNEL_COLORS, base_layout
+from georesolver_core.viz.style import KERNEL_COLORS, base_layout, log_axis
 
 KERNEL_LABELS = KERNEL_CHOICES  # the kernels of the landscape pages, labelled once in attention.layer
 
@@ -73,8 +73,8 @@ def pl_profile_figure(profiles: list, height: int = 640) -> go.Figure:
             fig.add_annotation(
                 x=s_key, y=0.02, yref="y domain", text=label, showarrow=False, xanchor="left", row=1, col=1
             )
-    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
-    fig.update_yaxes(type="log", row=3, col=1, exponentformat="power")
+    log_axis(fig, "y", row=2, col=1)
+    log_axis(fig, "y", row=3, col=1)
     base_layout(fig, "", "", "", height)
     fig.update_xaxes(title_text="arc length s along the geodesic from key 1 (key 2 at s = Delta)", row=3, col=1)
     fig.update_yaxes(title_text="L (unitless)", row=1, col=1)
@@ -131,8 +131,8 @@ def sweep_figure(
         legend = f"{name} (paper, constant fitted)"
         fig.add_trace(_sweep_trace(x, y, name, legend, "%{y:.4g}", mode="lines", dash="dash"))
     base_layout(fig, title, x_label, y_label, height)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log", exponentformat="power")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return fig
 
 
@@ -190,8 +190,8 @@ def hessian_figure(spectra: dict, height: int = 500) -> go.Figure:
         legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0), margin=dict(b=130)
     )
     for c in (1, 2):
-        fig.update_xaxes(type="log", title_text="number of keys n", row=1, col=c)
-        fig.update_yaxes(type="log", exponentformat="power", row=1, col=c)
+        log_axis(fig, "x", title_text="number of keys n", row=1, col=c)
+        log_axis(fig, "y", row=1, col=c)
     fig.update_yaxes(title_text="|lambda| (per unit length^2)", row=1, col=1)
     fig.update_yaxes(title_text="curvature (per unit length^2) / spread (ratio)", row=1, col=2)
     return fig

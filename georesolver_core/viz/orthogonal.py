@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from georesolver_core.extras.orthogonal_lab import OperatorView
-from georesolver_core.viz.style import base_layout, equal_aspect
+from georesolver_core.viz.style import base_layout, equal_aspect, log_axis, points_trace
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -26,10 +26,8 @@ OPERATOR_COLORS = {"Cayley Q": "#1f77b4", "Householder H": "#d62728", "hybrid G"
 
 
 def _arrow(vec: np.ndarray, name: str, color: str, dash: str | None = None) -> go.Scatter3d:
-    return go.Scatter3d(
-        x=[0, vec[0]],
-        y=[0, vec[1]],
-        z=[0, vec[2]],
+    return points_trace(
+        np.stack([np.zeros(3), vec]),  # (2, 3): from the origin to vec
         mode="lines+markers",
         marker=dict(size=[0, 6], color=color),
         line=dict(color=color, width=6, dash=dash),
@@ -46,10 +44,8 @@ def operator_figure(view: OperatorView, height: int = 520) -> go.Figure:
     e2 = w / np.linalg.norm(w)
     ring = np.outer(np.cos(t), e1) + np.outer(np.sin(t), e2)  # (100, 3) the unit circle of the plane
     fig.add_trace(
-        go.Scatter3d(
-            x=ring[:, 0],
-            y=ring[:, 1],
-            z=ring[:, 2],
+        points_trace(
+            ring,
             mode="lines",
             line=dict(color="#1f77b4", width=2, dash="dot"),
             name="unit circle of Q's rotation plane span{u, v}",
@@ -120,8 +116,8 @@ def norm_drift_figure(depths: list[int], drift: dict[str, list[float]], height: 
         fig.add_trace(
             go.Scatter(x=depths, y=ratios, mode="lines+markers", name=kind, line=dict(color=KIND_COLORS.get(kind)))
         )
-    fig.update_xaxes(type="log", dtick=1)
-    fig.update_yaxes(type="log", tickformat=".2g")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return base_layout(
         fig, "Norm through a stack of untrained layers", "depth L (layers)", "mean |x_L| / |x_0|", height=height
     )
@@ -162,7 +158,7 @@ def training_figure(histories: list[dict], metric: str = "cosine", height: int =
             )
     labels = {"cosine": "cosine(output, target)", "loss": "squared error", "gate": "gate gamma"}
     if metric == "loss":
-        fig.update_yaxes(type="log")
+        log_axis(fig, "y")
     return _legend_below(
         base_layout(fig, f"Training: {labels[metric]}", "Adam step", labels[metric], height=height)
     )

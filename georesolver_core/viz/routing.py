@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import base_layout, sphere_surface
+from georesolver_core.viz.style import base_layout, log_axis, points_trace, sphere_surface
 
 PALETTE = qualitative.Dark24 + qualitative.Light24
 ROUTER_COLORS = {"gsr": "#2ca02c", "softmax": "#7f7f7f", "expert-choice": "#9467bd"}
@@ -42,6 +42,9 @@ def _sphere_layout(fig: go.Figure, height: int) -> go.Figure:
     return fig
 
 
+MAX_PROTOTYPE_LABELS = 16  # more names than this run together on the sphere; each is in its hover
+
+
 def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "", height: int = 560) -> go.Figure:
     """Queries coloured by their chosen (Top-1) prototype, great-circle arcs to their Top-K (width ~ weight).
 
@@ -49,20 +52,13 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
     """
     q, p, idx, w = (np.asarray(a) for a in (queries, protos, indices, weights))
     fig = go.Figure([sphere_surface()])
-    k = idx.shape[1]
-    for rank in range(k):  # one trace per rank: first choices bold, later ones thinner and fainter
-        xs, ys, zs = [], [], []
-        for i in range(q.shape[0]):
-            arc = _arc(q[i], p[idx[i, rank]])
-            xs += [*arc[:, 0], None]
-            ys += [*arc[:, 1], None]
-            zs += [*arc[:, 2], None]
+    gap = np.full((1, 3), np.nan)  # a NaN row lifts the pen between two arcs of one trace
+    for rank in range(idx.shape[1]):  # one trace per rank: first choices bold, later ones thinner and fainter
+        arcs = [np.vstack([_arc(q[i], p[idx[i, rank]]), gap]) for i in range(q.shape[0])]
         mean_w = float(w[:, rank].mean()) if w.size else 0.0
         fig.add_trace(
-            go.Scatter3d(
-                x=xs,
-                y=ys,
-                z=zs,
+            points_trace(
+                np.vstack(arcs) if arcs else np.empty((0, 3)),
                 mode="lines",
                 name=f"choice {rank + 1} (mean weight {mean_w:.2f})",
                 line=dict(color=f"rgba(60,60,60,{max(0.15, min(0.9, mean_w)):.2f})", width=max(1.0, 6 * mean_w)),
@@ -71,10 +67,8 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
         )
     colors = [PALETTE[int(e) % len(PALETTE)] for e in idx[:, 0]] if idx.size else []
     fig.add_trace(
-        go.Scatter3d(
-            x=1.01 * q[:, 0],
-            y=1.01 * q[:, 1],
-            z=1.01 * q[:, 2],
+        points_trace(
+            1.01 * q,
             mode="markers",
             name="queries (colour = Top-1)",
             marker=dict(size=4, color=colors),
@@ -85,20 +79,19 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
             hoverinfo="text",
         )
     )
+    names = [f"c{e}" for e in range(p.shape[0])]
     fig.add_trace(
-        go.Scatter3d(
-            x=1.03 * p[:, 0],
-            y=1.03 * p[:, 1],
-            z=1.03 * p[:, 2],
-            mode="markers+text",
+        points_trace(
+            1.03 * p,
+            mode="markers+text" if len(names) <= MAX_PROTOTYPE_LABELS else "markers",
             name="prototypes",
             marker=dict(
                 size=8,
                 symbol="diamond",
-                color=[PALETTE[e % len(PALETTE)] for e in range(p.shape[0])],
+                color=[PALETTE[e % len(PALETTE)] for e in range(len(names))],
                 line=dict(color="black", width=1),
             ),
-            text=[f"c{e}" for e in range(p.shape[0])],
+            text=names,
             textposition="top center",
         )
     )
@@ -115,28 +108,10 @@ def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 38
     for col, (name, (_, req, kept)) in enumerate(loads.items(), start=1):
         e = list(range(len(req)))
         color = ROUTER_COLORS.get(name, "#1f77b4")
-        fig.add_trace(
-            go.Bar(
-                x=e,
-                y=req,
-                name="requested" if col == 1 else None,
-                showlegend=col == 1,
-                marker=dict(color="rgba(0,0,0,0)", line=dict(color=color, width=2)),
-            ),
-            1,
-            col,
-        )
-        fig.add_trace(
-            go.Bar(
-                x=e,
-                y=kept,
-                name="kept (after capacity)" if col == 1 else None,
-                showlegend=col == 1,
-                marker=dict(color=color),
-            ),
-            1,
-            col,
-        )
+        outline = dict(color="rgba(0,0,0,0)", line=dict(color=color, width=2))
+        for y, label, marker in ((req, "requested", outline), (kept, "kept (after capacity)", dict(color=color))):
+            bar = go.Bar(x=e, y=y, name=label if col == 1 else None, showlegend=col == 1, marker=marker)
+            fig.add_trace(bar, 1, col)
         fig.update_xaxes(title_text="expert", row=1, col=col)
     fig.update_layout(barmode="overlay")
     base_layout(fig, title, "", "tokens (slots) per expert", height)
@@ -150,7 +125,7 @@ def loss_curves_figure(curves: dict, *, height: int = 320) -> go.Figure:
     for name, losses in curves.items():
         fig.add_trace(go.Scatter(y=losses, mode="lines", name=name, line=dict(color=ROUTER_COLORS.get(name))))
     base_layout(fig, "Training loss", "step", "MSE on the cluster-maps task", height)
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     return fig
 
 
@@ -158,41 +133,19 @@ def quality_figure(ks, worst, random, paper_bound, exact_bound, *, height: int =
     """Theorem 10.1: routing error vs K beside the printed bound and the exact worst case 2 T max||v||.
 
     K = K_pool keeps every prototype and has error exactly 0: a log axis cannot show it, so it is left out.
+    A single measured 0 elsewhere (rounding at large K) is a gap in its line, not a plunge off the axis.
     """
     keep = [i for i in range(len(ks)) if max(worst[i], exact_bound[i]) > 0]
-    pick = lambda v: [float(v[i]) for i in keep]  # noqa: E731
-    x = pick(ks)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=pick(paper_bound),
-            name="printed bound 2||V||_F T/(1-T) max||v||",
-            line=dict(color="#d62728", dash="dash"),
-        )
+    pick = lambda v: [float(v[i]) if v[i] > 0 else None for i in keep]  # noqa: E731
+    x = [float(ks[i]) for i in keep]
+    curves = (  # (values, name, line): the two bounds dashed, the two measurements solid
+        (paper_bound, "printed bound 2||V||_F T/(1-T) max||v||", dict(color="#d62728", dash="dash")),
+        (exact_bound, "exact worst case 2 T max||v||", dict(color="black", dash="dot")),
+        (worst, "measured, worst-case values", dict(color="#2ca02c")),
+        (random, "measured, random unit values", dict(color="#1f77b4")),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=x, y=pick(exact_bound), name="exact worst case 2 T max||v||", line=dict(color="black", dash="dot")
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=pick(worst),
-            name="measured, worst-case values",
-            mode="lines+markers",
-            line=dict(color="#2ca02c"),
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=pick(random),
-            name="measured, random unit values",
-            mode="lines+markers",
-            line=dict(color="#1f77b4"),
-        )
+    fig = go.Figure(
+        [go.Scatter(x=x, y=pick(v), name=name, mode="lines+markers", line=line) for v, name, line in curves]
     )
     base_layout(
         fig,
@@ -202,7 +155,7 @@ def quality_figure(ks, worst, random, paper_bound, exact_bound, *, height: int =
         height,
     )
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
-    fig.update_yaxes(type="log")
+    log_axis(fig, "y")
     return fig
 
 
@@ -245,10 +198,8 @@ def dmg_pool_figure(points, point_t, protos, births, *, height: int = 520) -> go
     x, pr = np.asarray(points), np.asarray(protos)
     fig = go.Figure([sphere_surface()])
     fig.add_trace(
-        go.Scatter3d(
-            x=x[:, 0],
-            y=x[:, 1],
-            z=x[:, 2],
+        points_trace(
+            x,
             mode="markers",
             name="stream points",
             marker=dict(size=2, color=point_t, colorscale="Blues", opacity=0.6),
@@ -256,10 +207,8 @@ def dmg_pool_figure(points, point_t, protos, births, *, height: int = 520) -> go
         )
     )
     fig.add_trace(
-        go.Scatter3d(
-            x=1.03 * pr[:, 0],
-            y=1.03 * pr[:, 1],
-            z=1.03 * pr[:, 2],
+        points_trace(
+            1.03 * pr,
             mode="markers",
             name="prototypes (colour = birth)",
             marker=dict(
@@ -305,6 +254,6 @@ def comm_figure(rows: list[dict], *, per: str = "batch", height: int = 420) -> g
     y = "bytes per batch (all workers)" if per == "batch" else "bytes per query"
     base_layout(fig, f"Measured traffic ({y})", "batch size B (queries)", y, height)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0))
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    log_axis(fig, "x")
+    log_axis(fig, "y")
     return fig

@@ -1,6 +1,8 @@
-"""Shared look of every figure: one colour per geometry and kernel, one layout helper."""
+"""Shared look of every figure: one colour per geometry and kernel, the layout and log-axis helpers."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -29,6 +31,71 @@ def base_layout(
     return fig
 
 
+MAX_DECADE_LABELS = 6  # more labelled powers of ten than this collide on a third-of-a-page subplot
+
+
+def _log_extent(fig: go.Figure, axis: str, ref: str, given_range) -> tuple[float, float] | None:
+    """log10 of the smallest and largest positive value the traces on axis ``ref`` ("x", "y2", ...) draw."""
+    if given_range is not None:  # a log axis range is given in log10 units
+        return min(map(float, given_range)), max(map(float, given_range))
+    values = []
+    for trace in fig.data:
+        if (getattr(trace, f"{axis}axis", None) or axis) != ref or getattr(trace, axis, None) is None:
+            continue
+        try:
+            v = np.asarray(getattr(trace, axis), dtype=float).ravel()
+        except (TypeError, ValueError):  # category labels: no span to measure
+            continue
+        values.append(v[np.isfinite(v) & (v > 0)])
+    v = np.concatenate(values) if values else np.empty(0)
+    return (float(np.log10(v.min())), float(np.log10(v.max()))) if v.size else None
+
+
+def _number(v: float) -> str:
+    """A tick label in full: 0.02, 500, or 2·10^-5 (as plotly writes powers) when digits would pile up."""
+    if 1e-3 <= v < 1e4:
+        return f"{v:g}"
+    mantissa, exponent = f"{v:.0e}".split("e")
+    power = f"10<sup>{int(exponent)}</sup>".replace("-", "\u2212")
+    return power if mantissa == "1" else f"{mantissa}·{power}"
+
+
+def _one_two_five(lo: float, hi: float) -> list[float]:
+    """1, 2 and 5 times the powers of ten from 10^lo to 10^hi (log10 units), a little margin each side."""
+    marks = [m * 10.0**k for k in range(math.floor(lo), math.ceil(hi) + 1) for m in (1, 2, 5)]
+    return [v for v in marks if lo - 0.1 <= math.log10(v) <= hi + 0.1]
+
+
+def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
+    """Make the ``axis`` ("x" or "y") axes of ``fig`` logarithmic with labels a room can read.
+
+    Plotly labels the digits 2 and 5 between decades in small type; on a narrow figure over a few
+    decades they run into each other. Here, per axis, from the decades its traces span (call it after
+    adding them): 1, 2, 5 x 10^k are labelled in full where 3 to ``MAX_DECADE_LABELS`` of them fall in
+    the range; over more decades only powers of ten are labelled (every k-th, so at most
+    ``MAX_DECADE_LABELS``), with unlabelled minor ticks between; over a small fraction of a decade
+    plotly's own ticks stay. ``update_kwargs`` go to every selected axis; ``row``, ``col`` and
+    ``secondary_y`` select the axes as in ``fig.update_xaxes``.
+    """
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y' (got {axis!r})")
+    where = {k: update_kwargs.pop(k) for k in ("row", "col", "secondary_y") if k in update_kwargs}
+    for ax in getattr(fig, f"select_{axis}axes")(**where):
+        ref = axis + ax.plotly_name[len("xaxis") :]  # layout name "yaxis2" -> trace reference "y2"
+        extent = _log_extent(fig, axis, ref, update_kwargs.get("range", ax.range))
+        span = extent[1] - extent[0] if extent is not None else 0.0
+        marks = _one_two_five(*extent) if extent is not None and span < 3 else []
+        ticks: dict = {}
+        # a caller's tickformat formats plotly's own ticks: written labels would be blanked by it
+        if 3 <= len(marks) <= MAX_DECADE_LABELS and "tickformat" not in update_kwargs:
+            ticks = dict(tickmode="array", tickvals=marks, ticktext=[_number(v) for v in marks])
+        elif span >= 1:
+            ticks = dict(dtick=math.ceil(span / MAX_DECADE_LABELS))
+        if ticks:  # inside the plot: outside, a minor tick at 1 or 10 runs into the label there
+            ticks["minor"] = dict(ticks="inside", ticklen=4, dtick="D1" if ticks.get("dtick", 1) == 1 else 1)
+        ax.update(type="log", exponentformat="power", **ticks, **update_kwargs)
+
+
 def unit_disk_shapes(radius: float = 1.0) -> list[dict]:
     """The boundary circle of the Poincaré disk (the points at infinity) as a plotly shape."""
     return [
@@ -50,6 +117,19 @@ def equal_aspect(fig: go.Figure, lim: float = 1.05) -> go.Figure:
     fig.update_xaxes(range=[-lim, lim], zeroline=False, constrain="domain")
     fig.update_yaxes(range=[-lim, lim], zeroline=False, scaleanchor="x", scaleratio=1)
     return fig
+
+
+def points_trace(points, **trace) -> go.Scatter | go.Scatter3d:
+    """The rows of ``points`` (n, 2) or (n, 3) as one scatter trace, 2-D or 3-D by their width.
+
+    ``trace`` holds the other settings (mode, marker, name, ...). NaN rows break a line into pieces.
+    """
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[1] not in (2, 3):
+        raise ValueError(f"points must have shape (n, 2) or (n, 3) (got {p.shape})")
+    if p.shape[1] == 3:
+        return go.Scatter3d(x=p[:, 0], y=p[:, 1], z=p[:, 2], **trace)
+    return go.Scatter(x=p[:, 0], y=p[:, 1], **trace)
 
 
 def sphere_surface(opacity: float = 0.15, n: int = 40) -> go.Surface:

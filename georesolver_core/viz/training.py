@@ -10,7 +10,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from georesolver_core.model.gate import GateBound, GateValues
-from georesolver_core.viz.style import base_layout
+from georesolver_core.viz.style import base_layout, log_axis
 
 PALETTE = qualitative.Plotly
 
@@ -57,7 +57,7 @@ def curves_figure(curves: list[Curve], height: int = 380) -> go.Figure:
         )  # fmt: skip
     base_layout(fig, height=height)
     fig.update_xaxes(title_text="optimiser step")
-    fig.update_yaxes(title_text="cross-entropy (nats)", type="log", row=1, col=1)
+    log_axis(fig, "y", title_text="cross-entropy (nats)", row=1, col=1)
     fig.update_yaxes(title_text="accuracy (fraction)", range=[0, 1.02], row=1, col=2)
     return fig
 
