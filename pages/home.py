@@ -5,7 +5,7 @@ import ui
 
 from georesolver_core.device import device_label
 from georesolver_core.viz.claims import claim_figure
-from georesolver_core.viz.home import QUERY_PLACES, arc_example, arc_figure
+from georesolver_core.viz.home import LABELS_UP_TO, QUERY_PLACES, arc_example, arc_figure
 
 ui.page_header(
     "GeoResolver Explorer",
@@ -66,7 +66,8 @@ def arc_lab() -> None:
     st.caption(
         "Left: keys drawn in R^2. Middle: the same keys mapped into the disk by x = 0.9 tanh(|z|) z/|z|; arcs are "
         "hyperbolic geodesics. Right: inverse stereographic projection onto S^2; arcs are great circles. "
-        "Marker area and line width show each key's weight for the query."
+        "Marker area and line width show each key's weight for the query. Keys are labelled k1, k2, ... up to "
+        f"{LABELS_UP_TO} keys; with more, the labels would overlap: hover a marker for its name and weight."
     )
     ui.download_json(
         "Download the points and weights (JSON)",

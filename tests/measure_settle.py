@@ -1,6 +1,6 @@
 """Settle time of Home and Attention after a slider move, in headless Chromium (a measurement, not a test).
 
-    python tests/measure_settle.py [--moves 7]
+    python tests/measure_settle.py [--moves 7] [--pages home attention]
 
 Serves `streamlit run app` on 127.0.0.1, opens each page, moves its eps slider one stop with the
 keyboard and times until the figure shows the new eps in its title (server rerun + transfer + plotly
@@ -62,6 +62,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--moves", type=int, default=7)
+    ap.add_argument("--pages", nargs="+", choices=[url or "home" for url, _, _ in PAGES], help="default: all")
     args = ap.parse_args()
     port = _free_port()
     proc = subprocess.Popen(
@@ -91,6 +92,8 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             for url, label, selector in PAGES:
+                if args.pages and (url or "home") not in args.pages:
+                    continue
                 samples = measure(base, browser, url, label, selector, args.moves)
                 print(
                     f"{url or 'home'}: median {statistics.median(samples):.2f} s over {len(samples)} moves "

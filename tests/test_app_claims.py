@@ -130,3 +130,13 @@ def test_claims_measured_on_another_page_are_not_measured_again(at):
     assert not any(RUNS_AFTER_ATTENTION.get(k) for k in (ORPHAN, BROKEN))  # not shown on Attention
     # The Claims page measured only what Attention had not: the orphan once, the broken one once (it raised).
     assert RUNS_AFTER_CLAIMS == {**{k: 1 for k in attention}, ORPHAN: 1, BROKEN: 1}
+
+
+def test_the_table_shows_the_reader_columns_and_each_statement_is_printed_once(at):
+    # on screen: no statement column (too wide at 1400 px); the data, and so the CSV, keep every column
+    shown = list(at.dataframe[0].proto.column_order)
+    assert "statement" not in shown and {"key", "section", "verdict", "link"} <= set(shown)
+    assert "statement" in _table(at).columns
+    for key in ("thm3-effective-rank", ORPHAN):
+        statement = CLAIMS[key].statement
+        assert sum(statement in m.value for m in at.markdown) == 1, key

@@ -64,8 +64,9 @@ def test_long_texts_are_wrapped_to_fit_a_half_width_column():
     section = "Theorem 1 (section 2.3), softmax side"
     fig = claim_figure(_result(5, section=section, verdict="holds only under conditions"), height=320)
     title_lines = fig.layout.title.text.split("<br>")
-    assert len(title_lines) == 2 and all(len(line) <= viz.TITLE_CHARS for line in title_lines)
-    assert " ".join(title_lines) == f"{section}: holds only under conditions"
+    assert len(title_lines) == 3 and all(len(line) <= viz.TITLE_CHARS for line in title_lines)
+    assert title_lines[0] == "test-claim"  # the key names the claim: several share a section
+    assert " ".join(title_lines[1:]) == f"{section}: holds only under conditions"
     for trace in fig.data:
         assert all(len(line) <= viz.LEGEND_CHARS for line in trace.name.split("<br>"))
     assert " ".join(fig.data[2].name.split("<br>")) == LONG_NAME
@@ -74,6 +75,19 @@ def test_long_texts_are_wrapped_to_fit_a_half_width_column():
     # Two extra title lines make the figure taller by as much.
     one_line = claim_figure(_result(5), height=320)
     assert fig.layout.height - one_line.layout.height == viz.TITLE_LINE_PX
+
+
+def test_claims_that_share_a_section_get_titles_that_name_their_geometry():
+    section = "Exact-retrieval lemma (section 2.3) / Lemma 5.1(a)"
+    titles = {
+        geo: claim_figure(
+            _result(1, section=section, verdict="holds") | {"key": f"lemma2.3-exact-retrieval-{geo}"}
+        ).layout.title.text.replace("<br>", " ")
+        for geo in ("euclidean", "poincare", "sphere")
+    }
+    assert len(set(titles.values())) == 3
+    for geo, title in titles.items():
+        assert geo in title and title.endswith(f"{section}: holds"), title
 
 
 def test_extra_series_of_another_length_are_left_out_and_axes_follow_the_result():

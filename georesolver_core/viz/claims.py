@@ -14,6 +14,7 @@ from georesolver_core.viz.style import VERDICT_COLORS, base_layout
 NARROW_PLOT_PX = 280
 TITLE_CHARS = 40  # a 17 px title line of 40 characters is about 330 px wide
 TITLE_LINE_PX = 22  # height of one line of the title
+TITLE_LINES = 2  # the lines a title usually takes, allowed for in ``height``: the key; the section and verdict
 LABEL_CHARS = 36  # axis titles (14 px)
 LEGEND_CHARS = 36  # legend entries (12 px)
 LEGEND_CHAR_PX = 6.5  # mean width of a character of 12 px legend text
@@ -46,10 +47,12 @@ def legend_rows(names: list[str], width_px: int = NARROW_PLOT_PX) -> list[int]:
 def claim_figure(result: dict, height: int = 360) -> go.Figure:
     """Measured (markers + line) vs bound (dashed) across the claim's sweep; extra series dotted.
 
-    ``result`` is one entry of ``claims.run_all()`` (or ``run_claim``). ``height`` is the figure's height
-    without its legend and with a one-line title. The legend sits in a horizontal band at the bottom of the
-    figure, below the x-axis title, and the figure grows by the legend's rows and the title's extra lines:
-    neither the title nor the plot is covered, and the plot keeps its height whatever the number of series.
+    ``result`` is one entry of ``claims.run_all()`` (or ``run_claim``). The title names the claim by its key,
+    then its paper section and verdict. ``height`` is the figure's height without its legend and with a
+    two-line title (a key and a section that fit one line each). The legend sits in a horizontal band at the
+    bottom of the figure, below the x-axis title, and the figure grows by the legend's rows and the title's
+    extra lines: neither the title nor the plot is covered, and the plot keeps its height whatever the
+    number of series.
     """
     color = VERDICT_COLORS.get(result["verdict"], "#333333")
     fig = go.Figure()
@@ -78,8 +81,12 @@ def claim_figure(result: dict, height: int = 360) -> go.Figure:
                     line=dict(dash="dot"),
                 )
             )
-    title = wrap_text(f"{result['section']}: {result['verdict']}", TITLE_CHARS)
-    title_px = TITLE_LINE_PX * (title.count("<br>") + 1)
+    # Several claims share a section (the exact-retrieval lemma in three geometries, Theorem 2 for IDA and
+    # softmax): the key names the claim, its geometry or kernel, and is what the claims table lists.
+    title = "<br>".join(
+        wrap_text(text, TITLE_CHARS) for text in (result["key"], f"{result['section']}: {result['verdict']}")
+    )
+    extra_title_px = TITLE_LINE_PX * (title.count("<br>") + 1 - TITLE_LINES)
     legend_px = sum(
         LEGEND_LINE_PX * lines + LEGEND_ROW_PAD_PX for lines in legend_rows([t.name for t in fig.data])
     )
@@ -88,7 +95,7 @@ def claim_figure(result: dict, height: int = 360) -> go.Figure:
         title,
         wrap_text(result["x_label"], LABEL_CHARS),
         wrap_text(result["y_label"], LABEL_CHARS),
-        height + (title_px - TITLE_LINE_PX) + legend_px,
+        height + extra_title_px + legend_px,
     )
     fig.update_layout(
         # base_layout puts the legend above the plot, where the title is. At the bottom of the container, a
@@ -111,8 +118,17 @@ def claim_figure(result: dict, height: int = 360) -> go.Figure:
         # container's bottom band instead, and that extra margin would squeeze the plot up into the title.
         margin=dict(t=50, b=50),
     )
-    if result.get("log_x"):
-        fig.update_xaxes(type="log")
-    if result.get("log_y"):
-        fig.update_yaxes(type="log")
+    for axis in ("x", "y"):
+        if result.get(f"log_{axis}"):
+            _log_axis(fig, axis)
     return fig
+
+
+def _log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
+    """A logarithmic ``axis`` ("x" or "y") on every subplot of ``fig``, with any further axis settings.
+
+    Stands in for ``georesolver_core.viz.style.log_axis`` (same signature) until that shared helper exists.
+    """
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y' (got {axis!r})")
+    getattr(fig, f"update_{axis}axes")(type="log", **update_kwargs)

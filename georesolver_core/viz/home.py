@@ -7,6 +7,7 @@ a great-circle arc): the arc Euclidean -> hyperbolic -> spherical of the paper i
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +20,15 @@ from georesolver_core.geometry import geodesic, stereographic_map, to_ball
 from georesolver_core.validate import check_eps, check_positive_int
 from georesolver_core.viz.style import GEOMETRY_COLORS, equal_aspect, sphere_surface, unit_disk_shapes
 
-PANELS = (("euclidean", "Plane R^2"), ("poincare", "Poincaré disk (curvature -1)"), ("sphere", "Sphere S^2"))
+# geometry, panel title, the panel's axes (the references plotly's subplots use)
+PANELS = (
+    ("euclidean", "Plane R^2", dict(xaxis="x", yaxis="y")),
+    ("poincare", "Poincaré disk (curvature -1)", dict(xaxis="x2", yaxis="y2")),
+    ("sphere", "Sphere S^2", dict(scene="scene")),
+)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ArcExample:
     """Points of each geometry (rows: query first, then keys), weights per geometry, geodesic polylines."""
 
@@ -61,123 +67,105 @@ def arc_example(
     return ArcExample({k: v.numpy() for k, v in pts.items()}, weights, arcs, eps)
 
 
+LABELS_UP_TO = 7  # key labels k1, k2, ... are drawn up to this many keys; from 8 on they run into each other
+SPHERE_MESH = 24  # points around the sphere's equator: a coarse mesh redraws quickly and still reads as a sphere
+
+
 def _size(w: np.ndarray) -> np.ndarray:
     """Marker diameter: area proportional to the weight, from 6 px (weight 0) to 40 px (weight 1)."""
     return 6 + 34 * np.sqrt(np.clip(w, 0, 1))
 
 
-def arc_figure(ex: ArcExample) -> go.Figure:
-    """Three panels; marker area ~ IDA weight, hover shows the exact weight."""
+@functools.cache
+def _sphere() -> dict:
+    """The translucent unit sphere under the sphere panel: the same on every move, so built once."""
+    return sphere_surface(n=SPHERE_MESH).to_plotly_json()
+
+
+def _through(p: np.ndarray, **style) -> dict:
+    """A scatter trace through the rows of ``p`` (m, 2) or (m, 3): 2-D in the plane and the disk, 3-D on the sphere.
+
+    A plain dict: the figure validates all its traces at once, which is several times faster than one
+    ``go.Scatter`` per trace (the figure is rebuilt on every slider move).
+    """
+    if p.shape[1] == 3:
+        return dict(type="scatter3d", x=p[:, 0], y=p[:, 1], z=p[:, 2], **style)
+    return dict(type="scatter", x=p[:, 0], y=p[:, 1], **style)
+
+
+def _panel(ex: ArcExample, geo: str) -> list[dict]:
+    """One geometry's traces: the query-key geodesics (width ~ weight), the keys (area ~ weight), the query."""
+    p, w, color = ex.points[geo], ex.weights[geo], GEOMETRY_COLORS[geo]
+    on_sphere = geo == "sphere"
+    labels = [f"k{j + 1}" for j in range(len(w))]
+    text = dict(mode="markers+text", text=labels) if len(w) <= LABELS_UP_TO else dict(mode="markers")
+    if on_sphere:
+        # 3-D marker sizes render smaller than 2-D ones at the same number: 0.8 keeps them comparable
+        key_marker = dict(size=0.8 * _size(w), color=color, line=dict(width=0))
+        query_marker = dict(size=7, color="black", symbol="diamond")
+    else:
+        key_marker = dict(size=_size(w), color=color, opacity=0.8)
+        query_marker = dict(size=12, color="black", symbol="x")
+        text["textposition"] = "top center"
+    arcs = [
+        _through(
+            arc, mode="lines", line=dict(color=color, width=1 + 5 * float(wj)), showlegend=False, hoverinfo="skip"
+        )
+        for arc, wj in zip(ex.arcs[geo], w, strict=True)
+    ]
+    keys = _through(
+        p[1:],
+        **text,
+        marker=key_marker,
+        hovertext=[f"key {lab}<br>IDA weight {wj:.3f}" for lab, wj in zip(labels, w, strict=True)],
+        hoverinfo="text",
+        name=f"keys ({geo})",
+        showlegend=False,
+    )
+    query = _through(
+        p[:1], mode="markers", marker=query_marker, name="query", showlegend=geo == "euclidean", hoverinfo="name"
+    )
+    surface = [_sphere()] if on_sphere else []
+    return arcs + surface + [keys, query]
+
+
+@functools.cache
+def _panels_layout() -> dict:
+    """The three panels' axes, scene and subplot titles (plotly's ``make_subplots``) on the white template.
+
+    The same on every move and slow to build (the template alone is a deep copy), so built once; callers
+    copy what they change.
+    """
     fig = make_subplots(
         rows=1,
         cols=3,
         specs=[[{"type": "xy"}, {"type": "xy"}, {"type": "scene"}]],
-        subplot_titles=[title for _, title in PANELS],
+        subplot_titles=[title for _, title, _ in PANELS],
         horizontal_spacing=0.06,
     )
-    for col, (geo, _) in enumerate(PANELS, start=1):
-        p, w, color = ex.points[geo], ex.weights[geo], GEOMETRY_COLORS[geo]
-        labels = [f"k{j + 1}" for j in range(len(w))]
-        hover = [f"key {lab}<br>IDA weight {wj:.3f}" for lab, wj in zip(labels, w, strict=True)]
-        for j, arc in enumerate(ex.arcs[geo]):
-            line = dict(color=color, width=1 + 5 * float(w[j]))
-            if geo == "sphere":
-                fig.add_trace(
-                    go.Scatter3d(
-                        x=arc[:, 0],
-                        y=arc[:, 1],
-                        z=arc[:, 2],
-                        mode="lines",
-                        line=line,
-                        showlegend=False,
-                        hoverinfo="skip",
-                    ),
-                    row=1,
-                    col=col,
-                )
-            else:
-                fig.add_trace(
-                    go.Scatter(
-                        x=arc[:, 0], y=arc[:, 1], mode="lines", line=line, showlegend=False, hoverinfo="skip"
-                    ),
-                    row=1,
-                    col=col,
-                )
-        if geo == "sphere":
-            fig.add_trace(sphere_surface(n=24), row=1, col=col)  # a coarse mesh redraws quickly
-            fig.add_trace(
-                go.Scatter3d(
-                    x=p[1:, 0],
-                    y=p[1:, 1],
-                    z=p[1:, 2],
-                    mode="markers+text",
-                    text=labels,
-                    # 3-D marker sizes render smaller than 2-D ones at the same number: 0.8 keeps them comparable
-                    marker=dict(size=0.8 * _size(w), color=color, line=dict(width=0)),
-                    hovertext=hover,
-                    hoverinfo="text",
-                    name="keys (sphere)",
-                    showlegend=False,
-                ),
-                row=1,
-                col=col,
-            )
-            fig.add_trace(
-                go.Scatter3d(
-                    x=p[:1, 0],
-                    y=p[:1, 1],
-                    z=p[:1, 2],
-                    mode="markers",
-                    marker=dict(size=7, color="black", symbol="diamond"),
-                    name="query",
-                    showlegend=False,
-                    hoverinfo="name",
-                ),
-                row=1,
-                col=col,
-            )
-        else:
-            fig.add_trace(
-                go.Scatter(
-                    x=p[1:, 0],
-                    y=p[1:, 1],
-                    mode="markers+text",
-                    text=labels,
-                    textposition="top center",
-                    marker=dict(size=_size(w), color=color, opacity=0.8),
-                    hovertext=hover,
-                    hoverinfo="text",
-                    name=f"keys ({geo})",
-                    showlegend=False,
-                ),
-                row=1,
-                col=col,
-            )
-            fig.add_trace(
-                go.Scatter(
-                    x=p[:1, 0],
-                    y=p[:1, 1],
-                    mode="markers",
-                    marker=dict(size=12, color="black", symbol="x"),
-                    name="query",
-                    showlegend=col == 1,
-                    hoverinfo="name",
-                ),
-                row=1,
-                col=col,
-            )
-    lim = float(np.abs(ex.points["euclidean"]).max()) * 1.15
-    equal_aspect(fig, lim)
-    fig.update_xaxes(range=[-1.05, 1.05], row=1, col=2)
-    fig.update_yaxes(range=[-1.05, 1.05], scaleanchor="x2", row=1, col=2)
-    fig.update_yaxes(scaleanchor="x", row=1, col=1)
-    for shape in unit_disk_shapes():
-        fig.add_shape(**shape, row=1, col=2)
-    fig.update_layout(
-        template="plotly_white",
+    fig.update_layout(template="plotly_white")
+    layout = fig.layout.to_plotly_json()
+    # The template's trace defaults cover two dozen trace types; validating them took half the figure's
+    # build time (here and again in st.plotly_chart). Only the three types drawn here keep theirs.
+    template = layout["template"]
+    template["data"] = {kind: template["data"][kind] for kind in ("scatter", "scatter3d", "surface")}
+    return layout
+
+
+def arc_figure(ex: ArcExample) -> go.Figure:
+    """Three panels; marker area ~ IDA weight, hover shows the exact weight.
+
+    The figure is rebuilt on every slider move, so it is assembled as plain dicts and validated once by
+    ``go.Figure``: a tenth of the time of ``make_subplots`` and one ``add_trace`` per trace.
+    """
+    panels = _panels_layout()
+    layout = dict(
+        panels,
         height=420,
         margin=dict(l=10, r=10, t=70, b=30),
+        shapes=[dict(shape, xref="x2", yref="y2") for shape in unit_disk_shapes()],
         scene=dict(
+            panels["scene"],
             aspectmode="cube",
             xaxis_title="x",
             yaxis_title="y",
@@ -186,4 +174,9 @@ def arc_figure(ex: ArcExample) -> go.Figure:
         ),
         title=f"One query (x/diamond), {len(ex.weights['euclidean'])} keys; marker size = IDA weight, eps = {ex.eps:g}",
     )
+    traces = [dict(trace, **axes) for geo, _, axes in PANELS for trace in _panel(ex, geo)]
+    fig = go.Figure(data=traces, layout=layout)
+    equal_aspect(fig, float(np.abs(ex.points["euclidean"]).max()) * 1.15)
+    fig.layout.xaxis2.range = fig.layout.yaxis2.range = [-1.05, 1.05]  # the disk and a little room
+    fig.layout.yaxis2.scaleanchor = "x2"
     return fig
