@@ -6,7 +6,7 @@ import textwrap
 
 import plotly.graph_objects as go
 
-from georesolver_core.viz.style import VERDICT_COLORS, base_layout
+from georesolver_core.viz.style import VERDICT_COLORS, base_layout, log_axis
 
 # Claim figures are drawn down to half-width columns (Attention and Landscapes pages): about 360 px wide,
 # of which base_layout's margins (60 px left, 20 px right) leave 280 px to the plot and to a legend below it.
@@ -120,15 +120,5 @@ def claim_figure(result: dict, height: int = 360) -> go.Figure:
     )
     for axis in ("x", "y"):
         if result.get(f"log_{axis}"):
-            _log_axis(fig, axis)
+            log_axis(fig, axis)
     return fig
-
-
-def _log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
-    """A logarithmic ``axis`` ("x" or "y") on every subplot of ``fig``, with any further axis settings.
-
-    Stands in for ``georesolver_core.viz.style.log_axis`` (same signature) until that shared helper exists.
-    """
-    if axis not in ("x", "y"):
-        raise ValueError(f"axis must be 'x' or 'y' (got {axis!r})")
-    getattr(fig, f"update_{axis}axes")(type="log", **update_kwargs)
