@@ -61,11 +61,25 @@ def arc_lab() -> None:
         help="On k1, lowering eps gives k1 all the weight (exact retrieval). At a random point the weights "
         "tend to 1/d^2: the nearest key gets the most, not all.",
     )
+    sphere_3d = st.toggle(
+        "Turn the sphere in 3-D",
+        False,
+        key="home_sphere_3d",
+        bind="query-params",
+        help="Drag to rotate the sphere. A 3-D view takes the browser about twice as long to redraw after each "
+        "slider move; the flat picture shows the same globe from the same eye.",
+    )
     ex = _example(n_keys, eps, s.seed, spread, query or places[0])
-    ui.chart(arc_figure(ex), key="home_arc_fig")
+    ui.chart(arc_figure(ex, sphere_3d), key="home_arc_fig")
+    sphere_view = (
+        "drag it to turn it"
+        if sphere_3d
+        else "seen from one side: the near hemisphere solid, the far one faint and dotted"
+    )
     st.caption(
         "Left: keys drawn in R^2. Middle: the same keys mapped into the disk by x = 0.9 tanh(|z|) z/|z|; arcs are "
-        "hyperbolic geodesics. Right: inverse stereographic projection onto S^2; arcs are great circles. "
+        f"hyperbolic geodesics. Right: inverse stereographic projection onto S^2 ({sphere_view}); arcs are "
+        "great circles. "
         "Marker area and line width show each key's weight for the query. Keys are labelled k1, k2, ... up to "
         f"{LABELS_UP_TO} keys; with more, the labels would overlap: hover a marker for its name and weight."
     )

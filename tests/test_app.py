@@ -54,12 +54,14 @@ def test_shared_settings_extremes(dtype):
 
 def test_home_widgets_at_extremes():
     at = _app()
-    for n_keys, eps, spread in [(1, 1e-4, 0.2), (12, 10.0, 3.0)]:
+    for n_keys, eps, spread, sphere_3d in [(1, 1e-4, 0.2, False), (12, 10.0, 3.0, True), (12, 1e-4, 3.0, False)]:
         at.slider(key="home_n_keys").set_value(n_keys)
         at.select_slider(key="home_eps").set_value(eps)
         at.slider(key="home_spread").set_value(spread)
+        at.toggle(key="home_sphere_3d").set_value(sphere_3d)
         at.run()
         assert not at.exception, [e.value for e in at.exception]
+        assert ("drag it to turn it" in " ".join(c.value for c in at.caption)) == sphere_3d
 
 
 def test_reset_button_restores_defaults():

@@ -26,6 +26,8 @@ PANELS = (
     ("poincare", "Poincaré disk (curvature -1)", dict(xaxis="x2", yaxis="y2")),
     ("sphere", "Sphere S^2", dict(scene="scene")),
 )
+FLAT_SPHERE_AXES = dict(xaxis="x3", yaxis="y3")  # the sphere panel drawn as a picture of the globe (the default)
+EYE = np.array([1.7, 1.7, 1.1])  # the sphere seen from here when the points spread all round it
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,94 @@ def _through(p: np.ndarray, **style) -> dict:
     return dict(type="scatter", x=p[:, 0], y=p[:, 1], **style)
 
 
-def _panel(ex: ArcExample, geo: str) -> list[dict]:
+def view_direction(points: np.ndarray) -> np.ndarray:
+    """Unit vector from the sphere's centre towards the viewer: towards the mean of ``points`` (m, 3), so that
+    the query and its keys face the viewer; EYE's direction when they spread all round (mean near 0)."""
+    mean = points.mean(0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm > 0.2 else EYE / np.linalg.norm(EYE)
+
+
+def _screen_basis(toward: np.ndarray) -> np.ndarray:
+    """Rows: the screen's right and up directions and ``toward`` (the unit vector towards the viewer), for a
+    camera looking at the origin with z up, as plotly's 3-D camera does (y up when looking along z). (3, 3)."""
+    up = np.array([0.0, 0.0, 1.0]) if abs(toward[2]) < 0.99 else np.array([0.0, 1.0, 0.0])
+    right = np.cross(up, toward)
+    right /= np.linalg.norm(right)
+    return np.stack([right, np.cross(toward, right), toward])
+
+
+def project_sphere(p: np.ndarray, toward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Orthographic picture of points on S^2 seen from the unit direction ``toward``: screen coordinates
+    (m, 2) and depth (m,). depth > 0 is the near hemisphere; the sphere's outline is the screen's unit circle.
+    """
+    screen = p @ _screen_basis(toward).T  # (m, 3): right, up, towards the viewer
+    return screen[:, :2], screen[:, 2]
+
+
+def _near_far(p: np.ndarray, toward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A polyline on S^2 as two screen polylines (m, 2): its near part and its far part (NaN elsewhere)."""
+    xy, depth = project_sphere(p, toward)
+    near, far = xy.copy(), xy.copy()
+    near[depth < 0] = np.nan
+    far[depth >= 0] = np.nan
+    return near, far
+
+
+def _flat_sphere(ex: ArcExample, w: np.ndarray, labels: list[str], text: dict) -> list[dict]:
+    """The sphere panel as a 2-D picture of the globe: near side solid, far side faint.
+
+    A browser draws it several times faster than a 3-D scene (which it rebuilds on every slider move);
+    the 3-D view stays one toggle away.
+    """
+    color, toward = GEOMETRY_COLORS["sphere"], view_direction(ex.points["sphere"])
+    grid = np.stack([_sphere()[axis] for axis in "xyz"], 1)  # (rows, 3), NaN rows between circles
+    grid_near, grid_far = _near_far(grid, toward)
+    traces = [
+        _through(grid_far, mode="lines", line=dict(color="#e4e4e4", width=1, dash="dot"), hoverinfo="skip"),
+        _through(grid_near, mode="lines", line=dict(color="#c8c8c8", width=1), hoverinfo="skip"),
+    ]
+    for arc, wj in zip(ex.arcs["sphere"], w, strict=True):
+        near, far = _near_far(arc, toward)
+        width = 1 + 5 * float(wj)
+        traces += [
+            _through(
+                far, mode="lines", line=dict(color=color, width=width, dash="dot"), opacity=0.45, hoverinfo="skip"
+            ),
+            _through(near, mode="lines", line=dict(color=color, width=width), hoverinfo="skip"),
+        ]
+    xy, depth = project_sphere(ex.points["sphere"], toward)
+    side = ["near side" if d >= 0 else "far side" for d in depth[1:]]
+    keys = _through(
+        xy[1:],
+        **text,
+        textposition="top center",
+        marker=dict(size=_size(w), color=color, opacity=np.where(depth[1:] >= 0, 0.85, 0.3)),
+        hovertext=[f"key {lab} ({s})<br>IDA weight {wj:.3f}" for lab, s, wj in zip(labels, side, w, strict=True)],
+        hoverinfo="text",
+        name="keys (sphere)",
+    )
+    query = _through(
+        xy[:1],
+        mode="markers",
+        marker=dict(size=12, color="black", symbol="x", opacity=1.0 if depth[0] >= 0 else 0.35),
+        name="query",
+        hoverinfo="name",
+    )
+    return [dict(t, showlegend=False) for t in traces] + [
+        dict(keys, showlegend=False),
+        dict(query, showlegend=False),
+    ]
+
+
+def _panel(ex: ArcExample, geo: str, sphere_3d: bool = False) -> list[dict]:
     """One geometry's traces: the query-key geodesics (width ~ weight), the keys (area ~ weight), the query."""
     p, w, color = ex.points[geo], ex.weights[geo], GEOMETRY_COLORS[geo]
     on_sphere = geo == "sphere"
     labels = [f"k{j + 1}" for j in range(len(w))]
     text = dict(mode="markers+text", text=labels) if len(w) <= LABELS_UP_TO else dict(mode="markers")
+    if on_sphere and not sphere_3d:
+        return _flat_sphere(ex, w, labels, text)
     if on_sphere:
         # 3-D marker sizes render smaller than 2-D ones at the same number: 0.8 keeps them comparable
         key_marker = dict(size=0.8 * _size(w), color=color, line=dict(width=0))
@@ -133,53 +217,69 @@ def _panel(ex: ArcExample, geo: str) -> list[dict]:
 
 
 @functools.cache
-def _panels_layout() -> dict:
+def _panels_layout(sphere_3d: bool) -> dict:
     """The three panels' axes, scene and subplot titles (plotly's ``make_subplots``) on the white template.
 
-    The same on every move and slow to build (the template alone is a deep copy), so built once; callers
-    copy what they change.
+    The same on every move and slow to build (the template alone is a deep copy), so built once per sphere
+    view; callers copy what they change.
     """
     fig = make_subplots(
         rows=1,
         cols=3,
-        specs=[[{"type": "xy"}, {"type": "xy"}, {"type": "scene"}]],
+        specs=[[{"type": "xy"}, {"type": "xy"}, {"type": "scene" if sphere_3d else "xy"}]],
         subplot_titles=[title for _, title, _ in PANELS],
         horizontal_spacing=0.06,
     )
     fig.update_layout(template="plotly_white")
     layout = fig.layout.to_plotly_json()
     # The template's trace defaults cover two dozen trace types; validating them took half the figure's
-    # build time (here and again in st.plotly_chart). Only the three types drawn here keep theirs.
+    # build time (here and again in st.plotly_chart). Only the types drawn here keep theirs.
     template = layout["template"]
     template["data"] = {kind: template["data"][kind] for kind in ("scatter", "scatter3d")}
     return layout
 
 
-def arc_figure(ex: ArcExample) -> go.Figure:
+def arc_figure(ex: ArcExample, sphere_3d: bool = False) -> go.Figure:
     """Three panels; marker area ~ IDA weight, hover shows the exact weight.
 
+    ``sphere_3d``: the sphere as a 3-D scene to turn with the mouse; by default a picture of the globe seen
+    from the same eye (near side solid, far side faint), which a browser redraws several times faster.
     The figure is rebuilt on every slider move, so it is assembled as plain dicts and validated once by
     ``go.Figure``: a tenth of the time of ``make_subplots`` and one ``add_trace`` per trace.
     """
-    panels = _panels_layout()
+    panels = _panels_layout(sphere_3d)
     layout = dict(
         panels,
         height=420,
         margin=dict(l=10, r=10, t=70, b=30),
         shapes=[dict(shape, xref="x2", yref="y2") for shape in unit_disk_shapes()],
-        scene=dict(
+        title=f"One query (x/diamond), {len(ex.weights['euclidean'])} keys; marker size = IDA weight, eps = {ex.eps:g}",
+    )
+    if sphere_3d:
+        layout["scene"] = dict(
             panels["scene"],
             aspectmode="cube",
             xaxis_title="x",
             yaxis_title="y",
             zaxis_title="z",
-            camera=dict(eye=dict(x=1.7, y=1.7, z=1.1)),  # far enough that the axis titles fit
-        ),
-        title=f"One query (x/diamond), {len(ex.weights['euclidean'])} keys; marker size = IDA weight, eps = {ex.eps:g}",
-    )
-    traces = [dict(trace, **axes) for geo, _, axes in PANELS for trace in _panel(ex, geo)]
+            # facing the query and its keys, as the flat picture does; 2.1 from the centre: the axis titles fit
+            camera=dict(eye=dict(zip("xyz", (2.1 * view_direction(ex.points["sphere"])).tolist(), strict=True))),
+        )
+    else:  # the globe's outline, with the same scale on both axes
+        layout["shapes"] += [
+            dict(shape, xref="x3", yref="y3", line=dict(color="gray", width=1.5)) for shape in unit_disk_shapes()
+        ]
+    sphere_axes = PANELS[2][2] if sphere_3d else FLAT_SPHERE_AXES
+    traces = [
+        dict(trace, **(sphere_axes if geo == "sphere" else axes))
+        for geo, _, axes in PANELS
+        for trace in _panel(ex, geo, sphere_3d)
+    ]
     fig = go.Figure(data=traces, layout=layout)
     equal_aspect(fig, float(np.abs(ex.points["euclidean"]).max()) * 1.15)
     fig.layout.xaxis2.range = fig.layout.yaxis2.range = [-1.05, 1.05]  # the disk and a little room
     fig.layout.yaxis2.scaleanchor = "x2"
+    if not sphere_3d:
+        fig.layout.xaxis3.update(range=[-1.05, 1.05], visible=False)
+        fig.layout.yaxis3.update(range=[-1.05, 1.05], visible=False, scaleanchor="x3")
     return fig
