@@ -158,7 +158,8 @@ with left:
         False,
         key="emb_names",
         bind="query-params",
-        help=f"Up to {MAX_LABELS} nodes; hovering a point always shows its name.",
+        help=f"The top levels of the tree, at most {MAX_LABELS} names (deeper levels crowd at the rim); "
+        "hovering a point always shows its name.",
     )
     st.toggle(
         "Draw with the root at the centre",
