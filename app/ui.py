@@ -18,7 +18,7 @@ import torch
 from streamlit.errors import StreamlitAPIException
 
 from georesolver_core.attention.layer import ATTENTION
-from georesolver_core.claims import FAILS, run_claim
+from georesolver_core.claims import CLAIMS, FAILS, run_claim
 from georesolver_core.device import DTYPES, device_label
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.viz.style import presentation
@@ -252,20 +252,36 @@ def kernel_picker(
 
 def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:
     """The verdict box for these claims, and each claim's measurement behind a toggle."""
-    from georesolver_core.viz.claims import claim_figure
-
     if not enabled:
         st.caption("The paper's claims for this view are switched off at the top of the page.")
         return
     results = measure_claims(keys)
     theory_box(results)
     if st.toggle("Show the measurements behind the verdicts", key=f"{prefix}_claims_show"):
-        cols = st.columns(2)
-        for i, r in enumerate(results):
-            with cols[i % 2].container(border=True):
-                chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
-                (st.error if r["verdict"] == FAILS else st.caption)(r["summary"])
+        claims_grid(results, prefix)
     download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
+
+
+def page_claims(page: str, prefix: str) -> list[dict]:
+    """Every claim shown on ``page`` (its url path): measured, the verdict box, their figures, a JSON download."""
+    results = measure_claims([key for key, claim in CLAIMS.items() if claim.page == page])
+    theory_box(results)
+    claims_grid(results, prefix)
+    download_json("Download the claims' data (JSON)", results, f"{page}_claims.json", f"{prefix}_claims_dl")
+    return results
+
+
+def claims_grid(results: list[dict], prefix: str) -> None:
+    """Each claim's measurement against its bound, two to a row. The statements and summaries are in the
+    verdict box above; a failed claim repeats its counter-example in red under its figure."""
+    from georesolver_core.viz.claims import claim_figure
+
+    cols = st.columns(2)
+    for i, r in enumerate(results):
+        with cols[i % 2].container(border=True):
+            chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
+            if r["verdict"] == FAILS:
+                st.error(f"Contradicted by the measurement. {r['summary']}")
 
 
 @st.cache_data(show_spinner=False)

@@ -7,7 +7,7 @@ import ui
 
 from georesolver_core.attention.diagnostics import QUERY_MODES, attention_lab
 from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.claims import CLAIMS, FAILS, HOLDS
+from georesolver_core.claims import HOLDS
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.viz.attention import (
@@ -18,7 +18,6 @@ from georesolver_core.viz.attention import (
     weights_bars,
     weights_heatmap,
 )
-from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import KERNEL_COLORS
 
 N_MAX, D_MAX = 256, 64
@@ -267,15 +266,4 @@ show_claims = st.toggle("Show the claims' panels", value=True, key="att_claims",
 
 
 if show_claims:
-    results = ui.measure_claims([k for k, claim in CLAIMS.items() if claim.page == "attention"])
-    ui.theory_box(results)
-    cols = st.columns(2)
-    for i, r in enumerate(results):
-        with cols[i % 2].container(border=True):
-            st.markdown(
-                f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
-            )
-            ui.chart(claim_figure(r, height=320), key=f"att_claim_{r['key']}")
-            if r["verdict"] == FAILS:  # the counter-example, plainly; margins of the others are in the box above
-                st.error(f"Contradicted by the measurement. {r['summary']}")
-    ui.download_json("Download the claims' data (JSON)", results, "attention_claims.json", "att_claims_dl")
+    ui.page_claims("attention", "att")

@@ -4,13 +4,11 @@ import streamlit as st
 import torch
 import ui
 
-from georesolver_core.claims import CLAIMS, FAILS
 from georesolver_core.compression import QUANTIZERS
 from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.lab import BASELINES, MODELS, compression_lab, memory_table, sweep_keys
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import DTYPES
-from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.compression import (
     METHOD_COLORS,
     attention_effect_figure,
@@ -183,15 +181,4 @@ if st.toggle("Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10;
 
 st.header("The paper's claims, measured")
 if st.toggle("Show the claims' panels", value=True, key="cmp_claims", bind="query-params"):
-    results = ui.measure_claims([k for k, claim in CLAIMS.items() if claim.page == "compression"])
-    ui.theory_box(results)
-    cols = st.columns(2)
-    for i, r in enumerate(results):
-        with cols[i % 2].container(border=True):
-            st.markdown(
-                f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
-            )
-            st.plotly_chart(claim_figure(r, height=320), key=f"cmp_claim_{r['key']}")
-            if r["verdict"] == FAILS:
-                st.error(f"Contradicted by the measurement. {r['summary']}")
-    ui.download_json("Download the claims' data (JSON)", results, "compression_claims.json", "cmp_claims_dl")
+    ui.page_claims("compression", "cmp")

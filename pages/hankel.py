@@ -4,7 +4,6 @@ import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.claims import CLAIMS, FAILS
 from georesolver_core.extras.hankel_measure import (
     decay_sweep,
     kernel_view,
@@ -13,7 +12,6 @@ from georesolver_core.extras.hankel_measure import (
     speedup_sweep,
 )
 from georesolver_core.theory.hankel import rank_rule, singular_value_bound
-from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.hankel import decay_figure, error_figure, kernel_figure, rank_figure, speed_figure
 
 EPS_LIST = (1e-2, 1e-3, 1e-4)
@@ -170,15 +168,4 @@ else:
 # --- Claims -------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")
 if st.toggle("Measure the claims (a few seconds)", key="hk_claims", bind="query-params"):
-    results = ui.measure_claims([k for k, c in CLAIMS.items() if c.page == "hankel"])
-    ui.theory_box(results)
-    cols = st.columns(2)
-    for i, r in enumerate(results):
-        with cols[i % 2].container(border=True):
-            st.markdown(
-                f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
-            )
-            st.plotly_chart(claim_figure(r, height=320), key=f"hk_claim_{r['key']}")
-            if r["verdict"] == FAILS:
-                st.error(f"Contradicted by the measurement. {r['summary']}")
-    ui.download_json("Download the claims' data (JSON)", results, "hankel_claims.json", "hk_claims_dl")
+    ui.page_claims("hankel", "hk")

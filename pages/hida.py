@@ -8,10 +8,7 @@ import ui
 from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
 from georesolver_core.attention.hida_scaling import LABELS, cost_scaling, judge_slopes
-from georesolver_core.claims import CLAIMS
 from georesolver_core.theory.hida import c_hida_regret_bound
-from georesolver_core.verdicts import FAILS
-from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.hida import (
     disk_figure,
     error_figure,
@@ -179,12 +176,4 @@ st.header("5. The paper's claims, measured")
 st.markdown("Theorems 5.4-5.6, Proposition 1 and what FP-HIDA's pattern does to exact retrieval. Each reruns "
             "its experiment (small sweeps, about a minute in all); verdicts are computed, not typed.")  # fmt: skip
 if st.toggle("Measure the claims", key="hida_claims", bind="query-params"):
-    results = ui.measure_claims([k for k, claim in CLAIMS.items() if claim.page == "hida"])
-    ui.theory_box(results)
-    cols = st.columns(2)
-    for i, r in enumerate(results):
-        with cols[i % 2].container(border=True):
-            st.plotly_chart(claim_figure(r, height=320), key=f"hida_claim_{r['key']}")
-            if r["verdict"] == FAILS:
-                st.error(f"Contradicted by the measurement. {r['summary']}")
-    ui.download_json("Download the claims' data (JSON)", results, "hida_claims.json", "hida_claims_dl")
+    ui.page_claims("hida", "hida")

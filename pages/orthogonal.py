@@ -4,7 +4,6 @@ import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.claims import CLAIMS, FAILS
 from georesolver_core.extras.orthogonal import KINDS
 from georesolver_core.extras.orthogonal_lab import norm_drift, operator_view
 from georesolver_core.extras.orthogonal_tasks import (
@@ -20,7 +19,6 @@ from georesolver_core.theory.orthogonal import (
     ddl_orthogonality_defect,
     hybrid_orthogonality_defect_bound,
 )
-from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.orthogonal import eigenvalue_figure, norm_drift_figure, operator_figure, training_figure
 
 ui.page_header(
@@ -177,17 +175,6 @@ else:
 # --- Claims ---------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")
 if st.toggle("Measure the claims (about 20 s: includes 3 negation runs)", key="orth_claims", bind="query-params"):
-    results_c = ui.measure_claims([k for k, c in CLAIMS.items() if c.page == "orthogonal"])
-    ui.theory_box(results_c)
-    cols = st.columns(2)
-    for i, r in enumerate(results_c):
-        with cols[i % 2].container(border=True):
-            st.markdown(
-                f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**  \n{r['statement']}"
-            )
-            st.plotly_chart(claim_figure(r, height=320), key=f"orth_claim_{r['key']}")
-            if r["verdict"] == FAILS:
-                st.error(f"Contradicted by the measurement. {r['summary']}")
-    ui.download_json("Download the claims' data (JSON)", results_c, "orthogonal_claims.json", "orth_claims_dl")
+    ui.page_claims("orthogonal", "orth")
 else:
     st.caption("`python -m georesolver_core claims --only orth-negation-gate` runs the full sweeps headless.")
