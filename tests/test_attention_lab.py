@@ -11,6 +11,7 @@ import torch
 
 from georesolver_core.attention import diagnostics as dg
 from georesolver_core.attention import ida_weights, softmax_weights
+from georesolver_core.attention import lipschitz as lip
 from georesolver_core.geometry import distance, pairwise_distance
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import FAILS, HOLDS
@@ -146,7 +147,7 @@ def test_query_jacobian_matches_finite_differences(kernel):
         torch.randn(10, 2, generator=g, dtype=torch.float64),
     )
     qs = torch.randn(4, 3, generator=g, dtype=torch.float64)
-    norms = dg.query_jacobian_norms(qs, k, v, kernel=kernel, eps=0.05)
+    norms = lip.query_jacobian_norms(qs, k, v, kernel=kernel, eps=0.05)
     for q, norm in zip(qs, norms, strict=True):
         if kernel == "ida":
             J = _fd_jacobian(lambda x: ida_weights(x[None], k, eps=0.05)[0] @ v, q)
@@ -162,10 +163,10 @@ def test_query_jacobian_obeys_the_n_independent_bounds(dtype_):
     for n in (2, 50, 400):
         k = torch.randn(n, 4, generator=g, dtype=torch.float64).to(dtype_)
         v = torch.randn(n, 4, generator=g, dtype=torch.float64).to(dtype_)
-        probes = dg.lipschitz_probe_queries(k, eps=0.01, generator=g)
+        probes = lip.lipschitz_probe_queries(k, eps=0.01, generator=g)
         v_max, k_max = float(v.norm(dim=-1).max()), float(k.norm(dim=-1).max())
-        ida = float(dg.query_jacobian_norms(probes, k, v, kernel="ida", eps=0.01).max())
-        soft = float(dg.query_jacobian_norms(probes, k, v, kernel="softmax").max())
+        ida = float(lip.query_jacobian_norms(probes, k, v, kernel="ida", eps=0.01).max())
+        soft = float(lip.query_jacobian_norms(probes, k, v, kernel="softmax").max())
         assert ida <= float(th.lipschitz_ida_sharp_bound(0.01, v_max)) * (1 + 1e-4)
         assert soft <= float(th.lipschitz_softmax_sharp_bound(4, v_max, k_max)) * (1 + 1e-4)
 
@@ -174,7 +175,7 @@ def test_query_jacobian_is_finite_at_a_key():
     """Self-attention evaluates q = k_j: the gradient there must be finite (and is 0 for IDA by symmetry)."""
     k = random_points("euclidean", 6, 3)
     v = torch.randn(6, 2, generator=_gen(), dtype=torch.float64)
-    norms = dg.query_jacobian_norms(k, k, v, kernel="ida", eps=1e-6)
+    norms = lip.query_jacobian_norms(k, k, v, kernel="ida", eps=1e-6)
     assert torch.isfinite(norms).all()
 
 

@@ -12,12 +12,8 @@ import pytest
 import torch
 
 from georesolver_core.attention import softmax_weights
-from georesolver_core.attention.diagnostics import (
-    clustered_points,
-    lipschitz_probe_queries,
-    query_jacobian_norms,
-    random_points,
-)
+from georesolver_core.attention.diagnostics import clustered_points, random_points
+from georesolver_core.attention.lipschitz import lipschitz_probe_queries, query_jacobian_norms
 from georesolver_core.claims import attention_search as search
 from georesolver_core.claims import run_claim
 from georesolver_core.landscape.hessian import hessian_spectrum

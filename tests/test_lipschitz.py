@@ -4,12 +4,14 @@ can never fall below the Jacobian norm at any query it was given or started from
 import pytest
 import torch
 
-from georesolver_core.attention.diagnostics import lipschitz_probe_queries, query_jacobian_norms, random_points
+from georesolver_core.attention.diagnostics import random_points
 from georesolver_core.attention.lipschitz import (
     KEY_LAYOUTS,
     Ascent,
     lipschitz_across_spread,
+    lipschitz_probe_queries,
     lipschitz_sweep,
+    query_jacobian_norms,
     sup_jacobian_norm,
 )
 

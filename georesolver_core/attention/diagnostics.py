@@ -1,9 +1,9 @@
 """Measurements on attention weights: the instruments the Attention lab and its claims use.
 
 Point samplers and query placement for the three geometries, the kernel matrix and its effective
-rank (section 2.7), nearest-neighbour radii (section 2.3), the query Jacobian of the attention
-output by autograd (Lemma 1, section 2.4), the orthogonal-keys instance and softmax width/norm
-searches (Theorem 1), and the eps sweep the page animates.
+rank (section 2.7), nearest-neighbour radii (section 2.3), the orthogonal-keys instance and softmax
+width/norm searches (Theorem 1), and the eps sweep the page animates. The query Jacobian of Lemma 1
+and its supremum search live in ``attention.lipschitz``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from georesolver_core.attention.kernel import ida_weights, softmax_attention, softmax_weights
+from georesolver_core.attention.kernel import ida_weights, softmax_weights
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.reference import ida_weights_from_sq, inverse_sq
 from georesolver_core.geometry import (
@@ -193,67 +193,6 @@ def mean_sq_distance(x: torch.Tensor, y: torch.Tensor, *, geometry: str = "eucli
         n = sq.shape[-1]
         return float(sq.sum() / max(n * (n - 1), 1))
     return float(sq.mean())
-
-
-# --- Lemma 1: the query Jacobian by autograd ------------------------------------------------
-
-
-def query_jacobian_norms(
-    queries: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    kernel: str,
-    eps: float = 0.1,
-    scale: float | None = None,
-) -> torch.Tensor:
-    """Spectral norm of d o(q) / d q at each query, by autograd (Lemma 1, section 2.4). (Q, d) -> (Q,).
-
-    o(q) = sum_j W_j(q) v_j with Euclidean IDA or softmax(scale q.k) weights (scale 1/sqrt d by
-    default). The Lipschitz constant is the supremum over q; the maximum over sampled queries
-    is a lower estimate of it.
-    """
-    if kernel not in KERNEL_CHOICES:  # "ida" (in the lab's geometry) or "softmax"
-        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
-    for name, t in (("queries", queries), ("k", k), ("v", v)):
-        check_finite(name, t)
-    if k.shape[0] != v.shape[0] or queries.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"shapes must be q (Q, d), k (n, d), v (n, dv) (got {queries.shape}, {k.shape}, {v.shape})"
-        )
-    q = queries.detach().clone().requires_grad_(True)  # (Q, d)
-    if kernel == "ida":
-        # Plain autograd through the defining formula, not through any hand-written backward.
-        sq = pairwise_sq_distance(q, k, geometry="euclidean")  # (Q, n)
-        out = ida_weights_from_sq(sq, eps=check_eps(eps)) @ v  # (Q, dv)
-    else:
-        out = softmax_attention(q, k, v, scale=1.0 / math.sqrt(k.shape[-1]) if scale is None else scale)
-    # o(q_i) depends on q_i alone, so the gradient of sum_i o_i[a] holds row a of every Jacobian:
-    # dv backward passes give all Q Jacobians at once.
-    rows = [
-        torch.autograd.grad(out[:, a].sum(), q, retain_graph=a < out.shape[-1] - 1)[0]
-        for a in range(out.shape[-1])
-    ]
-    jac = torch.stack(rows, dim=-2)  # (Q, dv, d)
-    return torch.linalg.matrix_norm(jac, ord=2)  # (Q,)
-
-
-def lipschitz_probe_queries(
-    k: torch.Tensor, *, eps: float, n_random: int = 32, n_near: int = 32, generator: torch.Generator | None = None
-) -> torch.Tensor:
-    """Queries where the Jacobian is largest: random ones, midpoints of key pairs, and points at the
-    distance sqrt(eps/3) from a key where ||d(a^2+eps)^-1/dq|| peaks (section 2.4). (n_random + 2 n_near, d)."""
-    n, d = k.shape
-    kw = dict(generator=generator, dtype=k.dtype)
-    scale = k.std().clamp_min(1e-12) if n > 1 else torch.ones((), dtype=k.dtype)
-    rand = scale * torch.randn(n_random, d, **kw) + k.mean(0)  # (R, d)
-    idx = torch.randint(0, n, (n_near,), generator=generator)
-    idx2 = torch.randint(0, n, (n_near,), generator=generator)
-    mids = 0.5 * (k[idx] + k[idx2])  # (N, d)
-    u = torch.randn(n_near, d, **kw)
-    u = u / u.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-    near = k[idx] + math.sqrt(eps / 3.0) * u  # (N, d)
-    return torch.cat([rand, mids, near])
 
 
 # --- Theorem 1: the orthogonal-keys instance and the softmax resource searches --------------

@@ -17,18 +17,77 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from georesolver_core.attention.diagnostics import (
-    clustered_points,
-    lipschitz_probe_queries,
-    query_jacobian_norms,
-    random_points,
-)
+from georesolver_core.attention.diagnostics import clustered_points, random_points
+from georesolver_core.attention.kernel import softmax_attention
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import pairwise_distance
-from georesolver_core.validate import check_eps, check_positive_int, check_range
+from georesolver_core.geometry import pairwise_distance, pairwise_sq_distance
+from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
 
 F64 = torch.float64
 KEY_LAYOUTS = ("random", "clustered")
+
+
+# --- the query Jacobian by autograd, and where to look for its largest values ------------------
+
+
+def query_jacobian_norms(
+    queries: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    kernel: str,
+    eps: float = 0.1,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """Spectral norm of d o(q) / d q at each query, by autograd (Lemma 1, section 2.4). (Q, d) -> (Q,).
+
+    o(q) = sum_j W_j(q) v_j with Euclidean IDA or softmax(scale q.k) weights (scale 1/sqrt d by
+    default). The Lipschitz constant is the supremum over q; the maximum over sampled queries
+    is a lower estimate of it.
+    """
+    if kernel not in KERNEL_CHOICES:  # "ida" (in the lab's geometry) or "softmax"
+        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
+    for name, t in (("queries", queries), ("k", k), ("v", v)):
+        check_finite(name, t)
+    if k.shape[0] != v.shape[0] or queries.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"shapes must be q (Q, d), k (n, d), v (n, dv) (got {queries.shape}, {k.shape}, {v.shape})"
+        )
+    q = queries.detach().clone().requires_grad_(True)  # (Q, d)
+    if kernel == "ida":
+        # Plain autograd through the defining formula, not through any hand-written backward.
+        sq = pairwise_sq_distance(q, k, geometry="euclidean")  # (Q, n)
+        out = ida_weights_from_sq(sq, eps=check_eps(eps)) @ v  # (Q, dv)
+    else:
+        out = softmax_attention(q, k, v, scale=1.0 / math.sqrt(k.shape[-1]) if scale is None else scale)
+    # o(q_i) depends on q_i alone, so the gradient of sum_i o_i[a] holds row a of every Jacobian:
+    # dv backward passes give all Q Jacobians at once.
+    rows = [
+        torch.autograd.grad(out[:, a].sum(), q, retain_graph=a < out.shape[-1] - 1)[0]
+        for a in range(out.shape[-1])
+    ]
+    jac = torch.stack(rows, dim=-2)  # (Q, dv, d)
+    return torch.linalg.matrix_norm(jac, ord=2)  # (Q,)
+
+
+def lipschitz_probe_queries(
+    k: torch.Tensor, *, eps: float, n_random: int = 32, n_near: int = 32, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Queries where the Jacobian is largest: random ones, midpoints of key pairs, and points at the
+    distance sqrt(eps/3) from a key where ||d(a^2+eps)^-1/dq|| peaks (section 2.4). (n_random + 2 n_near, d)."""
+    n, d = k.shape
+    kw = dict(generator=generator, dtype=k.dtype)
+    scale = k.std().clamp_min(1e-12) if n > 1 else torch.ones((), dtype=k.dtype)
+    rand = scale * torch.randn(n_random, d, **kw) + k.mean(0)  # (R, d)
+    idx = torch.randint(0, n, (n_near,), generator=generator)
+    idx2 = torch.randint(0, n, (n_near,), generator=generator)
+    mids = 0.5 * (k[idx] + k[idx2])  # (N, d)
+    u = torch.randn(n_near, d, **kw)
+    u = u / u.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    near = k[idx] + math.sqrt(eps / 3.0) * u  # (N, d)
+    return torch.cat([rand, mids, near])
 
 
 def _jacobian(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, kernel: str, eps: float) -> torch.Tensor:

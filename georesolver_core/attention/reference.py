@@ -69,7 +69,9 @@ def ida_weights_from_sq(
 
 def _check_counts(counts: torch.Tensor, m: int) -> None:
     if counts.dim() < 1 or counts.shape[-1] != m:
-        raise ValueError(f"counts must have shape (..., m) with m = number of keys = {m} (got {tuple(counts.shape)})")
+        raise ValueError(
+            f"counts must have shape (..., m) with m = number of keys = {m} (got {tuple(counts.shape)})"
+        )
 
 
 def _mask(spec: KernelSpec, n: int, m: int, device) -> torch.Tensor | None:
