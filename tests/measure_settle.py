@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_browser import CHROMIUM, _free_port, _wait_until_idle  # noqa: E402
+from tests.test_browser import CHROMIUM, _wait_until_idle, serve_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # page url, slider label, a selector of the figure whose title carries eps
@@ -56,7 +56,6 @@ def measure(base: str, browser, url: str, label: str, selector: str, moves: int)
 
 def main() -> None:
     import subprocess
-    import urllib.request
 
     from playwright.sync_api import sync_playwright
 
@@ -64,49 +63,18 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=7)
     ap.add_argument("--pages", nargs="+", choices=[url or "home" for url, _, _ in PAGES], help="default: all")
     args = ap.parse_args()
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(180):
-            try:
-                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            for url, label, selector in PAGES:
-                if args.pages and (url or "home") not in args.pages:
-                    continue
-                samples = measure(base, browser, url, label, selector, args.moves)
-                print(
-                    f"{url or 'home'}: median {statistics.median(samples):.2f} s over {len(samples)} moves "
-                    f"(samples {', '.join(f'{s:.2f}' for s in samples)})",
-                    flush=True,
-                )
-            browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with serve_app(subprocess.DEVNULL) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        for url, label, selector in PAGES:
+            if args.pages and (url or "home") not in args.pages:
+                continue
+            samples = measure(base, browser, url, label, selector, args.moves)
+            print(
+                f"{url or 'home'}: median {statistics.median(samples):.2f} s over {len(samples)} moves "
+                f"(samples {', '.join(f'{s:.2f}' for s in samples)})",
+                flush=True,
+            )
+        browser.close()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ fails offline). Screenshots land in tests/artifacts/ for a person to look at.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -33,11 +34,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextlib.contextmanager
+def serve_app(log, timeout_s: float = 90.0):
+    """``streamlit run app`` on a free local port, its output to ``log``; yields the base url once healthy."""
     port = _free_port()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = open(ARTIFACTS / "server.log", "w")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -57,22 +57,34 @@ def server():
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not answer /_stcore/health within 90 s")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        deadline = time.time() + timeout_s
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout_s:g} s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server():
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / "server.log", "w") as log:
+        try:
+            with serve_app(log) as url:
+                yield url
+        except RuntimeError as err:
+            pytest.fail(str(err))
 
 
 @pytest.fixture(scope="module")
