@@ -11,6 +11,7 @@ import torch
 
 from georesolver_core import bench
 from georesolver_core.__main__ import main
+from georesolver_core.bench.public import HEADLINE
 from georesolver_core.viz.kernels import memory_figure, ratio_figure, time_figure
 
 
@@ -27,6 +28,7 @@ def report():
         naive_max_len=32,
         memory=True,
         memory_check_len=128,
+        headline_lens=(32,),
     )
     return bench.run_benchmark(cfg)
 
@@ -164,3 +166,47 @@ def test_peak_memory_sees_other_threads():
         # (a 64 MiB probe read 47.7 MB after the whole suite).
         peak = bench.peak_memory_mb(lambda: pool.submit(lambda: torch.ones(2**26)).result(), "cpu")
     assert 200.0 < peak < 290.0
+
+
+def test_headline_rows_call_the_public_entry_points(monkeypatch):
+    """Every headline row times what users call: attention.ida (three geometries), ida_weights and
+    GeoAttention; each is paired with its softmax twin, ratio by ratio."""
+    from georesolver_core import attention
+    from georesolver_core.bench import public
+
+    calls = []
+
+    def counting(name, fn):
+        def wrapper(*args, **kwargs):
+            calls.append((name, kwargs.get("geometry", "euclidean")))
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(attention, "ida", counting("ida", attention.ida))
+    monkeypatch.setattr(attention, "ida_weights", counting("ida_weights", attention.ida_weights))
+    forward = attention.GeoAttention.forward
+    monkeypatch.setattr(attention.GeoAttention, "forward", lambda self, x: counting("GeoAttention", forward)(self, x))
+    records = public.headline((16,), heads=2, head_dim=8, repeats=2)
+    assert [r["row"] for r in records] == list(public.HEADLINE)
+    assert {("ida", g) for g in ("euclidean", "poincare", "sphere")} <= set(calls)
+    assert ("ida_weights", "euclidean") in calls and ("GeoAttention", "euclidean") in calls
+    for r in records:
+        assert r["ratio_min"] <= r["ratio"] <= r["ratio_max"] and r["repeats"] == 2
+    text = public.format_headline(records)
+    assert "attention.ida(geometry='poincare')" in text and "GeoAttention" in text
+
+
+def test_report_carries_the_headline_and_judges_targets_from_it(report):
+    head = {r["row"]: r for r in report["headline"]}
+    assert set(head) == set(HEADLINE) and all(r["seq_len"] == 32 for r in head.values())
+    assert "public calls" in bench.format_table(report)
+    fake = json.loads(json.dumps(report))
+    for r in fake["headline"]:
+        r["seq_len"] = bench.TARGET_SEQ_LEN
+    judged = {t["target"].split()[0]: t for t in bench.judge(fake) if "SDPA" in t["target"]}
+    assert judged["ida"]["measured"] == head["ida"]["ratio"] and "public call" in judged["ida"]["target"]
+    bad = json.loads(json.dumps(report))
+    bad["headline"][0]["ratio"] = "fast"
+    with pytest.raises(ValueError, match="headline"):
+        bench.validate_report(bad)

@@ -17,6 +17,7 @@ import math
 
 import torch
 
+from georesolver_core.attention.flex import flex_applies, flex_checked, flex_ida
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
 from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.reference import (
@@ -27,7 +28,7 @@ from georesolver_core.attention.reference import (
 )
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, Gathered, KernelSpec
 from georesolver_core.geometry import check_points
-from georesolver_core.validate import broadcast_batch, check_finite, check_same_dim
+from georesolver_core.validate import broadcast_batch, check_finite, check_same_dim, finite_extremes
 
 
 def _check_qkv(q, k, v, spec: KernelSpec) -> int:
@@ -68,7 +69,7 @@ def _check_magnitude(name: str, x: torch.Tensor) -> None:
     if x.numel() == 0 or not x.is_floating_point():
         return
     limit = math.sqrt(torch.finfo(x.dtype).max) / (4.0 * math.sqrt(x.shape[-1]))
-    biggest = float(x.detach().abs().amax())
+    biggest = finite_extremes(x)[1]  # one min/max pass (x is finite: checked before)
     if biggest > limit:
         raise ValueError(
             f"{name} must have coordinates of size <= {limit:.3g} in {x.dtype} (got {biggest:.3g}): their squares "
@@ -143,12 +144,31 @@ def attend(
     index set): validates, then picks the streaming kernel (O(T d) memory) or the reference (O(n m)).
     """
     batch = _check_qkv(q, k, v, spec)
-    if impl == "auto" and isinstance(spec.keys, Gathered):
+    if impl == "auto":
         _check_dtypes(q, k, v)
-        return gathered_ida(q, k, v, spec)  # the listed keys only: O(n |S| d), never an n x m matrix
+        if not (isinstance(spec.keys, Gathered) or flex_applies(q, spec) or fused_preferred(q, k, v, spec)):
+            _use_fused(impl, q, k, v, spec, batch)  # refuses an oversized reference fallback
+        return attend_checked(q, k, v, spec)
     if _use_fused(impl, q, k, v, spec, batch):
         return fused_ida(q, k, v, spec)
     _check_dtypes(q, k, v)
+    return reference_ida(q, k, v, spec)
+
+
+def attend_checked(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec) -> torch.Tensor:
+    """``attend(..., impl="auto")`` on inputs known to be valid: no checks, no host synchronisation.
+
+    For callers that built q, k, v themselves (``GeoAttention`` embeds its projections into the
+    geometry, so they are points by construction): validation happens once, at the public boundary.
+    CPU: the streaming kernel (O(T d) memory) where it applies; CUDA float32: FlexAttention
+    (``attention.flex``); a ``Gathered`` set: the gathered kernel; else the reference.
+    """
+    if isinstance(spec.keys, Gathered):
+        return gathered_ida(q, k, v, spec)  # the listed keys only: O(n |S| d), never an n x m matrix
+    if flex_applies(q, spec):
+        return flex_checked(q, k, v, spec)
+    if fused_preferred(q, k, v, spec):
+        return fused_ida(q, k, v, spec)
     return reference_ida(q, k, v, spec)
 
 
@@ -193,9 +213,7 @@ def ida(
     the streaming one.
     """
     spec = _spec(eps, geometry, c, causal)
-    if impl == "flex":  # opt-in: torch's FlexAttention with the score hook -log(d^2 + eps) (attention.flex)
-        from georesolver_core.attention.flex import flex_ida
-
+    if impl == "flex":  # torch's FlexAttention with the score hook -log(d^2 + eps) (attention.flex)
         return flex_ida(q, k, v, spec)
     return attend(q, k, v, spec, impl=impl)
 

@@ -28,12 +28,14 @@ from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
+from georesolver_core.bench.public import headline
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
 from georesolver_core.device import default_device, device_label
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_eps, check_positive_int
 
-FULL_SEQ_LENS = (256, 1024, 4096, 16384)
+DEFAULT_SEQ_LENS = (256, 1024)  # the default run: under 2 minutes on a loaded 2-core CPU
+FULL_SEQ_LENS = (256, 1024, 4096, 16384)  # --long
 QUICK_SEQ_LENS = (64, 128)
 LONG_CALL_S, LONG_ROW_REPEATS = 5.0, 3  # rows whose warm-up call takes longer are timed fewer times
 
@@ -99,12 +101,15 @@ class BenchConfig:
     naive_max_len: int = 0  # also time the naive kernels up to this length (0: never)
     memory: bool = True  # measure peak memory at every length
     memory_check_len: int = 0  # one extra forward+backward per kernel at this length (0: skip)
+    headline_lens: tuple[int, ...] = ()  # the public calls vs their softmax twins (bench.public); the CLI: 1024
 
     def __post_init__(self):
         if not self.seq_lens:
             raise ValueError("seq_lens must name at least one sequence length (got none)")
         for t in self.seq_lens:
             check_positive_int("seq_lens entries", t, 1, 1 << 20)
+        for t in self.headline_lens:
+            check_positive_int("headline_lens entries", t, 1, 1 << 20)
         unknown = [k for k in self.kernels if k not in KERNELS]
         if unknown or not self.kernels:
             raise ValueError(f"kernels must be a non-empty subset of {list(KERNELS)} (got {list(self.kernels)})")
@@ -212,6 +217,12 @@ def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | Non
         "timing": {"long_call_s": LONG_CALL_S, "long_row_repeats": LONG_ROW_REPEATS},
         "rows": [],
     }
+    if cfg.headline_lens:  # what users call, timed pair by pair against softmax on the same tensors
+        report["headline"] = headline(
+            cfg.headline_lens, batch=cfg.batch, heads=cfg.heads, head_dim=cfg.head_dim, eps=cfg.eps,
+            causal=cfg.causal, repeats=cfg.repeats, dtype=getattr(torch, cfg.dtype), device=cfg.device,
+            progress=progress,
+        )  # fmt: skip
     steps = [(t, k) for t in cfg.seq_lens for k in _kernels_at(cfg, t)]
     done = 0
     for seq_len in cfg.seq_lens:
@@ -307,7 +318,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quick", action="store_true", help=f"short lengths {QUICK_SEQ_LENS}, 2 repeats, no memory check"
     )
     parser.add_argument(
-        "--seq-lens", type=int, nargs="+", metavar="T", help=f"sequence lengths (default {FULL_SEQ_LENS})"
+        "--long",
+        action="store_true",
+        help=f"lengths {FULL_SEQ_LENS}, headline also at 4096, naive kernels up to 1024, memory check at 32768",
+    )
+    parser.add_argument("--headline-lens", type=int, nargs="*", metavar="T", help="headline lengths (default 1024)")
+    parser.add_argument(
+        "--seq-lens", type=int, nargs="+", metavar="T", help=f"sequence lengths (default {DEFAULT_SEQ_LENS})"
     )
     parser.add_argument(
         "--repeats", type=int, help="timed repeats per kernel and length (default 5; 2 with --quick)"
@@ -318,9 +335,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eps", type=float, default=0.1, help="inverse-distance eps (default 0.1)")
     parser.add_argument("--threads", type=int, help="torch.set_num_threads before timing")
     parser.add_argument(
-        "--naive-max-len", type=int, help="also time the naive kernels up to this T (default 1024; 0 off)"
+        "--naive-max-len", type=int, help="also time the naive kernels up to this T (default 0, off; --long 1024)"
     )
-    parser.add_argument("--memory-check-len", type=int, help="peak-memory check length (default 32768; 0 off)")
+    parser.add_argument("--memory-check-len", type=int, help="peak-memory check length (default 0, off; --long 32768)")
     parser.add_argument(
         "--scaling",
         action="store_true",
@@ -329,17 +346,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
-    quick = bool(getattr(args, "quick", False))
+    quick, long = bool(getattr(args, "quick", False)), bool(getattr(args, "long", False)) and not getattr(args, "quick", False)
+    default_lens = QUICK_SEQ_LENS if quick else (FULL_SEQ_LENS if long else DEFAULT_SEQ_LENS)
+    headline_lens = getattr(args, "headline_lens", None)
+    if headline_lens is None:
+        headline_lens = () if quick else ((1024, 4096) if long else (1024,))
     kw = {
-        "seq_lens": tuple(args.seq_lens) if args.seq_lens else (QUICK_SEQ_LENS if quick else FULL_SEQ_LENS),
+        "seq_lens": tuple(args.seq_lens) if args.seq_lens else default_lens,
         "repeats": args.repeats if args.repeats is not None else (2 if quick else 5),
         "causal": bool(args.causal),
         "eps": args.eps,
         "threads": args.threads,
-        "naive_max_len": args.naive_max_len if args.naive_max_len is not None else (0 if quick else 1024),
-        "memory_check_len": args.memory_check_len
-        if args.memory_check_len is not None
-        else (0 if quick else 32768),
+        "naive_max_len": args.naive_max_len if args.naive_max_len is not None else (1024 if long else 0),
+        "memory_check_len": args.memory_check_len if args.memory_check_len is not None else (32768 if long else 0),
+        "headline_lens": tuple(headline_lens),
     }
     if args.kernels:
         kw["kernels"] = tuple(args.kernels)
