@@ -186,7 +186,9 @@ def test_headline_rows_call_the_public_entry_points(monkeypatch):
     monkeypatch.setattr(attention, "ida", counting("ida", attention.ida))
     monkeypatch.setattr(attention, "ida_weights", counting("ida_weights", attention.ida_weights))
     forward = attention.GeoAttention.forward
-    monkeypatch.setattr(attention.GeoAttention, "forward", lambda self, x: counting("GeoAttention", forward)(self, x))
+    monkeypatch.setattr(
+        attention.GeoAttention, "forward", lambda self, x: counting("GeoAttention", forward)(self, x)
+    )
     records = public.headline((16,), heads=2, head_dim=8, repeats=2)
     assert [r["row"] for r in records] == list(public.HEADLINE)
     assert {("ida", g) for g in ("euclidean", "poincare", "sphere")} <= set(calls)

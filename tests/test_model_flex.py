@@ -48,7 +48,7 @@ def test_gpu_check_kernel_comparison_runs_on_cpu():
     """The GPU script's comparison itself (on the CPU, reference vs reference in float32): small errors, ok."""
     from georesolver_core.train.gpu_check import kernel_check
 
-    row = kernel_check("poincare", "reference", torch.float32, device="cpu", B=1, H=1, T=8, D=4)
+    row = kernel_check("poincare", "reference", torch.float32, device="cpu", B=1, H=1, T=8, D=4, causal=True)
     assert row["ok"] and 0 < row["out"] < 1e-4
 
 

@@ -104,11 +104,14 @@ def _euclidean_sq(x: torch.Tensor, c: float) -> torch.Tensor:
 def _poincare_sq(x: torch.Tensor, c: float) -> torch.Tensor:
     # arcosh(1 + w)^2 = 2w - w^2/3 + 4w^3/45 - ... ; arcosh(1 + w) = log1p(w + sqrt(w^2 + 2w))
     w = x.clamp_min(0.0)
-    return _series_or(
-        w,
-        lambda w: w * (2.0 - w * (1.0 / 3.0 - w * (4.0 / 45.0))),
-        lambda w: torch.log1p(w + torch.sqrt(w * w + 2.0 * w)) ** 2,
-    ) / c
+    return (
+        _series_or(
+            w,
+            lambda w: w * (2.0 - w * (1.0 / 3.0 - w * (4.0 / 45.0))),
+            lambda w: torch.log1p(w + torch.sqrt(w * w + 2.0 * w)) ** 2,
+        )
+        / c
+    )
 
 
 def _sphere_sq(x: torch.Tensor, c: float) -> torch.Tensor:

@@ -112,11 +112,14 @@ def _module_pair(kernel: str) -> Callable:
 
 HEADLINE: dict[str, Pair] = {
     "ida": Pair("IDA (Euclidean)", "attention.ida", "SDPA", _ida_pair("euclidean")),
-    "hida": Pair("Dense-HIDA (Poincaré ball)", "attention.ida(geometry='poincare')", "SDPA", _ida_pair("poincare")),
+    "hida": Pair(
+        "Dense-HIDA (Poincaré ball)", "attention.ida(geometry='poincare')", "SDPA", _ida_pair("poincare")
+    ),
     "sida": Pair("SIDA (sphere)", "attention.ida(geometry='sphere')", "SDPA", _ida_pair("sphere")),
     "ida_weights": Pair("IDA weights", "attention.ida_weights", "softmax(q k^T / sqrt d)", _weights_pair),
-    "GeoAttention": Pair("GeoAttention, kernel 'ida'", "attention.GeoAttention", "GeoAttention 'softmax'",
-                         _module_pair("ida")),  # fmt: skip
+    "GeoAttention": Pair(
+        "GeoAttention, kernel 'ida'", "attention.GeoAttention", "GeoAttention 'softmax'", _module_pair("ida")
+    ),  # fmt: skip
 }
 
 

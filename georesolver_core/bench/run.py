@@ -322,7 +322,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"lengths {FULL_SEQ_LENS}, headline also at 4096, naive kernels up to 1024, memory check at 32768",
     )
-    parser.add_argument("--headline-lens", type=int, nargs="*", metavar="T", help="headline lengths (default 1024)")
+    parser.add_argument(
+        "--headline-lens", type=int, nargs="*", metavar="T", help="headline lengths (default 1024)"
+    )
     parser.add_argument(
         "--seq-lens", type=int, nargs="+", metavar="T", help=f"sequence lengths (default {DEFAULT_SEQ_LENS})"
     )
@@ -337,7 +339,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--naive-max-len", type=int, help="also time the naive kernels up to this T (default 0, off; --long 1024)"
     )
-    parser.add_argument("--memory-check-len", type=int, help="peak-memory check length (default 0, off; --long 32768)")
+    parser.add_argument(
+        "--memory-check-len", type=int, help="peak-memory check length (default 0, off; --long 32768)"
+    )
     parser.add_argument(
         "--scaling",
         action="store_true",
@@ -346,7 +350,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
-    quick, long = bool(getattr(args, "quick", False)), bool(getattr(args, "long", False)) and not getattr(args, "quick", False)
+    quick, long = (
+        bool(getattr(args, "quick", False)),
+        bool(getattr(args, "long", False)) and not getattr(args, "quick", False),
+    )
     default_lens = QUICK_SEQ_LENS if quick else (FULL_SEQ_LENS if long else DEFAULT_SEQ_LENS)
     headline_lens = getattr(args, "headline_lens", None)
     if headline_lens is None:
