@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, TileGeometry, blocks, transpose_into
-from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, Schedule
+from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, BLOCK_Q_CAUSAL, Schedule
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
 from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
 from georesolver_core.validate import broadcast_batch
@@ -353,8 +353,8 @@ def _flatten(q, k, v, counts):
     return batch, flat, counts
 
 
-def _check_blocks(block_q: int | None, block_k: int | None) -> tuple[int, int]:
-    bq, bk = block_q or BLOCK_Q, block_k or BLOCK_K
+def _check_blocks(block_q: int | None, block_k: int | None, spec: KernelSpec) -> tuple[int, int]:
+    bq, bk = block_q or (BLOCK_Q_CAUSAL if spec.causal else BLOCK_Q), block_k or BLOCK_K
     for name, val in (("block_q", bq), ("block_k", bk)):
         if not isinstance(val, int) or isinstance(val, bool) or not 16 <= val <= 65536:
             raise ValueError(f"{name} must be an integer in [16, 65536] (got {val!r})")
@@ -379,7 +379,7 @@ def fused_ida(
 
     Inputs are assumed validated (``georesolver_core.attention.ida`` does it); see ``fused_supported``.
     """
-    bq, bk = _check_blocks(block_q, block_k)
+    bq, bk = _check_blocks(block_q, block_k, spec)
     _check_spec(spec)
     batch, (q3, k3, v3), counts = _flatten(q, k, v, spec.counts)
     o = FusedIDA.apply(q3.contiguous(), k3.contiguous(), v3.contiguous(), counts, spec, bq, bk)
@@ -395,7 +395,7 @@ def fused_ida_weights(
     block_k: int | None = None,
 ) -> torch.Tensor:
     """IDA weights from the tile kernel (matmul distances, exact near 0). (..., n, d), (..., m, d) -> (..., n, m)."""
-    bq, bk = _check_blocks(block_q, block_k)
+    bq, bk = _check_blocks(block_q, block_k, spec)
     _check_spec(spec)
     batch, (q3, k3), counts = _flatten(q, k, None, spec.counts)
     W = FusedIDAWeights.apply(q3.contiguous(), k3.contiguous(), counts, spec, bq, bk)
