@@ -208,11 +208,3 @@ def format_headline(records: list[dict]) -> str:
             f"{r['ratio']:>6.2f} {r['ratio_min']:>6.2f}-{r['ratio_max']:<6.2f}"
         )
     return "\n".join(lines)
-
-
-if __name__ == "__main__":  # python -m georesolver_core.bench.public [T ...] [--causal]
-    import sys
-
-    args = [a for a in sys.argv[1:] if a != "--causal"]
-    lens = tuple(int(a) for a in args) or (1024,)
-    print(format_headline(headline(lens, causal="--causal" in sys.argv, repeats=7)))

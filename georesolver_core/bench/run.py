@@ -1,7 +1,9 @@
 """Kernel benchmark: ``python -m georesolver_core bench [--json]``.
 
-Times the streaming inverse-distance kernels (IDA, Dense-HIDA, SIDA) against PyTorch's fused
-``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
+The headline table (``bench.public``) times what users call (``attention.ida`` in three geometries,
+``ida_weights``, ``GeoAttention``), each pair by pair against its softmax twin on the same tensors.
+The second table times the streaming inverse-distance kernels themselves (IDA, Dense-HIDA, SIDA:
+no validation, no API layer) against PyTorch's fused ``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
 ratios are comparable even on a noisy machine: every repeat times all kernels back to back and the
 reported time is the median over repeats after a warm-up. Peak memory is measured in a separate,
 untimed call (``bench.memory``); the report is judged and formatted by ``bench.report``.
