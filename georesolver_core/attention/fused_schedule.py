@@ -91,6 +91,19 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return _POOLS[workers]
 
 
+def single_threaded(fn: Callable):
+    """``fn()`` on one of the pool's single-threaded workers (CPU, more than one intra-op thread).
+
+    For the small reductions of input validation: in the calling thread each would start its OpenMP
+    team, whose spinning threads then compete with the kernel's workers (module doc), and on an
+    oversubscribed machine a team's barrier can wait a scheduler time slice. Exceptions propagate.
+    """
+    workers = torch.get_num_threads()
+    if workers <= 1 or threading.current_thread().name.startswith("fused-ida"):
+        return fn()
+    return _pool(workers).submit(fn).result()
+
+
 class Schedule:
     """The tiling of one call and how its (head chunk, query block) tasks are spread over worker threads."""
 

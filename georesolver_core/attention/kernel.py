@@ -19,6 +19,7 @@ import torch
 
 from georesolver_core.attention.flex import flex_applies, flex_checked, flex_ida
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
+from georesolver_core.attention.fused_schedule import single_threaded
 from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.reference import (
     causal_mask,
@@ -32,9 +33,15 @@ from georesolver_core.validate import broadcast_batch, check_finite, check_same_
 
 
 def _check_qkv(q, k, v, spec: KernelSpec) -> int:
-    """Validate the inputs of ``attend``; returns the number of batch entries (broadcast)."""
-    check_points("q", q, geometry=spec.geometry, c=spec.c)
-    check_points("k", k, geometry=spec.geometry, c=spec.c)
+    """Validate the inputs of ``attend``; returns the number of batch entries (broadcast).
+
+    The value checks (one reduction or two per tensor) run on a single-threaded worker when the
+    tensors are on the CPU (``fused_schedule.single_threaded``), then the shapes are checked."""
+    tensors = [t for t in (q, k, v) if t is not None]
+    if all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in tensors):
+        single_threaded(lambda: _check_values(q, k, v, spec))
+    else:
+        _check_values(q, k, v, spec)
     check_same_dim("q", q, "k", k)
     if q.dim() < 2 or k.dim() < 2:
         raise ValueError(
@@ -45,7 +52,6 @@ def _check_qkv(q, k, v, spec: KernelSpec) -> int:
         raise ValueError("k must hold at least one key (got m = 0): attention weights over no keys are undefined")
     named = [("q", q.shape[:-2]), ("k", k.shape[:-2])]
     if v is not None:
-        check_finite("v", v)
         if v.dim() < 2 or v.shape[-2] != m:
             raise ValueError(
                 f"v must have shape (..., m, dv) with m = number of keys = {m} (got {tuple(v.shape)})"
@@ -58,9 +64,17 @@ def _check_qkv(q, k, v, spec: KernelSpec) -> int:
             )
         named.append(("counts", spec.counts.shape[:-1]))
     batch = broadcast_batch([name for name, _ in named], [shape for _, shape in named])
-    for name, x in (("q", q), ("k", k)):
-        _check_magnitude(name, x)
     return batch.numel()
+
+
+def _check_values(q, k, v, spec: KernelSpec) -> None:
+    """Finite points of the geometry, finite values, and (flat space) coordinates whose squares do not overflow."""
+    for name, x in (("q", q), ("k", k)):
+        check_points(name, x, geometry=spec.geometry, c=spec.c)
+        if spec.geometry == "euclidean":  # points of the ball or the sphere are bounded already
+            _check_magnitude(name, x)
+    if v is not None:
+        check_finite("v", v)
 
 
 def _check_magnitude(name: str, x: torch.Tensor) -> None:
