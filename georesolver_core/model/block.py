@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.attention.layer import split_heads
 from georesolver_core.model.gate import HyperGate
 
 
@@ -56,12 +57,8 @@ class GeoResolverBlock(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
         nh = self.attention.n_heads
-        hs = C // nh
         a = self.ln1(x)
-        q, k, v = self.qkv(a).split(C, dim=-1)  # 3 x (B, T, C)
-        q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = k.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
-        v = v.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        q, k, v = split_heads(self.qkv(a), nh, contiguous=self.entry.contiguous_heads)  # 3 x (B, nh, T, hs)
         c = self.attention.c
         heads = self.kernel(self.entry.embed(q, c), self.entry.embed(k, c), v)  # (B, nh, T, hs): o_main per head
         # The memory path reads the same queries, before any geometry's embedding: it routes on the sphere.
