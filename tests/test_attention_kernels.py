@@ -150,3 +150,24 @@ def test_layer_config_is_validated():
         AttentionConfig(kernel="cosine")
     with pytest.raises(ValueError, match="eps"):
         AttentionConfig(eps=0.0)
+
+
+def test_modules_run_the_kernel_unchecked_and_equal_the_checked_call(monkeypatch, geometry):
+    """Validation happens once, at the public boundary: GeoAttention embeds its projections itself and
+    calls attend_checked, which gives what attend gives, without re-checking the values."""
+    from georesolver_core.attention import kernel
+    from georesolver_core.attention.spec import KernelSpec
+
+    kind = {"euclidean": "ida", "poincare": "hida", "sphere": "sida"}[geometry]
+    g = torch.Generator().manual_seed(3)
+    q, k = (ATTENTION[kind].embed(torch.randn(2, 3, 70, 8, generator=g), 1.0) for _ in range(2))
+    v = torch.randn(2, 3, 70, 8, generator=g)
+    spec = KernelSpec(0.1, geometry)
+    torch.testing.assert_close(kernel.attend_checked(q, k, v, spec), kernel.attend(q, k, v, spec))
+
+    def refuse(*args):
+        raise AssertionError("a module call re-validated its own embedded points")
+
+    monkeypatch.setattr(kernel, "_check_values", refuse)
+    layer = GeoAttention(AttentionConfig(d_model=24, n_heads=3, kernel=kind, causal=True))
+    assert layer(torch.randn(2, 70, 24, generator=g)).shape == (2, 70, 24)

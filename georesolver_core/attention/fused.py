@@ -39,7 +39,7 @@ def fused_preferred(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, sp
     """What ``impl="auto"`` picks: the fused kernel where it applies and the problem is big enough
     (below ``FUSED_MIN_PAIRS`` query-key pairs the naive kernel's fewer, smaller calls are faster).
     CPU only: the tile scheduler is a CPU thread pool, and on CUDA its per-tile launches would stall
-    the stream, so GPU inputs take the reference kernel (or ``impl="flex"``)."""
+    the stream, so GPU inputs take FlexAttention (float32, ``attention.flex``) or the reference kernel."""
     if q.device.type != "cpu":
         return False
     return q.shape[-2] * k.shape[-2] >= FUSED_MIN_PAIRS and fused_supported(q, k, v, spec)
