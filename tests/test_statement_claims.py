@@ -73,3 +73,11 @@ def test_plunge_bound_grows_logarithmically():
     assert b[0] <= b[1] <= b[2]
     # beyond c a = L~ the bound is L~ (1 + ln(c a / L~)): equal steps per decade of c a
     assert b[2] - b[1] == pytest.approx(b[1] - b[0])
+
+
+def test_power_law_tail_bound_covers_power_law():
+    k = np.arange(1, 100001, dtype=float)
+    for alpha in (0.6, 1.0, 2.0):
+        lam = 3.0 * k**-alpha
+        for m in (1, 10, 100):
+            assert np.sum(lam[m:] ** 2) <= th.power_law_tail_bound(m, 3.0, alpha)

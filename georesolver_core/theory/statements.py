@@ -117,3 +117,10 @@ def plunge_bound(eps, ca, C=1.0):
     """Seed 004, plunge estimate: Lambda_eps <= C L~ (1 + ln_+(c a / L~)), L~ = ln(1/(eps(1 - eps)))."""
     L = plunge_log_term(eps)
     return _f(C) * L * (1.0 + np.maximum(np.log(_f(ca) / L), 0.0))
+
+
+def power_law_tail_bound(m, C, alpha):
+    """Theorem 5.5, spectral-decay variant: lambda_k <= C k^-alpha (alpha > 1/2) gives
+    sum_{k > m} lambda_k^2 <= C^2 int_m^inf x^(-2 alpha) dx = C^2 m^(1 - 2 alpha) / (2 alpha - 1) = O(m^(-2 alpha + 1))."""
+    alpha = _f(alpha)
+    return _f(C) ** 2 * _f(m) ** (1.0 - 2.0 * alpha) / (2.0 * alpha - 1.0)
