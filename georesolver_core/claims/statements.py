@@ -2,6 +2,7 @@
 part of the seeds, in the order of the seeds' sections; the claims table appends them after the main claims."""
 
 from georesolver_core.claims import (
+    statements_descent,
     statements_hida,
     statements_ida,
     statements_rank,
@@ -13,6 +14,7 @@ from georesolver_core.claims import (
 STATEMENT_MODULES = (
     statements_ida,
     statements_rank,
+    statements_descent,
     statements_hida,
     statements_sphere,
     statements_seed003,
