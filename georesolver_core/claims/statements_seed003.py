@@ -73,9 +73,9 @@ ECHO_KINDS = ("hybrid", "cayley", "householder", "ddl", "additive")
 
 @functools.lru_cache(maxsize=2)
 def echo_runs(quick: bool) -> tuple:
-    """The echo task for every kind (quick: T = 6 steps, 40 Adam steps, one seed; full: T = 16, 300, three)."""
+    """The echo task for every kind (quick: T = 5 steps, 30 Adam steps, one seed; full: T = 16, 300, three)."""
     cfg = (
-        TaskConfig(task="echo", echo_steps=6, steps=40, batch=32)
+        TaskConfig(task="echo", echo_steps=5, steps=30, batch=32)
         if quick
         else TaskConfig(task="echo", echo_steps=16, steps=300)
     )

@@ -137,7 +137,7 @@ def measure_active_scales(quick: bool = False, *, h0: float = 4.0):
 def null_benchmark(quick: bool) -> tuple[list[float], list[float], int]:
     """8 paired seeds: the same model and data trained with the dense cross block (baseline) and with the
     factorised dyadic one (the idea); final held-out MSE on a teacher built from the dense layer plus noise."""
-    steps, L, d = (10, 32, 4) if quick else (200, 256, 16)
+    steps, L, d = (10, 32, 4) if quick else (60, 128, 8)
     base, idea = [], []
     for seed in range(8):
         g = torch.Generator().manual_seed(seed)

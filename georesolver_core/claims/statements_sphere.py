@@ -6,6 +6,8 @@ Float64 on the CPU from fixed seeds; formulas from ``georesolver_core.theory.sta
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -173,7 +175,9 @@ def retrieval_leaks(
     return out
 
 
+@functools.lru_cache(maxsize=2)
 def _abstract(quick: bool):
+    """Spreads, leak tables and per-geometry advantages (shared by both readings of the abstract)."""
     spreads = np.logspace(-1, 1, 5 if quick else 13)
     table = [retrieval_leaks(s) for s in spreads]
     adv = {g: np.array([np.log10(t[g][1] / t[g][0]) for t in table]) for g in GEOMETRIES}
