@@ -15,7 +15,7 @@ from georesolver_core.landscape.two_key import TwoKeyLine, geodesic_path, loss_s
 from georesolver_core.theory.landscape import ida_curvature_at_minimiser
 from georesolver_core.verdicts import CONDITIONAL, FAILS, Axes, sweep_evidence, verdict_inequality, verdict_scaling
 
-PAGE = "landscapes"
+PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
 F64 = torch.float64
 
 

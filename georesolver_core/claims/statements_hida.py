@@ -30,6 +30,7 @@ from georesolver_core.verdicts import (
 )
 
 F64 = torch.float64
+PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
 
 
 def offdiagonal(K: torch.Tensor) -> torch.Tensor:
@@ -74,7 +75,7 @@ FROBENIUS = tuple(
         "the kernel K_ij = (d(x_i, x_j)^2 + eps)^-1.",
         "||E||_F^2 <= n (n - 1) / (d_min^2 + eps)^2",
         lambda quick, _g=_g: measure_frobenius(quick, geometry=_g),
-        page="hida",
+        page=PAGE,
     )
     for _g in GEOMETRIES
 )
@@ -326,7 +327,7 @@ CLAIMS = (
         "Dense-HIDA retrieves exactly on the orthogonal-keys instance with O(1) resources: W_11 = 1/(1 + eps (n-1)/(d_H^2 + eps)).",
         "W_11 >= 1/(1 + eps (n - 1)/(d_H^2 + eps))",
         measure_dense_hida_orthogonal,
-        page="hida",
+        page=PAGE,
     ),
     claim(
         "sec5.3-hyperbolic-lower-bound",
@@ -334,7 +335,7 @@ CLAIMS = (
         "For ||x||, ||y|| <= rho < 1: d_H(x, y) >= ||x - y||_2 / (1 - rho^2).",
         "d_H(x, y) (1 - rho^2) / ||x - y|| >= 1",
         measure_hyperbolic_lower_bound,
-        page="hida",
+        page=PAGE,
     ),
     claim(
         "sec5.3-origin-expansion",
@@ -342,7 +343,7 @@ CLAIMS = (
         "With k_1 at the origin, d_H(q, k_1)^2 = q^2 + O(q^4).",
         "d_H(0, q)^2 / q^2 -> 1",
         measure_origin_expansion,
-        page="landscapes",
+        page=PAGE,
     ),
     claim(
         "thm5.4-fp-memory",
@@ -350,7 +351,7 @@ CLAIMS = (
         "FP-HIDA requires O(n log n) memory.",
         "bytes of the index set ~ n log n",
         measure_fp_memory,
-        page="hida",
+        page=PAGE,
     ),
     claim(
         "thm5.5-nystrom-tail",
@@ -358,7 +359,7 @@ CLAIMS = (
         "||K_nn - K_nn^(m)||_F^2 = sum_{k = m+1}^n lambda_k^2 for the rank-m truncation of the HIDA kernel.",
         "||K - K^(m)||_F^2 = sum_{k > m} lambda_k^2",
         measure_nystrom_tail,
-        page="hida",
+        page=PAGE,
     ),
     claim(
         "thm5.5-spectral-rate",
@@ -366,7 +367,7 @@ CLAIMS = (
         "Under lambda_k = O(k^-alpha), alpha > 1/2, the truncation tail is O(m^(-2 alpha + 1)).",
         "sum_{k > m} lambda_k^2 ~ m^(1 - 2 alpha)",
         measure_spectral_rate,
-        page="hida",
+        page=PAGE,
     ),
     claim(
         "thm6.1-triangle-step",
@@ -374,7 +375,7 @@ CLAIMS = (
         "||r u - r_hat u_hat||_2 <= r ||u - u_hat||_2 + |r - r_hat| ||u||_2.",
         "||r u - r_hat u_hat|| <= r ||u - u_hat|| + |r - r_hat| (||u|| = 1)",
         measure_triangle_step,
-        page="compression",
+        page=PAGE,
     ),
     claim(
         "prop2-hyperbolic-information",
@@ -382,6 +383,6 @@ CLAIMS = (
         "I(k; c_e) is proportional to log(1 / (1 - ||c_e||^2)) for hyperbolic storage.",
         "volume element (2 / (1 - ||c||^2))^d",
         measure_prop2_volume,
-        page="routing",
+        page=PAGE,
     ),
 )

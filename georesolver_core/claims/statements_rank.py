@@ -29,6 +29,7 @@ from georesolver_core.verdicts import (
 )
 
 F64 = torch.float64
+PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
 
 
 def measure_taylor(quick: bool = False, *, eps: float = 1e-2):
@@ -229,7 +230,7 @@ CLAIMS = (
         "A(q) = (q^2 + eps)^-1 = 1/eps - q^2/eps^2 + q^4/eps^3 + O(q^6).",
         "|A(q) - series| <= q^6 / eps^4 (q^2 < eps)",
         measure_taylor,
-        page="landscapes",
+        page=PAGE,
     ),
     claim(
         "thm2-logit-gap",
@@ -237,7 +238,7 @@ CLAIMS = (
         "With k_1 = 0 and k_2 = Delta, the softmax logit difference is s(q) = (q k_1 - q k_2)/d = -Delta q / d.",
         "s(q) = -Delta q x scale (printed scale 1/d; the paper's softmax uses 1/sqrt d)",
         measure_two_key_logit,
-        page="landscapes",
+        page=PAGE,
     ),
     claim(
         "thm3-eigenvalue-bound",

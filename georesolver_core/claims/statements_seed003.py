@@ -19,7 +19,7 @@ from georesolver_core.extras.orthogonal import cayley_apply, cayley_matrix
 from georesolver_core.extras.orthogonal_tasks import TaskConfig, compare, rotation_matrix, summarise
 from georesolver_core.verdicts import Axes, sweep_evidence, verdict_inequality
 
-PAGE = "orthogonal"
+PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
 F64 = torch.float64
 SEED_ECHO_VS_GPT = 3.8  # seed 003, section 4: echo loss of GPT / E-Delta-MHC-Geo
 SEED_NORM_DEVIATION = 0.001  # seed 003, section 4: mean norm deviation on the echo task
@@ -237,8 +237,8 @@ def measure_exact_pi(quick: bool = False):
     return sweep_evidence(beta_max, at_pi, floor, judged, axes, note=note, extra={"theta = 179.9 deg": near})
 
 
-def _c(key, section, statement, bound, fn):
-    return claim(key, section, statement, bound, fn, page=PAGE)
+def _c(key, section, statement, bound, fn, page=PAGE):
+    return claim(key, section, statement, bound, fn, page=page)
 
 
 CLAIMS = (

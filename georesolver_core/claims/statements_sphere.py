@@ -20,6 +20,7 @@ from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import CONDITIONAL, FAILS, HOLDS, Axes, sweep_evidence, verdict_inequality
 
 F64 = torch.float64
+PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
 
 
 def sphere_w1(t: float, theta: float, eps: float) -> float:
@@ -237,7 +238,7 @@ CLAIMS = (
         "For keys k_1, k_2 at angle theta and a query at geodesic distance t from k_1 towards k_2: W_1'(0) = 0.",
         "|W_1'(0)| = 0",
         measure_sphere_slope,
-        page="landscapes",
+        page=PAGE,
     ),
     claim(
         "thm8.1-w1-curvature",
@@ -245,7 +246,7 @@ CLAIMS = (
         "W_1''(0) = -4 eps / theta^4 + O(eps^2 / theta^6).",
         "|W_1''(0) + 4 eps/theta^4| <= C eps^2/theta^6",
         measure_sphere_curvature,
-        page="landscapes",
+        page=PAGE,
     ),
     claim(
         "thm8.1-logit-gap",
@@ -253,7 +254,7 @@ CLAIMS = (
         "For softmax the logit difference at t = 0 is s(0) = (1 - cos theta) / d_h.",
         "s(0) = (1 - cos theta) x scale (printed scale 1/d_h)",
         measure_sphere_logit,
-        page="landscapes",
+        page=PAGE,
     ),
     claim(
         "lemma9.1-martingale",
@@ -261,7 +262,7 @@ CLAIMS = (
         "M_t = S_t + (1/gamma) sum_{i <= t} (tau_i - tau_base - kappa sigma_i) is a martingale under the null model.",
         "E[M_{t+1} - M_t | F_t] = 0",
         measure_martingale,
-        page="routing",
+        page=PAGE,
     ),
     claim(
         "abstract-preserved",
@@ -269,6 +270,7 @@ CLAIMS = (
         "The advantages of IDA over softmax are preserved in hyperbolic and spherical geometries (read: exact retrieval).",
         "softmax leak / IDA leak > 1 in every geometry",
         measure_preserved,
+        page="claims",
     ),
     claim(
         "abstract-amplified",
@@ -276,5 +278,6 @@ CLAIMS = (
         "The advantages of IDA over softmax are amplified in hyperbolic and spherical geometries (read: exact retrieval).",
         "advantage(ball), advantage(sphere) >= advantage(plane)",
         measure_amplified,
+        page="claims",
     ),
 )
