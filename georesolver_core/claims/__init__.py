@@ -18,6 +18,7 @@ from georesolver_core.claims import (
     training_claims,
 )
 from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
+from georesolver_core.claims.statements import STATEMENT_MODULES
 from georesolver_core.verdicts import (
     CONDITIONAL,
     FAILS,
@@ -42,6 +43,7 @@ MODULES = (
     training_claims,
     orthogonal_claims,
     hankel_claims,
+    *STATEMENT_MODULES,  # the seeds' smaller statements, measured one by one
 )
 collect(MODULES)
 

@@ -1,0 +1,83 @@
+"""The seeds' smaller statements: every claim runs in quick mode with a well-formed verdict, and the closed
+forms in theory.statements obey their own laws."""
+
+import math
+
+import numpy as np
+import pytest
+
+from georesolver_core.claims import CLAIMS, run_claim
+from georesolver_core.claims.statements import STATEMENT_MODULES
+from georesolver_core.theory import statements as th
+from georesolver_core.verdicts import VERDICTS
+
+KEYS = [c.key for m in STATEMENT_MODULES for c in m.CLAIMS]
+
+
+def test_statement_claims_are_registered():
+    assert KEYS and all(k in CLAIMS for k in KEYS)
+    assert len(set(KEYS)) == len(KEYS)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_statement_claim_quick(key):
+    out = run_claim(key, quick=True)
+    assert out["verdict"] in VERDICTS
+    assert out["summary"].strip()
+    assert len(out["x"]) == len(out["measured"]) == len(out["bound"]) > 0
+    assert out["measured_value"] is not None and out["bound_value"] is not None
+
+
+def test_gradient_peak_is_the_maximum():
+    for eps in (1e-4, 1e-2, 1.0):
+        a = np.sqrt(np.linspace(1e-6, 10, 200001) * eps)
+        f = a / (a * a + eps) ** 2
+        assert math.isclose(f.max(), th.inverse_square_gradient_peak(eps), rel_tol=1e-6)
+        assert math.isclose(a[f.argmax()] ** 2, th.inverse_square_gradient_argmax_sq(eps), rel_tol=1e-3)
+
+
+def test_taylor_remainder_bound_covers_remainder():
+    eps = 0.1
+    q = np.linspace(0.05, 0.3, 50)
+    rem = np.abs(1 / (q**2 + eps) - th.kernel_taylor_third_order(q, eps))
+    assert np.all(rem <= th.kernel_taylor_remainder_bound(q, eps) * (1 + 1e-9))
+
+
+def test_effective_rank_formula_limits():
+    # no off-diagonal mass: rank n; equal to the tail formula's definition
+    assert th.effective_rank_from_offdiagonal(10, 0.1, 0.0) == pytest.approx(10.0)
+    assert th.effective_rank_from_offdiagonal(10, 0.1, 1e12) < 1e-6
+
+
+def test_concentration_log_tail_matches_tail():
+    t = np.array([0.1, 1.0, 3.0])
+    assert np.allclose(np.log(th.concentration_tail_paper(t, 4, 0.2)), th.concentration_log_tail_paper(t, 4, 0.2))
+
+
+def test_far_key_and_frobenius_bounds():
+    assert th.far_key_relative_bound(1e-2, 1.0) == pytest.approx(1e-2)
+    # n = 2, one pair at d_min: ||E||_F^2 = 2 / (d_min^2 + eps)^2
+    assert th.kernel_frobenius_bound(2, 1.0, 0.5) == pytest.approx(2 / 1.5**2)
+    assert th.gershgorin_offdiagonal_bound(5, 2.0) == pytest.approx(1.0)
+
+
+def test_sphere_and_hyperbolic_forms():
+    assert th.sphere_logit_gap(np.pi, 1.0) == pytest.approx(2.0)
+    assert th.sphere_w1_second_derivative_paper(1e-2, 1.0) == pytest.approx(-4e-2)
+    assert th.hyperbolic_lower_bound_paper(0.5, 0.0) == pytest.approx(0.5)
+    assert th.poincare_volume_element(0.0, 3) == pytest.approx(8.0)
+
+
+def test_plunge_bound_grows_logarithmically():
+    b = [th.plunge_bound(1e-3, ca) for ca in (1e1, 1e3, 1e5)]
+    assert b[0] <= b[1] <= b[2]
+    # beyond c a = L~ the bound is L~ (1 + ln(c a / L~)): equal steps per decade of c a
+    assert b[2] - b[1] == pytest.approx(b[1] - b[0])
+
+
+def test_power_law_tail_bound_covers_power_law():
+    k = np.arange(1, 100001, dtype=float)
+    for alpha in (0.6, 1.0, 2.0):
+        lam = 3.0 * k**-alpha
+        for m in (1, 10, 100):
+            assert np.sum(lam[m:] ** 2) <= th.power_law_tail_bound(m, 3.0, alpha)
