@@ -5,7 +5,7 @@ import streamlit as st
 import ui
 
 from georesolver_core.extras.orthogonal import KINDS
-from georesolver_core.extras.orthogonal_lab import norm_drift, operator_view
+from georesolver_core.extras.orthogonal_lab import norm_and_gain, operator_view
 from georesolver_core.extras.orthogonal_tasks import (
     TASKS,
     RunResult,
@@ -38,7 +38,7 @@ def _view(beta, gamma, ddl_beta, tilt, k_az, x_az):
 @st.cache_data(show_spinner=False, max_entries=16)
 def _drift(depth, dim, branch, seed):
     depths = sorted({d for d in (1, 2, 4, 8, 16, 32, 64, 128, 256) if d <= depth} | {depth})
-    return depths, norm_drift(list(KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
+    return depths, *norm_and_gain(list(KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
 
 
 # --- One vector under each operator -------------------------------------------------------------------------
@@ -104,12 +104,23 @@ branch = d3.slider(
     help="Adds branch * tanh(W x + b) after every shortcut, as in a transformer block.",
 )
 with st.spinner("Pushing vectors through the stacks ..."):
-    depths, drift = _drift(depth, dim, branch, s.seed)
-st.plotly_chart(norm_drift_figure(depths, drift), key="orth_drift_fig")
-st.caption(
-    "Freshly initialised layers, mean over 32 random vectors, float32. Cayley and Householder stay at 1 to rounding; "
-    "the hybrid shrinks (a convex mix of two orthogonal maps), DDL with beta in (0, 2) shrinks, additive grows."
-)
+    depths, drift, gain = _drift(depth, dim, branch, s.seed)
+st.plotly_chart(norm_drift_figure(depths, drift, preserved=gain if branch > 0 else None), key="orth_drift_fig")
+if branch == 0:
+    st.caption(
+        "Freshly initialised layers, mean over 32 random vectors, float32. The shortcut alone: Cayley and Householder "
+        "stay at 1 to rounding; the hybrid shrinks (a convex mix of two orthogonal maps), DDL with beta in (0, 2) "
+        "shrinks, additive grows."
+    )
+else:
+    grow = {k: v[-1] for k, v in drift.items()}
+    st.caption(
+        f"Freshly initialised layers, mean over 32 random vectors, float32. With branch scale {branch:g} **no kind "
+        f"preserves the norm** (at depth {depths[-1]}: Cayley x{grow.get('cayley', float('nan')):.3g}, Householder "
+        f"x{grow.get('householder', float('nan')):.3g}): the branch adds up to {branch:g} sqrt(d) per layer. What an "
+        "orthogonal shortcut still preserves is its own gain, |Q x| = |x| at every layer (dashed lines: the product "
+        "of the shortcuts' gains along the same path: 1 for Cayley and Householder, not 1 for the other kinds)."
+    )
 
 # --- Small training runs ------------------------------------------------------------------------------------
 st.subheader("Small training runs at matched parameter counts")

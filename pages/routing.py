@@ -86,7 +86,8 @@ with c3:
         1e-6,
         10.0,
         0.05,
-        help="Small: the nearest prototype takes the weight. Large: the Top-K share it evenly.",
+        help="Large: the Top-K share the weight evenly. Small: they share it in proportion to 1/d^2, so the nearest "
+        "takes it all only for queries at a prototype (spread 0).",
     )
 spread = c4.slider(
     "Query spread around prototypes (rad)", 0.0, 2.0, 0.35, 0.05, key="rt_spread", bind="query-params"
@@ -106,7 +107,13 @@ st.plotly_chart(
     key="rt_sphere",
 )
 m = st.columns(4)
-m[0].metric("Mean weight of the first choice", f"{demo.weights[:, 0].mean():.3f}")
+m[0].metric(
+    "Mean weight of the first choice",
+    f"{demo.weights[:, 0].mean():.3f}",
+    f"eps -> 0 limit {demo.first_weight_limit:.3f}",
+    delta_color="off",
+    delta_arrow="off",
+)
 m[1].metric("Max tail mass left outside the Top-K", f"{demo.tail_mass.max():.3g}")
 m[2].metric(
     "Routing entropy H(c) (nats)",
@@ -114,6 +121,8 @@ m[2].metric(
     f"bound log K_pool = {float(routing_entropy_bound(n_protos)):.3f}",
     delta_color="off",
     delta_arrow="off",
+    help="Of the first-choice load. The first choice is the nearest prototype whatever eps: this entropy "
+    "moves with the queries and the pool, not with eps.",
 )
 m[3].metric("Prototypes never chosen first", int((demo.load == 0).sum()))
 table = pd.DataFrame(
@@ -123,6 +132,11 @@ table = pd.DataFrame(
         **{f"weight {j + 1}": np.round(demo.weights[:, j], 4) for j in range(k)},
         "tail mass": demo.tail_mass,
     }
+)
+st.caption(
+    f"As eps -> 0 the Top-{k} weights tend to 1/d^2 proportions, not to one-hot: with these queries (spread "
+    f"{spread:g} rad) the first choice keeps {demo.first_weight_limit:.3f} on average. Set the spread to 0 (queries "
+    "at prototypes) and the nearest prototype takes all the weight as eps shrinks."
 )
 with st.expander("Routing table (every query's Top-K and weights)"):
     st.dataframe(table, hide_index=True, key="rt_table", height=260)
