@@ -18,7 +18,6 @@ from georesolver_core.routing.quality import fibonacci_sphere, random_sphere
 from georesolver_core.routing.stats import load_entropy
 from georesolver_core.validate import check_positive_int, check_range
 
-
 EPS_LIMIT = 1e-12  # stands for eps -> 0 in float64 (d^2 of distinct points on S^2 is far above it)
 
 
