@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import streamlit as st
+import trainer_controls as tc
 import ui
 
-from georesolver_core.routing.compare import CompareConfig, compare_routers
+from georesolver_core.routing.compare import CompareConfig, compare_routers_steps
 from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_demo
 from georesolver_core.routing.distributed import DistConfig, run_headless
 from georesolver_core.routing.dmg import DMGConfig
@@ -43,6 +44,7 @@ ui.page_header(
 )
 s = ui.settings()
 state = st.session_state
+CMP_BUDGET_S = 180.0  # seconds of training per press of "Train the three routers"
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -61,11 +63,6 @@ def _stream(n, shift_at, angle, tau_base, kappa, gamma, window, capacity, seed):
         capacity=capacity, tau_base=tau_base, kappa=kappa, gamma=gamma, window=window, rate_window=window
     )
     return dmg_stream(ShiftingStream(n, shift_at=shift_at, shift_angle=angle, seed=seed), cfg)
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _compare(cfg: CompareConfig, _on_step=None):
-    return compare_routers(cfg, on_step=_on_step)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -205,25 +202,19 @@ with tabs[1]:
             aux_weight=aux,
             seed=s.seed,
         )
-        if st.button(
-            "Train the three routers", key="rt_cmp_run", icon=":material/model_training:", type="primary"
-        ):
-            with st.status("Training three mixture-of-experts layers ...", expanded=True) as status:
-                bar = st.progress(0.0)
-                names = ["gsr", "softmax", "expert-choice"]
+        tc.controls(
+            "rt_cmp",
+            lambda: compare_routers_steps(cfg),
+            cfg,
+            budget_s=CMP_BUDGET_S,
+            what="Train the three routers",
+        )
 
-                def on_step(name, step, total):
-                    if step % 10 == 0 or step == total:
-                        frac = (names.index(name) + step / total) / len(names)
-                        bar.progress(min(frac, 1.0), text=f"{name}: step {step}/{total}")
-
-                state["rt_cmp"] = (cfg, _compare(cfg, on_step))
-                status.update(label="Trained the three routers", state="complete", expanded=False)
-        saved = state.get("rt_cmp")
-        if saved is None or saved[0] != cfg:
-            st.info("Press **Train the three routers** (a few seconds to a minute on a CPU).")
-        else:
-            res = saved[1]
+        def _draw(job: tc.LiveJob) -> None:
+            if job.result is None:  # training: the loss curves so far
+                st.plotly_chart(loss_curves_figure(job.partial), key="rt_losses_live")
+                return
+            res = job.result
             st.plotly_chart(
                 load_figure(
                     {r.name: (r.label, r.stats.load_requested, r.stats.load_kept) for r in res.runs},
@@ -248,9 +239,16 @@ with tabs[1]:
                     for r in res.runs
                 ]
             )
-            st.dataframe(rows, hide_index=True, key="rt_load_table")
+            st.dataframe(rows, hide_index=True, key="rt_load_table", width="stretch")
             ui.download_csv("Download the router statistics (CSV)", rows, "router_stats.csv", "rt_load_dl")
             st.plotly_chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
+
+        if tc.job("rt_cmp") is None:
+            st.info(
+                "Press **Train the three routers** (a few seconds to a minute on a CPU); Pause, Step and Resume "
+                "continue the same run."
+            )
+        tc.live("rt_cmp", _draw)
 
 # --- 4. DMG stream ------------------------------------------------------------------------------------------
 with tabs[2]:
