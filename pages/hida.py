@@ -3,11 +3,12 @@
 import numpy as np
 import pandas as pd
 import streamlit as st
+import trainer_controls as tc
 import ui
 
 from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
-from georesolver_core.attention.hida_scaling import LABELS, cost_scaling, judge_slopes
+from georesolver_core.attention.hida_scaling import LABELS, cost_scaling_steps, judge_slopes
 from georesolver_core.theory.hida import c_hida_regret_bound
 from georesolver_core.viz.hida import (
     disk_figure,
@@ -25,6 +26,7 @@ ui.page_header(
     "updated as tokens stream in). Below: what each one looks at, what it costs, and how far it lands from Dense.",
 )
 s = ui.settings()
+SWEEP_BUDGET_S = 90.0  # seconds of timing per press of "Run the scaling sweep"
 
 
 # --- FP pattern ---------------------------------------------------------------------------------
@@ -132,33 +134,29 @@ st.caption("Forward + backward, one head of size 64, float32, median of one call
            "`python -m georesolver_core bench --scaling`.")  # fmt: skip
 
 
-@st.cache_data(show_spinner=False)
-def scaling(lens: tuple, kernels: tuple, mem: bool, _progress=None):
-    return cost_scaling(lens, kernels, memory=mem, max_len={"c-hida": 1024}, progress=_progress)
+sweep_sig = (tuple(sorted(lens)), tuple(kernels), mem)
+tc.controls(
+    "hida_scale",
+    lambda: cost_scaling_steps(sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024}),
+    sweep_sig,
+    budget_s=SWEEP_BUDGET_S,
+    disabled=len(lens) < 2 or not kernels,
+    what="Run the scaling sweep",
+)
+if len(lens) < 2 or not kernels:
+    st.info("Pick at least two lengths and one kernel: a slope needs two points.")
 
 
-if st.button("Run the scaling sweep", key="hida_scale_run", icon=":material/speed:"):
-    if len(lens) < 2 or not kernels:
-        st.error("Pick at least two lengths and one kernel: a slope needs two points.")
-    else:
-        with st.status("Timing ...", expanded=True) as status:
-            bar = st.progress(0.0)
-            st.session_state["hida_scale"] = scaling(
-                tuple(sorted(lens)),
-                tuple(kernels),
-                mem,
-                _progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
-            )
-            status.update(label="Sweep finished", state="complete", expanded=False)
-if "hida_scale" in st.session_state:
-    rep = st.session_state["hida_scale"]
+def _draw_scaling(job: tc.LiveJob) -> None:
+    rep = job.result or job.partial
     series = {k: (rep.per_token[k] if k == "c-hida" else rep.seconds[k]) for k in rep.kernels}
+    series = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in series.items()}
     g1, g2 = st.columns(2)
     g1.plotly_chart(scaling_figure(rep.lens, series, rep.slopes, LABELS, "seconds (C-HIDA: per token)"),
                     key="hida_time_fig")  # fmt: skip
-    if any(v is not None for vals in rep.peak_mb.values() for v in vals):
-        mslopes = {k: None for k in rep.kernels}
-        g2.plotly_chart(scaling_figure(rep.lens, rep.peak_mb, mslopes, LABELS, "peak memory (MB)"),
+    peaks = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in rep.peak_mb.items()}
+    if any(v is not None for vals in peaks.values() for v in vals):
+        g2.plotly_chart(scaling_figure(rep.lens, peaks, {k: None for k in rep.kernels}, LABELS, "peak memory (MB)"),
                         key="hida_mem_fig")  # fmt: skip
     else:
         g2.info("Switch on 'Measure peak memory' and run again to see memory.")
@@ -173,6 +171,9 @@ if "hida_scale" in st.session_state:
     st.caption("Judged by the rule of the claim below (`prop1-cost-classes`): |fitted - predicted exponent| <= "
                "tolerance. A slope well under its prediction is not a success: at these short lengths fixed "
                "per-call costs hide the growth. The machine may be shared.")  # fmt: skip
+
+
+tc.live("hida_scale", _draw_scaling, chunk_s=0.2)
 
 # --- claims -------------------------------------------------------------------------------------
 st.header("5. The paper's claims, measured")
