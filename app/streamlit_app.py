@@ -6,6 +6,7 @@ Page config, the shared sidebar (seed, dtype, device, bound to the URL) and navi
 
 from pathlib import Path
 
+import lecture
 import streamlit as st
 import ui
 
@@ -95,6 +96,7 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")
+lecture.apply_url_state()
 ui.sidebar_settings()
 pages = [
     st.Page(str(HERE.parent / "pages" / file), title=title, icon=icon, url_path=url, default=(i == 0))
@@ -103,3 +105,4 @@ pages = [
 ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
 nav = st.navigation(pages)
 nav.run()
+lecture.panel(list(ui._bound_widget_defaults()))  # the URL-bound controls this view drew

@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
+import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -150,6 +151,7 @@ def chart(fig, key: str, *, container=None) -> None:
     if st.session_state.get("present"):
         fig = presentation(fig)
     (container or st).plotly_chart(fig, key=key)
+    lecture.remember(key, fig)
 
 
 def page_header(title: str, what: str) -> None:

@@ -51,7 +51,7 @@ if g > n:
     g = n
 mask, st_ = pattern(n, w, g, causal)
 left, right = st.columns([3, 2])
-left.plotly_chart(fp_pattern_figure(mask, f"S_i for n = {n}, w = {w}, g = {g}"), key="hida_pattern_fig")
+ui.chart(fp_pattern_figure(mask, f"S_i for n = {n}, w = {w}, g = {g}"), key="hida_pattern_fig", container=left)
 with right:
     st.metric("mean |S_i| (keys per query)", f"{st_.mean_size:.1f}", help="max |S_i| and the bound are below")
     st.metric("max |S_i| vs Theorem 5.4 bound", f"{st_.max_size} <= {st_.bound}")
@@ -79,15 +79,15 @@ def disk(m: int, c: int, T: int, seed: int):
 view = disk(m, c, T, s.seed)
 stream = view.stream
 a, b = st.columns(2)
-a.plotly_chart(disk_figure(view.keys, view.anchors, view.anchor_assignment, f"L-HIDA: {m} anchors"),
-               key="hida_anchor_fig")  # fmt: skip
+ui.chart(disk_figure(view.keys, view.anchors, view.anchor_assignment, f"L-HIDA: {m} anchors"),
+               key="hida_anchor_fig", container=a)  # fmt: skip
 last = stream.history[-1]
-b.plotly_chart(disk_figure(view.keys, last, stream.assignment, f"C-HIDA: {c} summaries after {T} tokens",
-                           sizes=stream.counts), key="hida_summary_fig")  # fmt: skip
+ui.chart(disk_figure(view.keys, last, stream.assignment, f"C-HIDA: {c} summaries after {T} tokens",
+                           sizes=stream.counts), key="hida_summary_fig", container=b)  # fmt: skip
 if st.toggle("Play the stream (C-HIDA summaries moving as tokens arrive)", key="hida_play", bind="query-params"):
-    st.plotly_chart(stream_animation_figure(view.keys, stream.history), key="hida_stream_fig")
+    ui.chart(stream_animation_figure(view.keys, stream.history), key="hida_stream_fig")
 Ts = np.arange(1, T + 1)
-st.plotly_chart(regret_figure(Ts, stream.cumulative_loss, c_hida_regret_bound(Ts, c, stream.diameter)),
+ui.chart(regret_figure(Ts, stream.cumulative_loss, c_hida_regret_bound(Ts, c, stream.diameter)),
                 key="hida_regret_fig")  # fmt: skip
 st.caption(f"Running loss sum_t min_k d_H(k_t, s_k)² (summaries before token t is absorbed) against Δ² c log T with "
            f"Δ = {stream.diameter:.2f}, the stream's hyperbolic diameter. The regret against the best fixed "
@@ -112,7 +112,7 @@ if st.button("Sweep w, g, m, c", key="hida_err_run", icon=":material/play_arrow:
         status.update(label="Sweep finished", state="complete")
 if "hida_err" in st.session_state:
     sweeps = st.session_state["hida_err"]
-    st.plotly_chart(error_figure(sweeps), key="hida_err_fig")
+    ui.chart(error_figure(sweeps), key="hida_err_fig")
     st.caption("Each knob runs from 1 to n; the other FP knob is held at 1. At w, g, m or c = n the index set is "
                "every key (C-HIDA is compared with causal Dense-HIDA: a stream has no future).")  # fmt: skip
     table = pd.DataFrame([dict(variant=sw.variant, value=v, rel_error=e, work_fraction=f)
@@ -152,12 +152,12 @@ def _draw_scaling(job: tc.LiveJob) -> None:
     series = {k: (rep.per_token[k] if k == "c-hida" else rep.seconds[k]) for k in rep.kernels}
     series = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in series.items()}
     g1, g2 = st.columns(2)
-    g1.plotly_chart(scaling_figure(rep.lens, series, rep.slopes, LABELS, "seconds (C-HIDA: per token)"),
-                    key="hida_time_fig")  # fmt: skip
+    ui.chart(scaling_figure(rep.lens, series, rep.slopes, LABELS, "seconds (C-HIDA: per token)"),
+                    key="hida_time_fig", container=g1)  # fmt: skip
     peaks = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in rep.peak_mb.items()}
     if any(v is not None for vals in peaks.values() for v in vals):
-        g2.plotly_chart(scaling_figure(rep.lens, peaks, {k: None for k in rep.kernels}, LABELS, "peak memory (MB)"),
-                        key="hida_mem_fig")  # fmt: skip
+        ui.chart(scaling_figure(rep.lens, peaks, {k: None for k in rep.kernels}, LABELS, "peak memory (MB)"),
+                        key="hida_mem_fig", container=g2)  # fmt: skip
     else:
         g2.info("Switch on 'Measure peak memory' and run again to see memory.")
     for j in judge_slopes(rep):

@@ -65,8 +65,8 @@ with c3:
 
 view = _view(beta, gamma, ddl_beta, tilt, k_az, x_az)
 left, right = st.columns([3, 2])
-left.plotly_chart(operator_figure(view), key="orth_operator_fig")
-right.plotly_chart(eigenvalue_figure(view), key="orth_eigen_fig")
+ui.chart(operator_figure(view), key="orth_operator_fig", container=left)
+ui.chart(eigenvalue_figure(view), key="orth_eigen_fig", container=right)
 
 area = 1.0  # u = e1 and v a unit vector orthogonal to it: |u ^ v| = 1
 with st.container(border=True):
@@ -106,7 +106,7 @@ branch = d3.slider(
 )
 with st.spinner("Pushing vectors through the stacks ..."):
     depths, drift, gain = _drift(depth, dim, branch, s.seed)
-st.plotly_chart(norm_drift_figure(depths, drift, preserved=gain if branch > 0 else None), key="orth_drift_fig")
+ui.chart(norm_drift_figure(depths, drift, preserved=gain if branch > 0 else None), key="orth_drift_fig")
 if branch == 0:
     st.caption(
         "Freshly initialised layers, mean over 32 random vectors, float32. The shortcut alone: Cayley and Householder "
@@ -155,7 +155,7 @@ def _draw(job: tc.LiveJob) -> None:
     metric = st.segmented_control(
         "Curve", ["cosine", "loss", "gate"], default="cosine", key="orth_metric", bind="query-params"
     )
-    st.plotly_chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
+    ui.chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
     if job.result is None:
         return
     table = pd.DataFrame.from_dict(summarise(job.result), orient="index").reset_index(names="kind")

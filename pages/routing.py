@@ -93,7 +93,7 @@ k = min(k_in, n_protos)
 if k_in > n_protos:
     st.caption(f"Only {n_protos} prototypes: routing to the Top-{k}.")
 demo = _demo(n_protos, n_queries, k, eps, spread, s.seed)
-st.plotly_chart(
+ui.chart(
     routing_sphere_figure(
         demo.queries,
         demo.protos,
@@ -157,7 +157,7 @@ with tabs[0]:
             "Queries equal to prototypes (else uniform random queries)", key="rt_at_protos", bind="query-params"
         )
         q = _quality(max(n_protos, 2), eps, at, s.seed)
-        st.plotly_chart(
+        ui.chart(
             quality_figure(q.ks, q.worst_error, q.random_error, q.paper_bound, q.exact_bound), key="rt_quality"
         )
         with st.container(border=True):
@@ -212,10 +212,10 @@ with tabs[1]:
 
         def _draw(job: tc.LiveJob) -> None:
             if job.result is None:  # training: the loss curves so far
-                st.plotly_chart(loss_curves_figure(job.partial), key="rt_losses_live")
+                ui.chart(loss_curves_figure(job.partial), key="rt_losses_live")
                 return
             res = job.result
-            st.plotly_chart(
+            ui.chart(
                 load_figure(
                     {r.name: (r.label, r.stats.load_requested, r.stats.load_kept) for r in res.runs},
                     title="Load per expert on a held-out batch",
@@ -241,7 +241,7 @@ with tabs[1]:
             )
             st.dataframe(rows, hide_index=True, key="rt_load_table", width="stretch")
             ui.download_csv("Download the router statistics (CSV)", rows, "router_stats.csv", "rt_load_dl")
-            st.plotly_chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
+            ui.chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
 
         if tc.job("rt_cmp") is None:
             st.info(
@@ -277,10 +277,10 @@ with tabs[2]:
         shift_at = min(shift_at, n)
         with st.spinner("Streaming through the pool ..."):
             res = _stream(n, shift_at, angle, tau, kappa, gamma, 32, capacity, s.seed)
-        st.plotly_chart(
+        ui.chart(
             dmg_stream_figure(res.t, res.loss, res.tau, res.spawn_t, res.n_active, shift_at), key="rt_dmg_stream"
         )
-        st.plotly_chart(
+        ui.chart(
             dmg_pool_figure(res.points, np.arange(len(res.points)), res.protos, res.births), key="rt_dmg_pool"
         )
         with st.container(border=True):
@@ -329,7 +329,7 @@ with tabs[3]:
         if rows:
             st.caption(f"Source: {source}.")
             per = st.segmented_control("Per", ["batch", "query"], default="batch", key="rt_comm_per") or "batch"
-            st.plotly_chart(comm_figure(rows, per=per), key="rt_comm_fig")
+            ui.chart(comm_figure(rows, per=per), key="rt_comm_fig")
             table = pd.DataFrame(
                 [
                     {
