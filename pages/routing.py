@@ -207,7 +207,7 @@ with tabs[1]:
             lambda: compare_routers_steps(cfg),
             cfg,
             budget_s=CMP_BUDGET_S,
-            what="Train the three routers",
+            what="Train",
         )
 
         def _draw(job: tc.LiveJob) -> None:
@@ -245,7 +245,7 @@ with tabs[1]:
 
         if tc.job("rt_cmp") is None:
             st.info(
-                "Press **Train the three routers** (a few seconds to a minute on a CPU); Pause, Step and Resume "
+                "Press **Train** to train the three routers (a few seconds to a minute on a CPU); Pause, Step and Resume "
                 "continue the same run."
             )
         tc.live("rt_cmp", _draw)
