@@ -351,9 +351,22 @@ with tabs[3]:
             st.dataframe(table, hide_index=True, key="rt_comm_table")
             ui.download_csv("Download the traffic table (CSV)", table, "routing_traffic.csv", "rt_comm_dl")
             for run in runs:
+                diffs = (
+                    run["max_abs_diff"] if isinstance(run["max_abs_diff"], dict) else {"all": run["max_abs_diff"]}
+                )
+                same = (
+                    run["same_indices"] if isinstance(run["same_indices"], dict) else {"all": run["same_indices"]}
+                )
+                differ = ", ".join(f"{ui.escape_md(k)} {float(v):.2g}" for k, v in diffs.items())
+                other = [ui.escape_md(k) for k, v in same.items() if not v]
                 st.caption(
-                    f"P = {run['config']['world_size']}: max |distributed - single-process GSR| = "
-                    f"{run['max_abs_diff']}; same Top-K as single-process: {run['same_indices']}"
+                    f"P = {run['config']['world_size']}: largest |distributed - single-process| output per protocol: "
+                    f"{differ}. Top-K choices: "
+                    + (
+                        f"differ for {', '.join(other)}."
+                        if other
+                        else "the same as single-process for every protocol."
+                    )
                 )
 
 # --- 6. Claims ------------------------------------------------------------------------------------------------

@@ -25,3 +25,17 @@ def test_sphere_prototypes_get_distinct_colours_and_arcs_take_their_prototypes_c
     first = fig.data[1]  # the first-choice arcs, after the sphere surface
     assert set(first.line.color) == {colours[int(e)] for e in d.indices[:, 0]}
     assert list(fig.data[-1].marker.color) == colours
+
+
+def test_attention_sphere_keeps_the_heaviest_key_in_front_of_the_query_and_writes_its_weight():
+    import numpy as np
+
+    from georesolver_core.viz.attention import geometry_scatter
+
+    q = np.array([0.0, 0.0, 1.0])
+    keys = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    fig = geometry_scatter(q, keys, np.array([0.93, 0.05, 0.02]), geometry="sphere")
+    key_trace = next(t for t in fig.data if t.name and t.name.startswith("keys"))
+    query = next(t for t in fig.data if t.name == "query")
+    assert key_trace.z[0] > query.z[0]  # the key sits outside the surface, in front of the query marker
+    assert "0.93" in key_trace.text[0]
