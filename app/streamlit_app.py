@@ -9,6 +9,9 @@ from pathlib import Path
 import lecture
 import streamlit as st
 import ui
+import warmup
+
+from georesolver_core.claims import CLAIMS
 
 HERE = Path(__file__).parent
 
@@ -103,6 +106,11 @@ pages = [
     for i, (file, title, icon, url, _) in enumerate(PAGES)
 ]
 ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
+# Home measures its own claim as the first visitor arrives; the thread takes the others, page by page.
+HOME_CLAIM = "sec5.2b-rim-separation"
+warmup.start(
+    [k for k in warmup.claim_order(CLAIMS, [row[3] for row in PAGES]) if k != HOME_CLAIM], ui.claim_result
+)
 nav = st.navigation(pages)
 nav.run()
 lecture.panel(list(ui._bound_widget_defaults()))  # the URL-bound controls this view drew
