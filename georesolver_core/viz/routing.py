@@ -113,9 +113,7 @@ def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 46
     loads: name -> (label, requested list, kept list).
     """
     titles = ["<br>".join(textwrap.wrap(v[0], 30)) for v in loads.values()]  # long labels on two or three lines
-    fig = make_subplots(
-        rows=1, cols=len(loads), subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.06
-    )
+    fig = make_subplots(rows=1, cols=len(loads), subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.06)
     for col, (name, (_, req, kept)) in enumerate(loads.items(), start=1):
         e = list(range(len(req)))
         color = ROUTER_COLORS.get(name, "#1f77b4")
@@ -203,7 +201,13 @@ def dmg_stream_figure(t, loss, tau, spawn_t, n_active, shift_at: int | None = No
     if shift_at is not None:
         fig.add_vline(x=shift_at, line=dict(color="black", dash="dash"), annotation_text="shift")
     base_layout(fig, "DMG stream: surprise, threshold, spawns", "stream step t", "loss (rad^2)", height)
-    fig.update_yaxes(title_text="active prototypes", secondary_y=True)
+    fig.update_yaxes(
+        title_text="active prototypes",
+        secondary_y=True,
+        tickformat="d",
+        rangemode="tozero",
+        dtick=max(1, int(np.ceil(max(n_active, default=1) / 6))),
+    )
     return fig
 
 
