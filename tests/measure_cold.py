@@ -3,7 +3,8 @@
     python tests/measure_cold.py [--rounds 3] [--pages home attention ...] [--no-home-first]
 
 Each round serves a fresh `streamlit run app` on 127.0.0.1 and, as a class would, opens Home first
-(the app's warm-up starts with the first session) and then each page in a new tab, timing from the
+(the app's warm-up starts with the first session), waits ``--warm-wait`` seconds, and then opens each
+page in a new tab, timing from the
 navigation to the moment the page stops running (no status widget, no skeleton, quiet for 2 s;
 the 2 s are not counted). Prints per page the median and the samples. Timings depend on the load.
 """
@@ -54,6 +55,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pages", nargs="+", choices=urls, help="default: all")
     ap.add_argument("--no-home-first", action="store_true", help="open the pages without visiting Home first")
+    ap.add_argument(
+        "--warm-wait",
+        type=float,
+        default=0.0,
+        help="seconds between the first visit to Home and the pages (the "
+        "time a lecturer's server has between opening the app and the class arriving)",
+    )
     args = ap.parse_args()
     pages = args.pages or urls
     samples: dict[str, list[float]] = {u: [] for u in ["home (first session)", *pages]}
@@ -62,6 +70,7 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             if not args.no_home_first:
                 samples["home (first session)"].append(settle(browser, f"{base}/"))
+                time.sleep(args.warm_wait)
             for url in pages:
                 samples[url].append(settle(browser, f"{base}/{url}"))
                 print(f"{url}: {samples[url][-1]:.1f} s", file=sys.stderr, flush=True)
