@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
+import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -150,6 +151,7 @@ def chart(fig, key: str, *, container=None) -> None:
     if st.session_state.get("present"):
         fig = presentation(fig)
     (container or st).plotly_chart(fig, key=key)
+    lecture.remember(key, fig)
 
 
 def page_header(title: str, what: str) -> None:
@@ -327,7 +329,7 @@ def theory_box(results: list[dict], title: str = "What the theory says vs what w
             # the verdict is for the sweep measured, not for whatever setting the page shows beside it
             where = f"  \n*Verdict for the sweep over* {r['x_label']}" if r.get("x_label") else ""
             st.markdown(
-                f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {r['statement']}{where}"
+                f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {escape_md(r['statement'])}{where}"
             )
             st.markdown(f"Bound: `{r['bound_text']}`  \nMeasured: {r['summary']}")
 

@@ -1,5 +1,6 @@
 """Kernel speed: the fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, live or from a CLI report."""
 
+import dataclasses
 import time
 
 import pandas as pd
@@ -85,29 +86,53 @@ if run:
     except ValueError as err:
         st.error(f"Cannot run this benchmark: {err}. Pick at least one length and one kernel.")
     else:
-        # Pressing Stop reruns the page, which ends the running benchmark at its next progress report.
-        st.button("Stop", key="kern_stop", icon=":material/stop:", help="Ends the live benchmark now.")
+        # Pressing Stop reruns the page, which ends the running benchmark at its next progress report; the
+        # benchmark runs one length at a time and keeps each finished length, so Stop loses only the one running.
+        stop = st.empty()
+        stop.button("Stop", key="kern_stop", icon=":material/stop:", help="Ends the live benchmark now.")
         started = time.perf_counter()
+        lens = cfg.seq_lens
 
         def progress(frac: float, msg: str) -> None:
             if time.perf_counter() - started > LIVE_BUDGET_S:
                 raise OutOfTime(msg)
-            bar.progress(min(max(frac, 0.0), 1.0), text=msg)
+            bar.progress(min(max((i + frac) / len(lens), 0.0), 1.0), text=msg)
 
+        st.session_state.pop("kern_report_live", None)
         with st.status("Timing kernels ...", expanded=True) as status:
             bar = st.progress(0.0, text="starting")
             try:
-                report = bench.run_benchmark(cfg, progress=progress)
+                for i, seq_len in enumerate(lens):
+                    last = i == len(lens) - 1
+                    sub = dataclasses.replace(
+                        cfg, seq_lens=(seq_len,), memory_check_len=cfg.memory_check_len if last else 0
+                    )
+                    part = bench.run_benchmark(sub, progress=progress)
+                    report = st.session_state.get("kern_report_live")
+                    if report is None:
+                        report = part
+                    else:
+                        report["rows"] += part["rows"]
+                        report["environment"]["load_average_1min_end"] = part["environment"].get(
+                            "load_average_1min_end"
+                        )
+                        if "memory_check" in part:
+                            report["memory_check"] = part["memory_check"]
+                    report["config"]["seq_lens"] = list(lens[: i + 1])
+                    report["targets"] = bench.judge(report)
+                    st.session_state["kern_report_live"] = report  # kept if Stop or the budget ends the run
             except OutOfTime as where:
                 status.update(label="Benchmark stopped", state="error", expanded=False)
+                kept = st.session_state.get("kern_report_live")
                 st.error(
-                    f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped. "
-                    "Fewer or shorter lengths, fewer repeats or kernels fit; the full run belongs to the CLI: "
+                    f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped"
+                    + (f"; the lengths timed before it are kept (T = {kept['config']['seq_lens']})" if kept else "")
+                    + ". Fewer or shorter lengths, fewer repeats or kernels fit; the full run belongs to the CLI: "
                     "`python -m georesolver_core bench --json > bench.json`, then load the file below."
                 )
             else:
                 status.update(label="Benchmark finished", state="complete", expanded=False)
-                st.session_state["kern_report_live"] = report
+        stop.empty()  # no stale Stop once the run has ended
 
 uploaded = st.file_uploader(
     "Or load a report written by `python -m georesolver_core bench --json`",

@@ -233,10 +233,10 @@ def landscape_lab() -> None:
         "surface is the loss of retrieving the **star** key. Starts on a ring run Riemannian gradient descent "
         "(geoopt's RiemannianSGD, steps capped at 4% of the patch): press **Play descent**."
     )
+    kernel = ui.kernel_picker("land_kernel", KERNEL_LABELS)  # its own row: in a quarter column it was cut off
     c1, c2, c3, c4 = st.columns(4)
     with c1:
         geometry = ui.geometry_picker("land_geo")
-        kernel = ui.kernel_picker("land_kernel", KERNEL_LABELS)
     with c2:
         n = _slider("Number of keys n", "land_n", 2, 12, 5)
         eps = ui.eps_slider("land_eps", 1e-5, 1.0, 1e-2)
@@ -335,10 +335,10 @@ if tabs[3].open:
             "filter-normalised directions (Li et al.); prototype keys move by the **exponential map** of tangent "
             "directions, so every point of the slice is a valid model."
         )
+        kernel = ui.kernel_picker("land_m_kernel", KERNEL_LABELS)  # its own row, as on the descent tab
         c1, c2, c3 = st.columns(3)
         with c1:
             geometry = ui.geometry_picker("land_m_geometry", "Geometry of the prototypes")
-            kernel = ui.kernel_picker("land_m_kernel", KERNEL_LABELS)
         with c2:
             eps = ui.eps_slider("land_m_eps", 1e-3, 1.0, 0.05)
             steps = _slider("Training steps", "land_m_steps", 20, 300, 200, 20)
@@ -353,11 +353,18 @@ if tabs[3].open:
             seed=s.seed,
             dim=2 + GEOMETRIES[geometry].extra_dims,  # a 2-D embedding (the sphere: S^2 in R^3)
         )
-        with st.status("Training the model and slicing its landscape ...", expanded=False) as status:
-            bar = st.progress(0.0)
+        # Pressing Stop reruns the page, which ends the training at its next progress report; a model
+        # trained to the end is kept for every session, so the Stop button goes once it is done.
+        stop = st.empty()
+        if (config, device) not in _models():
+            stop.button("Stop", key="land_m_stop", icon=":material/stop:", help="Ends the training now.")
+        with st.status("Training the model and slicing its landscape ...", expanded=True) as status:
+            bar = st.progress(0.0, text="training")
             trained = _trained_model(config, device, bar)
+            bar.progress(1.0, text=f"trained ({config.steps} steps); slicing {res} x {res} models ...")
             sl = _model_slice(config, device, span, res, s.seed, trained)
-            status.update(label="Model trained and sliced", state="complete")
+            status.update(label="Model trained and sliced", state="complete", expanded=False)
+        stop.empty()
         ui.chart(
             model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
             key="land_m_fig",

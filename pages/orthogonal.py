@@ -2,15 +2,15 @@
 
 import pandas as pd
 import streamlit as st
+import trainer_controls as tc
 import ui
 
 from georesolver_core.extras.orthogonal import KINDS
-from georesolver_core.extras.orthogonal_lab import norm_drift, operator_view
+from georesolver_core.extras.orthogonal_lab import norm_and_gain, operator_view
 from georesolver_core.extras.orthogonal_tasks import (
     TASKS,
-    RunResult,
     TaskConfig,
-    compare,
+    compare_steps,
     expected_params,
     summarise,
 )
@@ -28,6 +28,7 @@ ui.page_header(
     "gamma in {0, 1}). Move the sliders and watch lengths, angles and the spectrum of Q.",
 )
 s = ui.settings()
+TRAIN_BUDGET_S = 120.0  # seconds of training per run of the Train button (6 seeds x 5 kinds x 600 steps fits)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -38,7 +39,7 @@ def _view(beta, gamma, ddl_beta, tilt, k_az, x_az):
 @st.cache_data(show_spinner=False, max_entries=16)
 def _drift(depth, dim, branch, seed):
     depths = sorted({d for d in (1, 2, 4, 8, 16, 32, 64, 128, 256) if d <= depth} | {depth})
-    return depths, norm_drift(list(KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
+    return depths, *norm_and_gain(list(KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
 
 
 # --- One vector under each operator -------------------------------------------------------------------------
@@ -64,8 +65,8 @@ with c3:
 
 view = _view(beta, gamma, ddl_beta, tilt, k_az, x_az)
 left, right = st.columns([3, 2])
-left.plotly_chart(operator_figure(view), key="orth_operator_fig")
-right.plotly_chart(eigenvalue_figure(view), key="orth_eigen_fig")
+ui.chart(operator_figure(view), key="orth_operator_fig", container=left)
+ui.chart(eigenvalue_figure(view), key="orth_eigen_fig", container=right)
 
 area = 1.0  # u = e1 and v a unit vector orthogonal to it: |u ^ v| = 1
 with st.container(border=True):
@@ -104,12 +105,23 @@ branch = d3.slider(
     help="Adds branch * tanh(W x + b) after every shortcut, as in a transformer block.",
 )
 with st.spinner("Pushing vectors through the stacks ..."):
-    depths, drift = _drift(depth, dim, branch, s.seed)
-st.plotly_chart(norm_drift_figure(depths, drift), key="orth_drift_fig")
-st.caption(
-    "Freshly initialised layers, mean over 32 random vectors, float32. Cayley and Householder stay at 1 to rounding; "
-    "the hybrid shrinks (a convex mix of two orthogonal maps), DDL with beta in (0, 2) shrinks, additive grows."
-)
+    depths, drift, gain = _drift(depth, dim, branch, s.seed)
+ui.chart(norm_drift_figure(depths, drift, preserved=gain if branch > 0 else None), key="orth_drift_fig")
+if branch == 0:
+    st.caption(
+        "Freshly initialised layers, mean over 32 random vectors, float32. The shortcut alone: Cayley and Householder "
+        "stay at 1 to rounding; the hybrid shrinks (a convex mix of two orthogonal maps), DDL with beta in (0, 2) "
+        "shrinks, additive grows."
+    )
+else:
+    grow = {k: v[-1] for k, v in drift.items()}
+    st.caption(
+        f"Freshly initialised layers, mean over 32 random vectors, float32. With branch scale {branch:g} **no kind "
+        f"preserves the norm** (at depth {depths[-1]}: Cayley x{grow.get('cayley', float('nan')):.3g}, Householder "
+        f"x{grow.get('householder', float('nan')):.3g}): the branch adds up to {branch:g} sqrt(d) per layer. What an "
+        "orthogonal shortcut still preserves is its own gain, |Q x| = |x| at every layer (dashed lines: the product "
+        "of the shortcuts' gains along the same path: 1 for Cayley and Householder, not 1 for the other kinds)."
+    )
 
 # --- Small training runs ------------------------------------------------------------------------------------
 st.subheader("Small training runs at matched parameter counts")
@@ -128,49 +140,42 @@ st.caption(
     + f". d = {cfg.dim}; the hybrid adds {cfg.gate_weight} x 4 gamma (1 - gamma) to its loss."
 )
 run_key = (task, tuple(kinds or ()), steps, n_seeds, angle, s.seed)
-results = st.session_state.setdefault("orth_runs", {})
-if st.button("Train", key="orth_train", icon=":material/play_arrow:", type="primary", disabled=not kinds):
-    seeds = tuple(range(s.seed, s.seed + n_seeds))
-    total = len(kinds) * n_seeds * (steps // 10 + 1)
-    done, live = [0], {}
-    bar = st.progress(0.0, text="starting")
-    chart = st.empty()
+seeds = tuple(range(s.seed, s.seed + n_seeds))
+tc.controls(
+    "orth",
+    lambda: compare_steps(kinds, cfg, seeds),
+    run_key,
+    budget_s=TRAIN_BUDGET_S,
+    disabled=not kinds,
+)
 
-    def _progress(kind, seed, step, m):
-        done[0] += 1
-        run = live.setdefault((kind, seed), {"kind": kind, "seed": seed, "history": {"step": [], "cosine": []}})
-        run["history"]["step"].append(step)
-        run["history"]["cosine"].append(m["cosine"])
-        bar.progress(min(done[0] / total, 1.0), text=f"{kind}, seed {seed}, step {step}: cosine {m['cosine']:.3f}")
-        if step % 50 == 0 or step == steps:
-            chart.plotly_chart(training_figure(list(live.values())), key=f"orth_live_{done[0]}")
 
-    with st.status("Training ...", expanded=True) as status:
-        runs = compare(kinds, cfg, seeds, callback=_progress)
-        status.update(label="Training finished", state="complete", expanded=False)
-    chart.empty()
-    results[run_key] = [r.to_dict() for r in runs]
-
-if run_key in results:
-    runs = results[run_key]
+def _draw(job: tc.LiveJob) -> None:
+    runs = [r.to_dict() for r in job.result] if job.result is not None else job.partial
     metric = st.segmented_control(
         "Curve", ["cosine", "loss", "gate"], default="cosine", key="orth_metric", bind="query-params"
     )
-    st.plotly_chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
-    table = pd.DataFrame.from_dict(summarise([RunResult(**r) for r in runs]), orient="index").reset_index(
-        names="kind"
-    )
+    ui.chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
+    if job.result is None:
+        return
+    table = pd.DataFrame.from_dict(summarise(job.result), orient="index").reset_index(names="kind")
     st.dataframe(table, hide_index=True, key="orth_train_table")
-    if task == "negation" and "hybrid" in table["kind"].values:
+    if cfg.task == "negation" and "hybrid" in table["kind"].values:
         row = table.set_index("kind").loc["hybrid"]
         st.info(
             f"Negation, hybrid: gate gamma {row['gate mean']:.3f} +- {row['gate std']:.3f}, cosine "
             f"{row['cosine mean']:.4f} +- {row['cosine std']:.4f} over {int(row['seeds'])} seeds. "
             "The seed reports gamma ~ 0.05 and cosine 0.96."
         )
-    ui.download_csv("Download the summary (CSV)", table, f"orthogonal_{task}.csv", "orth_train_csv")
-else:
-    st.info("Press **Train** to run every chosen kind on the task (a few seconds per run); results are kept.")
+    ui.download_csv("Download the summary (CSV)", table, f"orthogonal_{cfg.task}.csv", "orth_train_csv")
+
+
+if tc.job("orth") is None:
+    st.info(
+        "Press **Train** to run every chosen kind on the task, live; Pause, Step and Resume continue the same "
+        f"run, Stop keeps what was trained (time budget {TRAIN_BUDGET_S:g} s)."
+    )
+tc.live("orth", _draw)
 
 # --- Claims ---------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")

@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import streamlit as st
+import trainer_controls as tc
 import ui
 
-from georesolver_core.routing.compare import CompareConfig, compare_routers
+from georesolver_core.routing.compare import CompareConfig, compare_routers_steps
 from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_demo
 from georesolver_core.routing.distributed import DistConfig, run_headless
 from georesolver_core.routing.dmg import DMGConfig
@@ -43,6 +44,7 @@ ui.page_header(
 )
 s = ui.settings()
 state = st.session_state
+CMP_BUDGET_S = 180.0  # seconds of training per press of "Train the three routers"
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -63,11 +65,6 @@ def _stream(n, shift_at, angle, tau_base, kappa, gamma, window, capacity, seed):
     return dmg_stream(ShiftingStream(n, shift_at=shift_at, shift_angle=angle, seed=seed), cfg)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def _compare(cfg: CompareConfig, _on_step=None):
-    return compare_routers(cfg, on_step=_on_step)
-
-
 @st.cache_data(show_spinner=False, max_entries=4)
 def _live_comm(batches: tuple, world: int):
     return run_headless(DistConfig(world_size=world, batch_sizes=batches, backend="gloo", timeout_s=60))
@@ -86,7 +83,8 @@ with c3:
         1e-6,
         10.0,
         0.05,
-        help="Small: the nearest prototype takes the weight. Large: the Top-K share it evenly.",
+        help="Large: the Top-K share the weight evenly. Small: they share it in proportion to 1/d^2, so the nearest "
+        "takes it all only for queries at a prototype (spread 0).",
     )
 spread = c4.slider(
     "Query spread around prototypes (rad)", 0.0, 2.0, 0.35, 0.05, key="rt_spread", bind="query-params"
@@ -95,7 +93,7 @@ k = min(k_in, n_protos)
 if k_in > n_protos:
     st.caption(f"Only {n_protos} prototypes: routing to the Top-{k}.")
 demo = _demo(n_protos, n_queries, k, eps, spread, s.seed)
-st.plotly_chart(
+ui.chart(
     routing_sphere_figure(
         demo.queries,
         demo.protos,
@@ -106,7 +104,13 @@ st.plotly_chart(
     key="rt_sphere",
 )
 m = st.columns(4)
-m[0].metric("Mean weight of the first choice", f"{demo.weights[:, 0].mean():.3f}")
+m[0].metric(
+    "Mean weight of the first choice",
+    f"{demo.weights[:, 0].mean():.3f}",
+    f"eps -> 0 limit {demo.first_weight_limit:.3f}",
+    delta_color="off",
+    delta_arrow="off",
+)
 m[1].metric("Max tail mass left outside the Top-K", f"{demo.tail_mass.max():.3g}")
 m[2].metric(
     "Routing entropy H(c) (nats)",
@@ -114,6 +118,8 @@ m[2].metric(
     f"bound log K_pool = {float(routing_entropy_bound(n_protos)):.3f}",
     delta_color="off",
     delta_arrow="off",
+    help="Of the first-choice load. The first choice is the nearest prototype whatever eps: this entropy "
+    "moves with the queries and the pool, not with eps.",
 )
 m[3].metric("Prototypes never chosen first", int((demo.load == 0).sum()))
 table = pd.DataFrame(
@@ -123,6 +129,11 @@ table = pd.DataFrame(
         **{f"weight {j + 1}": np.round(demo.weights[:, j], 4) for j in range(k)},
         "tail mass": demo.tail_mass,
     }
+)
+st.caption(
+    f"As eps -> 0 the Top-{k} weights tend to 1/d^2 proportions, not to one-hot: with these queries (spread "
+    f"{spread:g} rad) the first choice keeps {demo.first_weight_limit:.3f} on average. Set the spread to 0 (queries "
+    "at prototypes) and the nearest prototype takes all the weight as eps shrinks."
 )
 with st.expander("Routing table (every query's Top-K and weights)"):
     st.dataframe(table, hide_index=True, key="rt_table", height=260)
@@ -146,7 +157,7 @@ with tabs[0]:
             "Queries equal to prototypes (else uniform random queries)", key="rt_at_protos", bind="query-params"
         )
         q = _quality(max(n_protos, 2), eps, at, s.seed)
-        st.plotly_chart(
+        ui.chart(
             quality_figure(q.ks, q.worst_error, q.random_error, q.paper_bound, q.exact_bound), key="rt_quality"
         )
         with st.container(border=True):
@@ -191,26 +202,20 @@ with tabs[1]:
             aux_weight=aux,
             seed=s.seed,
         )
-        if st.button(
-            "Train the three routers", key="rt_cmp_run", icon=":material/model_training:", type="primary"
-        ):
-            with st.status("Training three mixture-of-experts layers ...", expanded=True) as status:
-                bar = st.progress(0.0)
-                names = ["gsr", "softmax", "expert-choice"]
+        tc.controls(
+            "rt_cmp",
+            lambda: compare_routers_steps(cfg),
+            cfg,
+            budget_s=CMP_BUDGET_S,
+            what="Train",
+        )
 
-                def on_step(name, step, total):
-                    if step % 10 == 0 or step == total:
-                        frac = (names.index(name) + step / total) / len(names)
-                        bar.progress(min(frac, 1.0), text=f"{name}: step {step}/{total}")
-
-                state["rt_cmp"] = (cfg, _compare(cfg, on_step))
-                status.update(label="Trained the three routers", state="complete", expanded=False)
-        saved = state.get("rt_cmp")
-        if saved is None or saved[0] != cfg:
-            st.info("Press **Train the three routers** (a few seconds to a minute on a CPU).")
-        else:
-            res = saved[1]
-            st.plotly_chart(
+        def _draw(job: tc.LiveJob) -> None:
+            if job.result is None:  # training: the loss curves so far
+                ui.chart(loss_curves_figure(job.partial), key="rt_losses_live")
+                return
+            res = job.result
+            ui.chart(
                 load_figure(
                     {r.name: (r.label, r.stats.load_requested, r.stats.load_kept) for r in res.runs},
                     title="Load per expert on a held-out batch",
@@ -234,9 +239,16 @@ with tabs[1]:
                     for r in res.runs
                 ]
             )
-            st.dataframe(rows, hide_index=True, key="rt_load_table")
+            st.dataframe(rows, hide_index=True, key="rt_load_table", width="stretch")
             ui.download_csv("Download the router statistics (CSV)", rows, "router_stats.csv", "rt_load_dl")
-            st.plotly_chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
+            ui.chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
+
+        if tc.job("rt_cmp") is None:
+            st.info(
+                "Press **Train** to train the three routers (a few seconds to a minute on a CPU); Pause, Step and Resume "
+                "continue the same run."
+            )
+        tc.live("rt_cmp", _draw)
 
 # --- 4. DMG stream ------------------------------------------------------------------------------------------
 with tabs[2]:
@@ -265,10 +277,10 @@ with tabs[2]:
         shift_at = min(shift_at, n)
         with st.spinner("Streaming through the pool ..."):
             res = _stream(n, shift_at, angle, tau, kappa, gamma, 32, capacity, s.seed)
-        st.plotly_chart(
+        ui.chart(
             dmg_stream_figure(res.t, res.loss, res.tau, res.spawn_t, res.n_active, shift_at), key="rt_dmg_stream"
         )
-        st.plotly_chart(
+        ui.chart(
             dmg_pool_figure(res.points, np.arange(len(res.points)), res.protos, res.births), key="rt_dmg_pool"
         )
         with st.container(border=True):
@@ -317,7 +329,7 @@ with tabs[3]:
         if rows:
             st.caption(f"Source: {source}.")
             per = st.segmented_control("Per", ["batch", "query"], default="batch", key="rt_comm_per") or "batch"
-            st.plotly_chart(comm_figure(rows, per=per), key="rt_comm_fig")
+            ui.chart(comm_figure(rows, per=per), key="rt_comm_fig")
             table = pd.DataFrame(
                 [
                     {
@@ -339,9 +351,22 @@ with tabs[3]:
             st.dataframe(table, hide_index=True, key="rt_comm_table")
             ui.download_csv("Download the traffic table (CSV)", table, "routing_traffic.csv", "rt_comm_dl")
             for run in runs:
+                diffs = (
+                    run["max_abs_diff"] if isinstance(run["max_abs_diff"], dict) else {"all": run["max_abs_diff"]}
+                )
+                same = (
+                    run["same_indices"] if isinstance(run["same_indices"], dict) else {"all": run["same_indices"]}
+                )
+                differ = ", ".join(f"{ui.escape_md(k)} {float(v):.2g}" for k, v in diffs.items())
+                other = [ui.escape_md(k) for k, v in same.items() if not v]
                 st.caption(
-                    f"P = {run['config']['world_size']}: max |distributed - single-process GSR| = "
-                    f"{run['max_abs_diff']}; same Top-K as single-process: {run['same_indices']}"
+                    f"P = {run['config']['world_size']}: largest |distributed - single-process| output per protocol: "
+                    f"{differ}. Top-K choices: "
+                    + (
+                        f"differ for {', '.join(other)}."
+                        if other
+                        else "the same as single-process for every protocol."
+                    )
                 )
 
 # --- 6. Claims ------------------------------------------------------------------------------------------------

@@ -39,3 +39,14 @@ def set_and_run(app, **widgets) -> None:
         app.get_by_key(key).set_value(value)
     app.run()
     assert not app.exception, (widgets, [e.value for e in app.exception])
+
+
+def run_job_to_end(app, prefix: str, max_runs: int = 200) -> None:
+    """Rerun a page whose live trainer (app/trainer_controls.py) advances a chunk per run until it is done."""
+    for _ in range(max_runs):
+        job = app.session_state[f"{prefix}_job"] if f"{prefix}_job" in app.session_state else None
+        if job is None or job.status not in ("running", "paused"):
+            return
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]
+    raise AssertionError(f"{prefix}: the job did not finish in {max_runs} reruns")

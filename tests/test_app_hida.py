@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from tests.app_pages import open_page, set_and_run
+from tests.app_pages import open_page, run_job_to_end, set_and_run
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +42,17 @@ def test_error_sweep_and_scaling_run_on_buttons(at):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     set_and_run(at, hida_lens=[256], hida_kernels=["fp-hida"])
-    at.button(key="hida_scale_run").click()
-    at.run()
-    assert any("at least two lengths" in e.value for e in at.error)
+    assert at.button(key="hida_scale_start").disabled
+    assert any("at least two lengths" in e.value for e in at.info)
     set_and_run(at, hida_lens=[256, 512], hida_kernels=["fp-hida", "l-hida"], hida_mem=True)
-    at.button(key="hida_scale_run").click()
+    at.button(key="hida_scale_start").click()
     at.run()
+    at.button(key="hida_scale_stop").click()  # Stop keeps the lengths already timed
+    at.run()
+    job = at.session_state["hida_scale_job"]
+    assert job.status == "stopped" and job.events >= 1 and job.partial.seconds
+    at.button(key="hida_scale_start").click()
+    at.run()
+    run_job_to_end(at, "hida_scale")
     assert not at.exception, [e.value for e in at.exception]
     assert any("fitted slope" in m.value for m in at.markdown)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from tests.app_pages import open_page, set_and_run
+from tests.app_pages import open_page, run_job_to_end, set_and_run
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +41,25 @@ def test_orthogonal_sliders_at_their_extremes(orth):
 def test_orthogonal_training_button_curves_and_table(orth):
     set_and_run(orth, orth_task="rotation", orth_kinds=["hybrid", "cayley"], orth_steps=20, orth_seeds=3)
     set_and_run(orth, orth_angle=180.0)
-    orth.button(key="orth_train").click()
+    orth.button(key="orth_start").click()
     orth.run()
     assert not orth.exception, [e.value for e in orth.exception]
+    orth.button(key="orth_pause").click()
+    orth.run()
+    paused = orth.session_state["orth_job"]
+    assert paused.status == "paused" and not orth.button(key="orth_resume").disabled
+    events = paused.events
+    orth.button(key="orth_step").click()
+    orth.run()
+    assert orth.session_state["orth_job"] is paused and paused.events == events + 1  # the same run, one step on
+    orth.button(key="orth_resume").click()
+    orth.run()
+    run_job_to_end(orth, "orth")
+    assert paused.status == "finished" and orth.button(key="orth_stop").disabled  # no stale Stop
     assert orth.dataframe, "no summary table after training"
     set_and_run(orth, orth_metric="gate")
     set_and_run(orth, orth_kinds=[])  # nothing to train: the button is disabled, the rest still draws
-    assert orth.button(key="orth_train").disabled
+    assert orth.button(key="orth_start").disabled
 
 
 def test_hankel_default_view(hankel):

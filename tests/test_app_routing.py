@@ -7,7 +7,7 @@ import json
 import pytest
 import streamlit as st
 
-from tests.app_pages import open_page, set_and_run
+from tests.app_pages import open_page, run_job_to_end, set_and_run
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +39,10 @@ def test_three_routers_train_and_show_loads(at):
     at.session_state["rt_tab"] = "Three routers"
     at.run()
     set_and_run(at, rt_cmp_steps=20, rt_cmp_experts=2, rt_cmp_k=2, rt_cmp_cf=0.5, rt_cmp_aux=1.0)
-    at.button(key="rt_cmp_run").click()
+    at.button(key="rt_cmp_start").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    run_job_to_end(at, "rt_cmp")
     table = at.dataframe[-1].value
     assert len(table) == 3 and (table["dropped slots"] >= 0).all()
     assert len(at.get("plotly_chart")) == 3  # sphere, loads, losses

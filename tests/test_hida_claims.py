@@ -80,3 +80,20 @@ def test_figures_are_built_from_data():
     assert len(sc.data) == 1
     err = viz.error_figure(ex.error_vs_dense(16, 4, 0.1, steps=3))
     assert len(err.data) == 4
+
+
+def test_scaling_page_judgement_is_proposition1_within_tolerance():
+    """A slope far under its prediction (fixed costs) is not 'met': the page and the claim judge alike."""
+    from georesolver_core.attention.hida_scaling import ScalingReport
+    from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
+
+    lens = [256, 2048]
+    rep = ScalingReport(
+        lens, ["hida", "fp-hida", "l-hida"], seconds={k: [1.0, 1.0] for k in ("hida", "fp-hida", "l-hida")}
+    )
+    rep.slopes = {"hida": 2.1, "fp-hida": 0.3, "l-hida": -0.2}
+    judged = {j["kernel"]: j for j in judge_slopes(rep)}
+    assert judged["hida"]["met"] and not judged["fp-hida"]["met"] and not judged["l-hida"]["met"]
+    assert judged["fp-hida"]["predicted"] == pytest.approx(proposition1_exponent("fp-hida", 256, 2048))
+    assert proposition1_exponent("fp-hida", 256, 2048) > 1.0  # n log n grows faster than n
+    assert PROPOSITION1_TOLERANCE > 0

@@ -196,3 +196,13 @@ def test_figures_build_from_an_operator_view():
     assert norm_drift_figure([1, 2], drift).layout.yaxis.type == "log"
     hist = [{"kind": "hybrid", "seed": s, "history": {"step": [0, 10], "cosine": [0.1, 0.9]}} for s in (0, 1, 2)]
     assert len(training_figure(hist).data) == 4  # three seeds and their mean
+
+
+def test_orthogonal_shortcuts_keep_their_gain_at_one_while_a_branch_grows_the_norm():
+    from georesolver_core.extras.orthogonal_lab import norm_and_gain
+
+    norms, gains = norm_and_gain(["cayley", "householder", "hybrid"], [1, 16], dim=8, branch=1.0, batch=8)
+    for kind in ("cayley", "householder"):
+        assert norms[kind][-1] > 1.5  # the branch grows the norm
+        assert gains[kind] == pytest.approx([1.0, 1.0], abs=1e-4)  # the shortcut itself preserves it
+    assert gains["hybrid"][-1] < 0.99

@@ -185,3 +185,13 @@ def test_dmg_bad_input_raises():
         PrototypePool(DMGConfig(dim=3)).observe(torch.ones(2, 3))
     with pytest.raises(ValueError, match="x must have shape"):
         PrototypePool(DMGConfig(dim=3)).observe(torch.tensor([[1.0, 0.0]]))
+
+
+def test_routing_demo_eps_limit_is_one_hot_only_at_prototypes():
+    from georesolver_core.routing.demo import routing_demo
+
+    at = routing_demo(12, 60, k=3, eps=1e-6, spread=0.0, seed=0)
+    near = routing_demo(12, 60, k=3, eps=1e-6, spread=0.35, seed=0)
+    assert at.first_weight_limit > 0.999 and at.weights[:, 0].mean() > 0.999
+    assert near.first_weight_limit < 0.9  # 1/d^2 proportions remain away from the prototypes
+    assert abs(near.weights[:, 0].mean() - near.first_weight_limit) < 1e-3

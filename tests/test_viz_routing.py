@@ -11,3 +11,31 @@ def test_quality_figure_leaves_a_gap_at_a_measured_zero():
     measured = next(t for t in fig.data if t.name == "measured, worst-case values")
     assert list(measured.x) == [1.0, 2.0, 8.0, 12.0] and list(measured.y) == [1.0, 0.5, 0.1, None]
     assert fig.layout.yaxis.type == "log"
+
+
+def test_sphere_prototypes_get_distinct_colours_and_arcs_take_their_prototypes_colour():
+    from georesolver_core.routing.demo import routing_demo
+    from georesolver_core.viz.routing import prototype_colors, routing_sphere_figure
+
+    for m in (1, 12, 64):
+        assert len(set(prototype_colors(m))) == m
+    d = routing_demo(12, 30, k=2, eps=0.05, spread=0.3, seed=0)
+    fig = routing_sphere_figure(d.queries, d.protos, d.indices, d.weights)
+    colours = prototype_colors(12)
+    first = fig.data[1]  # the first-choice arcs, after the sphere surface
+    assert set(first.line.color) == {colours[int(e)] for e in d.indices[:, 0]}
+    assert list(fig.data[-1].marker.color) == colours
+
+
+def test_attention_sphere_keeps_the_heaviest_key_in_front_of_the_query_and_writes_its_weight():
+    import numpy as np
+
+    from georesolver_core.viz.attention import geometry_scatter
+
+    q = np.array([0.0, 0.0, 1.0])
+    keys = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    fig = geometry_scatter(q, keys, np.array([0.93, 0.05, 0.02]), geometry="sphere")
+    key_trace = next(t for t in fig.data if t.name and t.name.startswith("keys"))
+    query = next(t for t in fig.data if t.name == "query")
+    assert key_trace.z[0] > query.z[0]  # the key sits outside the surface, in front of the query marker
+    assert "0.93" in key_trace.text[0]

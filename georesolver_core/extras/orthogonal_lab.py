@@ -75,25 +75,46 @@ def norm_drift(
     ``branch`` > 0 adds a random residual branch branch * F(x) (a fresh tanh MLP per layer) to every kind, as
     in a transformer block whose shortcut is the mixer; 0 measures the shortcut alone.
     """
+    return norm_and_gain(kinds, depths, dim, seed, branch, batch)[0]
+
+
+def shortcut_gain(
+    kinds: Sequence[str], depths: Sequence[int], dim: int = 16, seed: int = 0, branch: float = 0.0, batch: int = 64
+) -> dict[str, list[float]]:
+    """What an orthogonal shortcut preserves whatever the branch: mean prod_{l <= L} |S_l(x_{l-1})| / |x_{l-1}|.
+
+    Along the same trajectory as ``norm_drift``, the product of the shortcuts' own gains, leaving out the
+    branch's contribution. Cayley Q and Householder H keep it at 1 (|Q x| = |x|) for every branch scale;
+    with branch > 0 the norm still grows, by at most branch sqrt(d) per layer (|tanh| <= 1).
+    """
+    return norm_and_gain(kinds, depths, dim, seed, branch, batch)[1]
+
+
+def norm_and_gain(kinds, depths, dim=16, seed=0, branch=0.0, batch=64) -> tuple[dict, dict]:
+    """(``norm_drift``, ``shortcut_gain``) from one pass through the same layers."""
     check_positive_int("dim", dim, 2, 4096)
     check_range("branch", branch, 0.0, 10.0)
     depths = sorted(int(d) for d in depths)
-    out: dict[str, list[float]] = {}
+    norms: dict[str, list[float]] = {}
+    gains: dict[str, list[float]] = {}
     for kind in kinds:
         torch.manual_seed(seed)
         x0 = torch.randn(batch, dim)  # (B, d)
         layers = [ResidualMixer(MixerConfig(kind=kind, dim=dim, hidden=dim)) for _ in range(depths[-1])]
         branches = [torch.nn.Linear(dim, dim) for _ in range(depths[-1])] if branch > 0 else []
-        x, ratios = x0, []
+        x, gain, ratios, products = x0, torch.ones(batch), [], []
         with torch.no_grad():
             for i, layer in enumerate(layers, start=1):
+                before = x.norm(dim=-1)  # (B,)
                 x, _ = layer(x)
+                gain = gain * x.norm(dim=-1) / before
                 if branches:
                     x = x + branch * torch.tanh(branches[i - 1](x))
                 if i in depths:
                     ratios.append(float((x.norm(dim=-1) / x0.norm(dim=-1)).mean()))
-        out[kind] = ratios
-    return out
+                    products.append(float(gain.mean()))
+        norms[kind], gains[kind] = ratios, products
+    return norms, gains
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -148,6 +148,21 @@ def train_run(
 
 
 def _train_run(kind, config, seed, callback, eval_every) -> RunResult:
+    steps = train_steps(kind, config, seed, eval_every)
+    while True:
+        try:
+            step, m = next(steps)
+        except StopIteration as done:
+            return done.value
+        if callback is not None:
+            callback(step, m)
+
+
+def train_steps(
+    kind: str, config: TaskConfig, seed: int, eval_every: int = 10
+) -> Generator[tuple[int, dict], None, RunResult]:
+    """``train_run`` one evaluation at a time: yields (step, metrics) at step 0 and every ``eval_every``
+    Adam steps, and returns the RunResult. A live page advances it a chunk per rerun and may stop early."""
     config.check()
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)} (got {kind!r})")
@@ -168,11 +183,10 @@ def _train_run(kind, config, seed, callback, eval_every) -> RunResult:
         history["step"].append(step)
         for name in ("loss", "cosine", "gate"):
             history[name].append(m[name])
-        if callback is not None:
-            callback(step, m)
         return m
 
-    evaluate(0)
+    final = evaluate(0)
+    yield 0, final
     for step in range(1, config.steps + 1):
         x = torch.randn(config.batch, config.dim, generator=g_train)  # (B, d)
         out, gates = _forward(model, config, x, g_train)
@@ -184,6 +198,7 @@ def _train_run(kind, config, seed, callback, eval_every) -> RunResult:
         opt.step()
         if step % eval_every == 0 or step == config.steps:
             final = evaluate(step)
+            yield step, final
     params = sum(p.numel() for p in model.parameters())
     return RunResult(kind, seed, params, history, final, time.perf_counter() - t0)
 
@@ -201,6 +216,33 @@ def compare(
             cb = None if callback is None else (lambda step, m, k=kind, s=seed: callback(k, s, step, m))
             out.append(train_run(kind, config, seed, cb))
     return out
+
+
+def compare_steps(
+    kinds: Sequence[str], config: TaskConfig, seeds: Sequence[int] = (0, 1, 2), eval_every: int = 10
+) -> Generator[tuple[float, str, list[dict]], None, list[RunResult]]:
+    """``compare`` one evaluation at a time: yields (fraction done, text, runs so far as dicts with kind,
+    seed and history, the shape ``viz.orthogonal.training_figure`` draws) and returns the RunResults."""
+    total = len(kinds) * len(seeds) * (config.steps // eval_every + 1)
+    done, results, partial = 0, [], []
+    for kind in kinds:
+        for seed in seeds:
+            live = {"kind": kind, "seed": seed, "history": {"step": [], "loss": [], "cosine": [], "gate": []}}
+            partial.append(live)
+            run = train_steps(kind, config, seed, eval_every)
+            while True:
+                try:
+                    step, m = next(run)
+                except StopIteration as finished:
+                    results.append(finished.value)
+                    live["history"] = finished.value.history
+                    break
+                done += 1
+                for name in ("loss", "cosine", "gate"):
+                    live["history"][name].append(m[name])
+                live["history"]["step"].append(step)
+                yield min(done / total, 1.0), f"{kind}, seed {seed}, step {step}: cosine {m['cosine']:.3f}", partial
+    return results
 
 
 def summarise(results: Sequence[RunResult]) -> dict[str, dict[str, float]]:

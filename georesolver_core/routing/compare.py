@@ -8,7 +8,7 @@ collapses onto few experts cannot. Loss = MSE + alpha * L_aux (L_aux = 0 for GSR
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 import geoopt
@@ -84,15 +84,41 @@ def compare_routers(
     on_step: Callable[[str, int, int], None] | None = None,
 ) -> RouterComparison:
     """Train one MoE per router for ``steps`` steps on the same stream; ``on_step(name, step, steps)``."""
-    out = RouterComparison(config)
+    steps = compare_routers_steps(config, routers)
     with one_cpu_thread():  # tiny tensors: extra threads only add synchronisation
-        for name in routers:
-            out.runs.append(_train_one(name, config, on_step))
+        while True:
+            try:
+                _, _, partial = next(steps)
+            except StopIteration as done:
+                return done.value
+            if on_step is not None:
+                name, losses = next(reversed(partial.items()))
+                on_step(name, len(losses), config.steps)
+
+
+def compare_routers_steps(
+    config: CompareConfig = CompareConfig(), routers: tuple[str, ...] = tuple(ROUTERS)
+) -> Generator[tuple[float, str, dict], None, RouterComparison]:
+    """``compare_routers`` one optimiser step at a time: yields (fraction done, text, {router: training
+    losses so far}) and returns the RouterComparison. A live page advances it a chunk per rerun."""
+    out, partial = RouterComparison(config), {}
+    for i, name in enumerate(routers):
+        losses = partial.setdefault(name, [])
+        run = _train_one(name, config, losses)
+        while True:
+            try:
+                step = next(run)
+            except StopIteration as done:
+                out.runs.append(done.value)
+                break
+            frac = (i + step / config.steps) / len(routers)
+            yield frac, f"{ROUTERS[name]}: step {step}/{config.steps}, loss {losses[-1]:.4f}", partial
     return out
 
 
-def _train_one(name: str, config: CompareConfig, on_step) -> RouterRun:
-    """Train one router's MoE on the task; returns its curve and held-out routing statistics."""
+def _train_one(name: str, config: CompareConfig, losses: list) -> Generator[int, None, RouterRun]:
+    """Train one router's MoE on the task, appending each step's MSE to ``losses`` and yielding the step;
+    returns its curve and held-out routing statistics."""
     torch.manual_seed(config.seed)
     task = ClusterMaps(config.dim, config.n_clusters, config.seed)
     moe = make_moe(
@@ -105,7 +131,6 @@ def _train_one(name: str, config: CompareConfig, on_step) -> RouterRun:
         capacity_factor=config.capacity_factor,
     )
     opt = geoopt.optim.RiemannianAdam(moe.parameters(), lr=config.lr)
-    losses = []
     t0 = time.perf_counter()
     for step in range(config.steps):
         x, y, _ = task.sample(config.batch)
@@ -115,10 +140,9 @@ def _train_one(name: str, config: CompareConfig, on_step) -> RouterRun:
         loss.backward()
         opt.step()
         losses.append(float(mse.detach()))
-        if on_step is not None:
-            on_step(name, step + 1, config.steps)
+        yield step + 1
     with torch.no_grad():
         x, y, _ = task.sample(4 * config.batch)
         test = float(torch.nn.functional.mse_loss(moe(x), y))
         stats = routing_stats(moe.last_routing)
-    return RouterRun(name, ROUTERS[name], losses, test, stats, time.perf_counter() - t0)
+    return RouterRun(name, ROUTERS[name], list(losses), test, stats, time.perf_counter() - t0)

@@ -18,6 +18,8 @@ from georesolver_core.routing.quality import fibonacci_sphere, random_sphere
 from georesolver_core.routing.stats import load_entropy
 from georesolver_core.validate import check_positive_int, check_range
 
+EPS_LIMIT = 1e-12  # stands for eps -> 0 in float64 (d^2 of distinct points on S^2 is far above it)
+
 
 @dataclass
 class RoutingDemo:
@@ -28,6 +30,7 @@ class RoutingDemo:
     tail_mass: np.ndarray  # (n,) full SIDA weight left outside the Top-K
     load: np.ndarray  # (m,) first choices per prototype
     entropy: float  # of the first-choice load (nats)
+    first_weight_limit: float = float("nan")  # mean first-choice weight as eps -> 0 (1/d^2 proportions)
 
 
 def routing_demo(n_protos: int, n_queries: int, *, k: int, eps: float, spread: float, seed: int) -> RoutingDemo:
@@ -45,10 +48,12 @@ def routing_demo(n_protos: int, n_queries: int, *, k: int, eps: float, spread: f
     with one_cpu_thread():  # tiny tensors: extra threads only add synchronisation
         idx, w = gsr_route(q, protos, k=k, eps=eps)
         full = sida_routing_weights(q, protos, eps=eps)
+        # eps -> 0: the Top-K share in proportion to 1/d^2; one-hot only for a query at its prototype
+        limit = gsr_route(q, protos, k=k, eps=EPS_LIMIT)[1][:, 0].mean()
     tail = (1.0 - full.gather(-1, idx).sum(-1)).clamp_min(0.0)
     load = torch.bincount(idx[:, 0], minlength=n_protos)
     return RoutingDemo(
-        q.numpy(), protos.numpy(), idx.numpy(), w.numpy(), tail.numpy(), load.numpy(), load_entropy(load)
+        q.numpy(), protos.numpy(), idx.numpy(), w.numpy(), tail.numpy(), load.numpy(), load_entropy(load), float(limit)
     )
 
 

@@ -64,3 +64,17 @@ PROPOSITION1_EXPONENTS = {"hida": 2.0, "fp-hida": 1.0, "l-hida": 1.0, "c-hida": 
 def n_log_n_local_exponent(n_lo, n_hi):
     """The log-log slope of n log n between two lengths: what a fitted O(n log n) cost should show."""
     return math.log((n_hi * math.log(n_hi)) / (n_lo * math.log(n_lo))) / math.log(n_hi / n_lo)
+
+
+PROPOSITION1_TOLERANCE = 0.25  # |fitted - predicted exponent| allowed on timings (a shared CPU is noisy)
+
+
+def proposition1_exponent(kernel: str, n_lo: int, n_hi: int) -> float:
+    """Proposition 1's time exponent of ``kernel`` over lengths n_lo..n_hi: 2 (Dense), the local slope of
+    n log n (FP), 1 (L), 0 (C, per token). The one prediction every timing of the family is judged against."""
+    name = kernel.removesuffix("-naive")
+    if name not in PROPOSITION1_EXPONENTS:
+        raise ValueError(f"kernel must be one of {sorted(PROPOSITION1_EXPONENTS)} (got {kernel!r})")
+    if name == "fp-hida" and n_hi > n_lo > 1:
+        return n_log_n_local_exponent(n_lo, n_hi)
+    return PROPOSITION1_EXPONENTS[name]

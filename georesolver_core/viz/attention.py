@@ -200,11 +200,15 @@ def geometry_scatter(
         arc = geodesic(qt, torch.as_tensor(keys[j], dtype=torch.float64), t, geometry=geometry, c=c).numpy()
         line = dict(color=color, width=(1 if d == 3 else 0.5) + 6 * float(w[j]))
         fig.add_trace(points_trace(arc, mode="lines", showlegend=False, hoverinfo="skip", line=line))
+    # On the sphere a key under the query would vanish behind its marker: keys sit just outside the
+    # surface, in front of the query seen from outside, and the heaviest ones carry their weight in writing.
+    lift = 1.04 if d == 3 else 1.0
+    written = [f"{lab} {w[j]:.2f}" if d == 3 else lab for j, lab in enumerate(labels)]
     fig.add_trace(
         points_trace(
-            keys,
+            lift * keys,
             mode="markers+text",
-            text=[lab if j in named else "" for j, lab in enumerate(labels)],
+            text=[written[j] if j in named else "" for j in range(len(labels))],
             textposition="top center",
             name="keys (size = weight)",
             marker=dict(size=_size(w) / (2 if d == 3 else 1), color=color, opacity=0.8),
@@ -294,8 +298,9 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
         fig, f"{title} eps = {names[0]}", _keys_axis_title(groups), "attention weight of the query", height=460
     )
     # the slider and the buttons take the space under the plot: the legend goes to the right
+    # the legend sits above the plot on the right, clear of the axes and the title on the left
     fig.update_layout(
-        margin=dict(b=130, r=160), legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top")
+        margin=dict(b=130, t=80), legend=dict(orientation="h", x=1.0, y=1.02, xanchor="right", yanchor="bottom")
     )
     fig.update_yaxes(range=[0, 1.02])
     return fig
@@ -319,7 +324,8 @@ def sweep_summary_figure(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, 
             fig.add_trace(trace, row=1, col=col)
         fig.add_vline(x=eps_now, line=dict(color="black", dash="dot"), row=1, col=col)
     base_layout(fig, "", height=340)
-    log_axis(fig, "x", title_text="eps (regulariser)")
+    # large eps on the left, as the animation above plays (diluted -> one-hot)
+    log_axis(fig, "x", title_text="eps (regulariser), large to small as the animation plays", autorange="reversed")
     fig.update_yaxes(title_text="weight", row=1, col=1)
     fig.update_yaxes(title_text="number of keys", row=1, col=2)
     return fig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -33,6 +35,9 @@ def fp_pattern_figure(mask: np.ndarray, title: str = "") -> go.Figure:
         )
     )  # fmt: skip
     fig.update_yaxes(autorange="reversed", range=[n, 0], scaleanchor="x", constrain="domain")
+    step = max(1, 2 ** math.floor(math.log2(max(n, 1) / 8)))  # whole positions only: no half-token ticks
+    fig.update_xaxes(tick0=0, dtick=step)
+    fig.update_yaxes(tick0=0, dtick=step)
     return base_layout(fig, title, "key position j", "query position i", height=460)
 
 

@@ -4,60 +4,10 @@ map in column 2."""
 
 from __future__ import annotations
 
-import base64
-import struct
-import zlib
-
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import get_colorscale, hex_to_rgb, unlabel_rgb
 
 PATH_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
-
-
-def _png(rgba: np.ndarray) -> bytes:
-    """(H, W, 4) uint8 -> PNG bytes (8-bit RGBA, one filter byte per row, zlib-compressed)."""
-    h, w, _ = rgba.shape
-    raw = b"".join(b"\x00" + row.tobytes() for row in rgba)
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-
-    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
-def _rgb(color: str) -> tuple[float, ...]:
-    return tuple(hex_to_rgb(color)) if color.startswith("#") else tuple(unlabel_rgb(color))
-
-
-def _raster_backdrop(contour) -> dict:
-    """A layout image of the contour trace's z (its colour scale, NaN transparent) over its grid cells."""
-    x, y = np.asarray(contour.x, dtype=float), np.asarray(contour.y, dtype=float)
-    z = np.asarray(contour.z, dtype=float)  # (len(y), len(x))
-    lo, hi = np.nanmin(z), np.nanmax(z)
-    t = np.clip((z - lo) / (hi - lo if hi > lo else 1.0), 0, 1)
-    stops = get_colorscale(contour.colorscale if isinstance(contour.colorscale, str) else "Viridis")
-    pos = np.array([float(p) for p, _ in stops])
-    rgb = np.array([_rgb(c) for _, c in stops])  # (K, 3)
-    flat = np.nan_to_num(t, nan=0.0).ravel()
-    img = np.stack([np.interp(flat, pos, rgb[:, k]) for k in range(3)], axis=-1).reshape(*z.shape, 3)
-    alpha = np.where(np.isnan(z), 0, 255)[..., None]
-    rgba = np.concatenate([img, alpha], axis=-1).round().astype(np.uint8)[::-1]  # top row = largest y
-    dx, dy = (x[-1] - x[0]) / max(len(x) - 1, 1), (y[-1] - y[0]) / max(len(y) - 1, 1)
-    return dict(
-        source="data:image/png;base64," + base64.b64encode(_png(rgba)).decode(),
-        xref=contour.xaxis or "x",
-        yref=contour.yaxis or "y",
-        x=x[0] - dx / 2,
-        y=y[-1] + dy / 2,
-        sizex=x[-1] - x[0] + dx,
-        sizey=y[-1] - y[0] + dy,
-        xanchor="left",
-        yanchor="top",
-        sizing="stretch",
-        layer="below",
-    )
 
 
 def _frame_steps(n_steps: int, n_frames: int) -> np.ndarray:
@@ -88,7 +38,7 @@ def _animation_controls(steps: np.ndarray) -> dict:
                 direction="left",
                 showactive=False,
                 x=0.0,
-                y=-0.04,
+                y=-0.14,  # under the x-axis titles, not on them
                 xanchor="left",
                 yanchor="top",
                 pad=dict(t=0, r=10),
@@ -121,7 +71,7 @@ def _animation_controls(steps: np.ndarray) -> dict:
                 active=len(steps) - 1,
                 x=0.2,
                 len=0.8,
-                y=-0.02,
+                y=-0.12,
                 yanchor="top",
                 currentvalue=dict(prefix="descent step "),
                 pad=dict(t=0),
@@ -211,11 +161,11 @@ def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int) -> N
             col=col,
         )
     idx = list(range(first, first + 4))
-    fig.frames = [dict(data=moving(int(s)), traces=idx, name=str(int(s))) for s in steps]
-    # While a frame plays, plotly.js redraws only the animated traces and drops the filled contour until
-    # the frame's full redraw, so it vanished for the whole playback. The same landscape as an image
-    # under it (layout images are not traces) keeps the colours on screen while the paths move.
-    for trace in fig.data:
-        if trace.type == "contour":
-            fig.add_layout_image(_raster_backdrop(trace))
+    # While a frame plays, plotly.js redraws only the traces a frame names and drops a filled contour it
+    # does not name, lines and all, until the next full redraw (an image backdrop kept the colours but not
+    # the lines, and showed white seams between its cells). Every frame names the contour too, so it is
+    # redrawn whole with the paths.
+    contours = [i for i, trace in enumerate(fig.data) if trace.type == "contour"]
+    still = [dict(type="contour", z=fig.data[i].z, x=fig.data[i].x, y=fig.data[i].y) for i in contours]
+    fig.frames = [dict(data=moving(int(s)) + still, traces=idx + contours, name=str(int(s))) for s in steps]
     fig.update_layout(**_animation_controls(steps))

@@ -113,7 +113,7 @@ def sweep_figure(
     x_label: str,
     y_label: str,
     title: str = "",
-    height: int = 380,
+    height: int = 430,
 ) -> go.Figure:
     """Log-log: measured series (solid, markers; legend shows the fitted exponent) against the paper's
     Theta shapes (dashed, constant fitted to the measurement)."""
@@ -131,6 +131,8 @@ def sweep_figure(
         legend = f"{name} (paper, constant fitted)"
         fig.add_trace(_sweep_trace(x, y, name, legend, "%{y:.4g}", mode="lines", dash="dash"))
     base_layout(fig, title, x_label, y_label, height)
+    # four long legend entries wrap to two rows: further down, clear of the x-axis title
+    fig.update_layout(legend=dict(y=-0.3), margin=dict(b=150))
     log_axis(fig, "x")
     log_axis(fig, "y")
     return fig

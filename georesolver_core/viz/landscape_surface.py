@@ -128,9 +128,9 @@ def landscape_figure(
     if paths is not None:
         add_descent_paths(fig, grid, paths, outcomes, n_frames)
     base_layout(fig, title, "", "", height)
-    below = -0.2 if paths is not None else -0.05
+    below = -0.34 if paths is not None else -0.05  # under the Play buttons and the step slider
     fig.update_layout(
         legend=dict(orientation="h", yanchor="top", y=below, xanchor="left", x=0),
-        margin=dict(b=170 if paths is not None else 80),
+        margin=dict(b=250 if paths is not None else 80),
     )
     return fig

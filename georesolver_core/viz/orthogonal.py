@@ -109,12 +109,26 @@ def eigenvalue_figure(view: OperatorView, height: int = 420) -> go.Figure:
     )
 
 
-def norm_drift_figure(depths: list[int], drift: dict[str, list[float]], height: int = 420) -> go.Figure:
-    """Mean |x_L| / |x_0| against depth for each residual kind (log-log)."""
+def norm_drift_figure(
+    depths: list[int], drift: dict[str, list[float]], height: int = 420, preserved: dict[str, list[float]] | None = None
+) -> go.Figure:
+    """Mean |x_L| / |x_0| against depth for each residual kind (log-log); ``preserved`` (dashed, same colour):
+    the product of the shortcuts' own gains, what an orthogonal shortcut keeps at 1 whatever the branch."""
     fig = go.Figure()
     for kind, ratios in drift.items():
         fig.add_trace(
             go.Scatter(x=depths, y=ratios, mode="lines+markers", name=kind, line=dict(color=KIND_COLORS.get(kind)))
+        )
+    for kind, gains in (preserved or {}).items():
+        fig.add_trace(
+            go.Scatter(
+                x=depths,
+                y=gains,
+                mode="lines",
+                name=f"{kind}: shortcut gain",
+                line=dict(color=KIND_COLORS.get(kind), dash="dash", width=1.5),
+                legendgroup="gain",
+            )
         )
     log_axis(fig, "x")
     log_axis(fig, "y")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
@@ -17,6 +19,15 @@ PROTOCOL_COLORS = {
     "a2a-switch": "#d62728",
     "a2a-dropless": "#ff9896",
 }
+
+
+def prototype_colors(m: int) -> list[str]:
+    """m distinct colours, one per prototype: hues evenly spaced around the wheel (lightness alternating
+    when m > 12, so neighbours in hue still differ), never a repeat for m <= 64."""
+    if m <= 0:
+        return []
+    light = [45] if m <= 12 else [40, 62]
+    return [f"hsl({round(360 * i / m)}, 80%, {light[i % len(light)]}%)" for i in range(m)]
 
 
 def _arc(a: np.ndarray, b: np.ndarray, n: int = 12) -> np.ndarray:
@@ -52,26 +63,28 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
     """
     q, p, idx, w = (np.asarray(a) for a in (queries, protos, indices, weights))
     fig = go.Figure([sphere_surface()])
+    colours = prototype_colors(p.shape[0])
     gap = np.full((1, 3), np.nan)  # a NaN row lifts the pen between two arcs of one trace
     for rank in range(idx.shape[1]):  # one trace per rank: first choices bold, later ones thinner and fainter
         arcs = [np.vstack([_arc(q[i], p[idx[i, rank]]), gap]) for i in range(q.shape[0])]
+        per_vertex = [colours[int(idx[i, rank])] for i in range(q.shape[0]) for _ in range(len(arcs[i]))]
         mean_w = float(w[:, rank].mean()) if w.size else 0.0
         fig.add_trace(
             points_trace(
                 np.vstack(arcs) if arcs else np.empty((0, 3)),
                 mode="lines",
-                name=f"choice {rank + 1} (mean weight {mean_w:.2f})",
-                line=dict(color=f"rgba(60,60,60,{max(0.15, min(0.9, mean_w)):.2f})", width=max(1.0, 6 * mean_w)),
+                name=f"choice {rank + 1} (mean weight {mean_w:.2f}; colour = its prototype)",
+                line=dict(color=per_vertex or "grey", width=max(1.5, 7 * mean_w)),
+                opacity=max(0.35, min(1.0, 0.3 + mean_w)),
                 hoverinfo="skip",
             )
         )
-    colors = [PALETTE[int(e) % len(PALETTE)] for e in idx[:, 0]] if idx.size else []
     fig.add_trace(
         points_trace(
             1.01 * q,
             mode="markers",
             name="queries (colour = Top-1)",
-            marker=dict(size=4, color=colors),
+            marker=dict(size=4, color=[colours[int(e)] for e in idx[:, 0]] if idx.size else []),
             text=[
                 f"query {i}: prototypes {list(map(int, idx[i]))}, weights {np.round(w[i], 3).tolist()}"
                 for i in range(q.shape[0])
@@ -85,12 +98,7 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
             1.03 * p,
             mode="markers+text" if len(names) <= MAX_PROTOTYPE_LABELS else "markers",
             name="prototypes",
-            marker=dict(
-                size=8,
-                symbol="diamond",
-                color=[PALETTE[e % len(PALETTE)] for e in range(len(names))],
-                line=dict(color="black", width=1),
-            ),
+            marker=dict(size=8, symbol="diamond", color=colours, line=dict(color="black", width=1)),
             text=names,
             textposition="top center",
         )
@@ -99,12 +107,13 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
     return _sphere_layout(fig, height)
 
 
-def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 380) -> go.Figure:
+def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 460) -> go.Figure:
     """Grouped bars per router: slots requested (outline) and kept after capacity (filled).
 
     loads: name -> (label, requested list, kept list).
     """
-    fig = make_subplots(rows=1, cols=len(loads), subplot_titles=[v[0] for v in loads.values()], shared_yaxes=True)
+    titles = ["<br>".join(textwrap.wrap(v[0], 30)) for v in loads.values()]  # long labels on two or three lines
+    fig = make_subplots(rows=1, cols=len(loads), subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.06)
     for col, (name, (_, req, kept)) in enumerate(loads.items(), start=1):
         e = list(range(len(req)))
         color = ROUTER_COLORS.get(name, "#1f77b4")
@@ -116,6 +125,9 @@ def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 38
     fig.update_layout(barmode="overlay")
     base_layout(fig, title, "", "tokens (slots) per expert", height)
     fig.update_yaxes(title_text="tokens (slots) per expert", row=1, col=1)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(margin=dict(t=120))
+    fig.update_xaxes(dtick=1 if max((len(v[1]) for v in loads.values()), default=0) <= 16 else None)
     return fig
 
 
@@ -189,7 +201,13 @@ def dmg_stream_figure(t, loss, tau, spawn_t, n_active, shift_at: int | None = No
     if shift_at is not None:
         fig.add_vline(x=shift_at, line=dict(color="black", dash="dash"), annotation_text="shift")
     base_layout(fig, "DMG stream: surprise, threshold, spawns", "stream step t", "loss (rad^2)", height)
-    fig.update_yaxes(title_text="active prototypes", secondary_y=True)
+    fig.update_yaxes(
+        title_text="active prototypes",
+        secondary_y=True,
+        tickformat="d",
+        rangemode="tozero",
+        dtick=max(1, int(np.ceil(max(n_active, default=1) / 6))),
+    )
     return fig
 
 

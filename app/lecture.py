@@ -1,0 +1,135 @@
+"""The lecturer's link: a URL that also hides or locks chosen controls, a copy-link box, and an export of
+the figures on screen (standalone HTML, PNG when kaleido is installed, and the figure's data as JSON).
+
+``?_hide=key1,key2`` hides the widgets with those keys and ``?_lock=key3`` shows them greyed out and
+ignores clicks on them, as TensorFlow Playground's ``_hide`` state does. Keys are checked against a
+strict pattern before they reach the page's CSS, so a link can only name widgets, never inject markup.
+``ui.chart`` remembers every figure it draws in this run (``remember``) so the panel can export it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from urllib.parse import urlencode
+
+import streamlit as st
+
+HIDE, LOCK = "_hide", "_lock"  # URL parameters: comma-separated widget keys
+_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")  # the widget keys this app uses; anything else is dropped
+_FIGURES = "_lecture_figures"  # session key: {chart key: figure} drawn in the current run
+
+
+def parse_keys(values) -> list[str]:
+    """Widget keys from URL values (each may hold several, comma-separated); malformed names are dropped."""
+    keys = []
+    for value in values if isinstance(values, list | tuple) else [values]:
+        for part in str(value).split(","):
+            part = part.strip()
+            if _KEY.match(part) and part not in keys:
+                keys.append(part)
+    return keys
+
+
+def css(hide: list[str], lock: list[str]) -> str:
+    """The style that hides and locks widgets by their container class ``st-key-<key>`` (keys already checked)."""
+    rules = [f".st-key-{k} {{display: none !important;}}" for k in parse_keys(hide)]
+    rules += [
+        f".st-key-{k} {{pointer-events: none !important; opacity: 0.55; filter: grayscale(1);}}"
+        for k in parse_keys(lock)
+    ]
+    return "<style>\n" + "\n".join(rules) + "\n</style>" if rules else ""
+
+
+def _current(name: str) -> list[str]:
+    return parse_keys(st.query_params.get_all(name))
+
+
+def apply_url_state() -> None:
+    """Hide and lock the controls the URL names (call before the page draws); forget last run's figures."""
+    st.session_state[_FIGURES] = {}
+    style = css(_current(HIDE), _current(LOCK))
+    if style:
+        st.html(style)
+
+
+def remember(key: str, fig) -> None:
+    """Keep a drawn figure for the export panel (called by ``ui.chart``)."""
+    st.session_state.setdefault(_FIGURES, {})[key] = fig
+
+
+def share_link(base: str, params: dict[str, list[str]], hide: list[str], lock: list[str]) -> str:
+    """The page's address with its query string, and the hide/lock lists replaced by ``hide`` and ``lock``."""
+    query = {k: v for k, v in params.items() if k not in (HIDE, LOCK)}
+    if hide:
+        query[HIDE] = [",".join(parse_keys(hide))]
+    if lock:
+        query[LOCK] = [",".join(parse_keys(lock))]
+    base = base.split("?", 1)[0]
+    return base + ("?" + urlencode(query, doseq=True) if query else "")
+
+
+def figure_data(fig) -> dict:
+    """The data of every trace (name, type and its x / y / z / text arrays) as plain JSON-ready lists."""
+    out = []
+    for trace in fig.data:
+        row = {"name": trace.name, "type": trace.type}
+        for field in ("x", "y", "z", "text", "lat", "lon"):
+            value = getattr(trace, field, None) if field in trace else None
+            if value is not None:
+                row[field] = [v.tolist() if hasattr(v, "tolist") else v for v in value]
+        out.append(row)
+    return {"title": fig.layout.title.text, "traces": out}
+
+
+def png_available() -> bool:
+    return importlib.util.find_spec("kaleido") is not None
+
+
+def panel(controls: list[str]) -> None:
+    """The sidebar panel: choose controls to hide or lock, copy the link, export a figure of this view."""
+    figures = st.session_state.get(_FIGURES, {})
+    with st.sidebar.expander("Lecturer's link and export", icon=":material/share:"):
+        options = sorted(set(controls) | set(_current(HIDE)) | set(_current(LOCK)))
+        hide = st.multiselect("Hide these controls", options, default=_current(HIDE), key="lec_hide")
+        lock = st.multiselect("Lock these controls", options, default=_current(LOCK), key="lec_lock")
+        params = {k: st.query_params.get_all(k) for k in st.query_params}
+        link = share_link(st.context.url or "", params, hide, lock)
+        st.caption("Copy the link (button at the box's right); it opens this view with those controls hidden or locked.")
+        st.code(link, language=None, wrap_lines=True)
+        st.link_button("Open the link", link, icon=":material/open_in_new:")
+        if not figures:
+            st.caption("No figure on this view yet.")
+            return
+        pick = st.selectbox("Figure to export", list(figures), key="lec_fig")
+        fig = figures[pick]
+        st.download_button(
+            "Figure (standalone HTML)",
+            lambda fig=fig: fig.to_html(include_plotlyjs=True, full_html=True),  # built on click only
+            f"{pick}.html",
+            "text/html",
+            key="lec_html",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+        st.download_button(
+            "Its data (JSON)",
+            lambda fig=fig: json.dumps(figure_data(fig), default=str),
+            f"{pick}.json",
+            "application/json",
+            key="lec_json",
+            on_click="ignore",
+            icon=":material/download:",
+        )
+        if png_available():
+            st.download_button(
+                "Figure (PNG)",
+                lambda fig=fig: fig.to_image(format="png", scale=2),
+                f"{pick}.png",
+                "image/png",
+                key="lec_png",
+                on_click="ignore",
+            )
+        else:
+            st.caption("PNG: install kaleido (`pip install kaleido`), or use the camera icon on the figure.")

@@ -1,0 +1,55 @@
+"""The lecturer's link: hide and lock controls from the URL, a shareable link, a figure's export."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
+
+import lecture  # noqa: E402
+
+
+def test_keys_are_checked_before_they_reach_the_style():
+    assert lecture.parse_keys(["rt_eps,rt_k", "seed", "x}</style><script>", "1bad", "rt_k"]) == ["rt_eps", "rt_k", "seed"]
+    style = lecture.css(["rt_eps"], ["seed", "a;b{"])
+    assert ".st-key-rt_eps {display: none" in style and ".st-key-seed {pointer-events: none" in style
+    assert "a;b" not in style and lecture.css([], []) == ""
+
+
+def test_share_link_replaces_hide_and_lock_and_keeps_the_view():
+    link = lecture.share_link(
+        "http://host:8501/routing?old=1", {"rt_eps": ["0.1"], "_hide": ["x"]}, ["rt_eps", "rt_k"], ["seed"]
+    )
+    assert link == "http://host:8501/routing?rt_eps=0.1&_hide=rt_eps%2Crt_k&_lock=seed"
+    assert lecture.share_link("http://h/p", {}, [], []) == "http://h/p"
+
+
+def test_figure_data_holds_every_trace():
+    fig = go.Figure([go.Scatter(x=[1, 2], y=[3, 4], name="a"), go.Heatmap(z=[[1, 2]], name="b")])
+    data = lecture.figure_data(fig)
+    assert data["traces"][0] == {"name": "a", "type": "scatter", "x": [1, 2], "y": [3, 4]}
+    assert data["traces"][1]["z"] == [[1, 2]]
+
+
+def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_pages import ENTRY
+
+    st.cache_data.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=120)
+    app.query_params["_hide"] = "orth_beta,seed"
+    app.query_params["_lock"] = "orth_gamma"
+    app.switch_page("../pages/orthogonal.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    html = " ".join(h.proto.body for h in app.get("html"))
+    assert ".st-key-orth_beta {display: none" in html and ".st-key-orth_gamma {pointer-events" in html
+    assert "orth_beta" in app.multiselect(key="lec_hide").options
+    assert app.multiselect(key="lec_hide").value == ["orth_beta", "seed"]
+    assert "orth_drift_fig" in app.selectbox(key="lec_fig").options
+    assert "_hide=orth_beta%2Cseed" in app.code[-1].value
