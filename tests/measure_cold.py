@@ -66,7 +66,7 @@ def main() -> None:
     pages = args.pages or urls
     samples: dict[str, list[float]] = {u: [] for u in ["home (first session)", *pages]}
     for _ in range(args.rounds):
-        with serve_app(subprocess.DEVNULL) as base, sync_playwright() as p:
+        with serve_app(subprocess.DEVNULL, warmup=True) as base, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
             if not args.no_home_first:
                 samples["home (first session)"].append(settle(browser, f"{base}/"))

@@ -35,8 +35,11 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(log, timeout_s: float = 90.0):
-    """``streamlit run app`` on a free local port, its output to ``log``; yields the base url once healthy."""
+def serve_app(log, timeout_s: float = 90.0, warmup: bool = False):
+    """``streamlit run app`` on a free local port, its output to ``log``; yields the base url once healthy.
+
+    The claims warm-up thread is off unless ``warmup``: in a test run it would only compete for the
+    CPU with the pages under test (the cold-start measurement turns it on)."""
     port = _free_port()
     proc = subprocess.Popen(
         [
@@ -53,6 +56,7 @@ def serve_app(log, timeout_s: float = 90.0):
             "true",
         ],
         cwd=ROOT,
+        env={**os.environ, "GEORESOLVER_WARMUP": "1" if warmup else "0"},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
