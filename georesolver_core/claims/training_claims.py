@@ -63,11 +63,27 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
     vac_all = float(np.mean(b <= 0))
     first_vacuous = float(x[b <= 0].min()) if (b <= 0).any() else math.inf
     own_min = float(m[on_trained].min())
+    r_max = float(x.max())
+    vanish = 1e-3  # the reading of "vanish": the gate passes less than 1/1000 of the upstream gradient
+    worst = int(np.argmin(m))
+    parts = [
+        {"part": "the inequality ||dL/dx|| >= (lambda_min - ||W_g|| ||x||) ||dL/dh||", "verdict": verdict,
+         "summary": summary},
+        {
+            "part": "its conclusion: gradients do not vanish for bounded inputs and weights",
+            "verdict": FAILS if m.min() < vanish else HOLDS,
+            "summary": f"reading: inputs with ||u|| <= {r_max:.3g} (16x the trained tokens), the trained weights; "
+            f"vanish = ratio < {vanish:g}. Worst ratio {m.min():.3g} at ||u|| = {x[worst]:.3g}, where the "
+            f"inequality's bound is {b[worst]:.3g} (vacuous from ||u|| = {first_vacuous:.3g}): the bound is "
+            "positive only for small ||u||, so it does not give the conclusion for bounded inputs.",
+        },
+    ]  # fmt: skip
     summary += (
         f". After {trainer.step} training steps the bound is vacuous (<= 0) at {100 * vac_trained:.0f}% of the "
         f"model's own tokens and at {100 * vac_all:.0f}% of all probed ones (first from ||u|| = {first_vacuous:.3g}). "
         f"The worst measured ratio is {own_min:.3g} on the model's own tokens and {m.min():.3g} on the scaled copies: "
-        f"where the bound is vacuous the gradient through the gate {'can' if m.min() < 1e-3 else 'does not'} nearly vanish."
+        f"where the bound is vacuous the gradient through the gate {'can' if m.min() < 1e-3 else 'does not'} nearly vanish. "
+        "Worst case: the model's tokens and their x2..x16 copies (probed, not optimised)."
     )
     return Evidence(
         x=x.tolist(), x_label="||u_i|| (norm of the gated vector; model tokens and x2..x16 copies)",
@@ -75,6 +91,8 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
         relation="measured >= bound", verdict=verdict, summary=summary, measured_value=float(m.min()),
         bound_value=float(b[np.argmin(m)]), log_x=True,
         extra={"vacuous_fraction_trained": vac_trained, "vacuous_fraction_all": vac_all},
+        sense="ge", parts=parts,
+        reading="the trained model's gates at its own tokens and their x2..x16 copies (bounded inputs)",
     )  # fmt: skip
 
 
