@@ -7,24 +7,7 @@ and a verdict computed from the two by ``verdict_inequality``, ``verdict_scaling
 ``verdict_readings``; ``sweep_evidence`` puts the three together on the sweep's ``Axes``. Nothing is
 hard-coded: ``python -m georesolver_core claims --json`` reruns every measurement.
 
-The verdict rule (the same for every claim; the Claims page prints it):
-
-- **fails**: an input that satisfies every hypothesis the statement itself gives breaks it. The
-  input is a worst case found by optimisation over the inputs the statement allows, not a random
-  probe. Where a stronger hypothesis rescues the statement, the summary names it (and the rescued
-  form is measured as its own claim where it matters).
-- **holds only under conditions**: only where the statement is ambiguous (its hypotheses or
-  constants are unstated). Every fair reading is measured and shown, and the summary says which
-  reading the verdict is for (``verdict_readings``).
-- **holds**: the worst case found inside the hypotheses respects the bound; the margin is shown.
-  Points outside the hypotheses (``condition`` false) are drawn but never count against it.
-- A statement with several parts (an inequality and a conclusion drawn from it, a rate in n and a
-  rate in eps) gets one verdict per part (``Evidence.parts``); the claim's headline verdict is the
-  weakest part's.
-- A verdict about how cost grows (complexity classes) is decided by counting operations or bytes
-  (``verdict_scaling`` refuses time units); times may be shown beside it.
-- A rate claim with additive terms (C eta^2 + O(1/n)) is tested where the extra terms are small
-  against the main one (``where_extras_small``), or on the excess over them, not on the raw total.
+The verdict rule is ``RULE`` below, appended to this docstring and printed on the Claims page.
 
 The machinery enforces the first rule: ``Evidence`` given its comparison (``sense``) and the points
 inside the hypotheses (``inside``) turns any verdict but fails into fails when an inside point
@@ -47,10 +30,32 @@ FAILS = "fails"
 CONDITIONAL = "holds only under conditions"
 VERDICTS = (HOLDS, CONDITIONAL, FAILS)
 
+RULE = """The verdict rule (the same for every claim):
+
+- **fails**: an input that satisfies every hypothesis the statement itself gives breaks it. The
+  input is a worst case found by optimisation over the inputs the statement allows, not a random
+  probe. Where a stronger hypothesis rescues the statement, the summary names it (and the rescued
+  form is measured as its own claim where it matters).
+- **holds only under conditions**: only where the statement is ambiguous (its hypotheses or
+  constants are unstated). Every fair reading is measured and shown, and the summary says which
+  reading the verdict is for (``verdict_readings``).
+- **holds**: the worst case found inside the hypotheses respects the bound; the margin is shown.
+  Points outside the hypotheses (``condition`` false) are drawn but never count against it.
+- A statement with several parts (an inequality and a conclusion drawn from it, a rate in n and a
+  rate in eps) gets one verdict per part (``Evidence.parts``); the claim's headline verdict is the
+  weakest part's. The readings of an ambiguous statement are not parts (``verdict_readings``).
+- A verdict about how cost grows (complexity classes) is decided by counting operations or bytes
+  (``verdict_scaling`` refuses time units); times may be shown beside it.
+- A rate claim with additive terms (C eta^2 + O(1/n)) is tested where the extra terms are small
+  against the main one (``where_extras_small``), or on the excess over them, not on the raw total.
+"""
+__doc__ += "\n" + RULE
+
 __all__ = [
     "CONDITIONAL",
     "FAILS",
     "HOLDS",
+    "RULE",
     "VERDICTS",
     "Axes",
     "Claim",

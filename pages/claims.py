@@ -8,25 +8,15 @@ import streamlit as st
 import ui
 
 from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
+from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import VERDICT_COLORS
 
 ui.page_header(
     "Claims",
-    "The paper reports no experiments; this page runs one for each of its claims, draws the bound against the "
-    "measurement and computes the verdict: **holds**, **holds only under conditions**, or **fails**.",
+    "The paper reports no experiments; this page shows one run for each of its claims, draws the bound against "
+    "the measurement and computes the verdict: **holds**, **holds only under conditions**, or **fails**.",
 )
-RULE = """
-**The verdict rule**, the same for every claim:
-- **fails**: an input that satisfies every hypothesis the statement itself gives breaks it (a worst case found by
-  optimisation over the inputs the statement allows). Where a stronger hypothesis rescues it, the summary says which.
-- **holds only under conditions**: only where the statement is ambiguous (hypotheses or constants unstated); every
-  fair reading is measured and the summary says which reading the verdict is for.
-- **holds**: the worst case found inside the hypotheses respects the bound, with the margin shown.
-- A statement with several parts gets one verdict per part; the claim's verdict is the weakest part's.
-- Cost classes are decided by counted operations or bytes, never by fitted wall-clock times.
-- A rate with additive terms (C eta^2 + O(1/n)) is tested where the extra terms are small against the main one.
-"""
 
 # url path -> st.Page. The default page answers at the root ("" url path), so it is also found by its title.
 pages = {page.url_path: page for page, _ in ui.page_map() if page.url_path}
