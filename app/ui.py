@@ -10,6 +10,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import lecture
 import numpy as np
@@ -264,9 +265,35 @@ def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:
     download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
 
 
+CLAIMS_REPORT = Path(__file__).resolve().parent.parent / "assets" / "claims_report.json"
+
+
+@st.cache_data(show_spinner=False)
+def shipped_report() -> dict | None:
+    """The claims report shipped in assets/ (measured at full settings), or None when it is absent or unreadable."""
+    from georesolver_core.claims.report import load_report
+
+    try:
+        return load_report(CLAIMS_REPORT)
+    except ValueError:
+        return None
+
+
+def shipped_claims(keys: list[str]) -> list[dict]:
+    """These claims as the shipped report measured them, in order; a claim it lacks is measured live
+    (small sweeps, ``measure_claims``), so a page opens at once and a new claim still shows."""
+    report = shipped_report()
+    have = {} if report is None else {r["key"]: r for r in report["claims"]}
+    live = (
+        {r["key"]: r for r in measure_claims([k for k in keys if k not in have])} if set(keys) - set(have) else {}
+    )
+    return [have.get(k) or live[k] for k in keys if k in have or k in live]
+
+
 def page_claims(page: str, prefix: str) -> list[dict]:
-    """Every claim shown on ``page`` (its url path): measured, the verdict box, their figures, a JSON download."""
-    results = measure_claims([key for key, claim in CLAIMS.items() if claim.page == page])
+    """Every claim shown on ``page`` (its url path): the shipped report's measurement (claims it lacks are
+    measured live), the verdict box, their figures, a JSON download."""
+    results = shipped_claims([key for key, claim in CLAIMS.items() if claim.page == page])
     theory_box(results)
     claims_grid(results, prefix)
     download_json("Download the claims' data (JSON)", results, f"{page}_claims.json", f"{prefix}_claims_dl")

@@ -21,6 +21,20 @@ def _claims(args: argparse.Namespace) -> int:
         if unknown:
             print(f"unknown claim(s) {unknown}; known: {sorted(CLAIMS)}", file=sys.stderr)
             return 2
+    if args.out:
+        from georesolver_core.claims.report import build_report, write_report
+
+        def progress(i: int, n: int, key: str) -> None:
+            print(f"[{i + 1}/{n}] {key}", file=sys.stderr, flush=True)
+
+        report = build_report(quick=args.quick, keys=keys, on_claim=progress)
+        write_report(report, args.out)
+        failed = report["settings"]["failed"]
+        print(
+            f"wrote {len(report['claims'])} claims to {args.out}; failed: {sorted(failed) or 'none'}",
+            file=sys.stderr,
+        )
+        return 1 if failed else 0
     results = run_all(quick=args.quick, keys=keys)
     if args.json:
         json.dump(results, sys.stdout, indent=1)
@@ -59,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--quick", action="store_true", help="smaller sweeps (what the app and tests use)")
     p.add_argument("--only", nargs="*", metavar="KEY", help="run only these claim keys")
+    p.add_argument(
+        "--out",
+        metavar="PATH",
+        help="write the report document (version, settings, claims) to PATH, e.g. "
+        "assets/claims_report.json, the copy the app opens on",
+    )
     p.set_defaults(func=_claims)
     from georesolver_core import bench
 

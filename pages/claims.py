@@ -1,4 +1,5 @@
-"""Claims: every registered claim of the seeds, its bound, our measurement and the computed verdict."""
+"""Claims: every registered claim of the seeds, its bound, the shipped measurement, the computed verdict, and
+a live re-measurement of any claim on this machine beside it."""
 
 import unicodedata
 
@@ -6,24 +7,42 @@ import pandas as pd
 import streamlit as st
 import ui
 
-from georesolver_core.claims import CLAIMS, FAILS, VERDICTS
+from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
+from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import VERDICT_COLORS
 
 ui.page_header(
     "Claims",
-    "The paper reports no experiments; this page runs one for each of its claims, draws the bound against the "
-    "measurement and computes the verdict: **holds**, **holds only under conditions**, or **fails**.",
+    "The paper reports no experiments; this page shows one run for each of its claims, draws the bound against "
+    "the measurement and computes the verdict: **holds**, **holds only under conditions**, or **fails**.",
 )
 
 # url path -> st.Page. The default page answers at the root ("" url path), so it is also found by its title.
 pages = {page.url_path: page for page, _ in ui.page_map() if page.url_path}
 pages |= {page.title.lower(): page for page, _ in ui.page_map() if not page.url_path}
-results = ui.measure_claims(list(CLAIMS))
+report = ui.shipped_report()
+results = ui.shipped_claims(list(CLAIMS))
+live: dict = st.session_state.setdefault("claims_live", {})  # key -> result measured on this machine
+
+if report is None:
+    st.warning(
+        "No measured report is shipped (assets/claims_report.json is missing or unreadable): the claims below "
+        "were measured now with small sweeps. Write it with `python -m georesolver_core claims --json --out "
+        "assets/claims_report.json`."
+    )
+else:
+    s = report["settings"]
+    st.caption(
+        f"Shown: the report shipped with the app, measured with {'small sweeps' if s['quick'] else 'full settings'} "
+        f"by georesolver_core {report['version']} (torch {s['torch']}, {s['generated_utc']}, {s['seconds']} s). "
+        "Claims it lacks are measured now. Re-measure any claim on this machine at the bottom of the page."
+    )
+with st.expander("How a verdict is decided"):
+    st.markdown(RULE)
 
 counts = {v: sum(r["verdict"] == v for r in results) for v in VERDICTS}
-cols = st.columns(len(VERDICTS))
-for col, v in zip(cols, VERDICTS, strict=True):
+for col, v in zip(st.columns(len(VERDICTS)), VERDICTS, strict=True):
     col.metric(v, counts[v])
 
 chosen = st.pills(
@@ -58,6 +77,8 @@ table = pd.DataFrame(
         "statement": [r["statement"] for r in shown],
         "measured": [r["measured_value"] for r in shown],
         "bound": [r["bound_value"] for r in shown],
+        "live verdict": [live[r["key"]]["verdict"] if r["key"] in live else None for r in shown],
+        "live measured": [live[r["key"]]["measured_value"] if r["key"] in live else None for r in shown],
         "shown on": [
             pages[r["page"]].title if r["page"] in pages else f"{r['page']} (not yet in the app)" for r in shown
         ],
@@ -67,18 +88,25 @@ table = pd.DataFrame(
     }
 )
 # On screen only what a reader scans for, in widths that add up to the ~930 px the table gets in a 1400 px
-# window, so it never scrolls sideways: the statements are in each claim's box below, the page behind
+# window, so it never scrolls sideways: the statement is in the claim's detail below, the page behind
 # the link, and the CSV has every column. Cells cut short show their whole text on hover.
+on_screen = ["key", "section", "verdict", "measured", "bound", "link"]
+if live:
+    on_screen[3:3] = ["live verdict"]
 st.dataframe(
-    table.style.map(lambda v: f"color: {VERDICT_COLORS.get(v, 'inherit')}; font-weight: 600", subset=["verdict"]),
+    table.style.map(
+        lambda v: f"color: {VERDICT_COLORS.get(v, 'inherit')}; font-weight: 600",
+        subset=["verdict", "live verdict"],
+    ),
     hide_index=True,
     key="claims_table",
     height=min(38 * (len(table) + 1), 800),
-    column_order=["key", "section", "verdict", "measured", "bound", "link"],
+    column_order=on_screen,
     column_config={
         "key": st.column_config.TextColumn(width=235, help="the claim's name, as in its figure's title"),
-        "section": st.column_config.TextColumn(width=300, help="where the paper states it"),
-        "verdict": st.column_config.TextColumn(width=175),
+        "section": st.column_config.TextColumn(width=300 - (60 if live else 0), help="where the paper states it"),
+        "verdict": st.column_config.TextColumn(width=175 - (50 if live else 0)),
+        "live verdict": st.column_config.TextColumn(width=110, help="re-measured on this machine, this session"),
         "measured": st.column_config.NumberColumn(
             width=75, format="%.4g", help="headline measurement (see the figure)"
         ),
@@ -99,20 +127,69 @@ with left:
 with right:
     ui.download_json("Download every measurement (JSON)", shown, "claims.json", "claims_json")
 
-st.subheader("The measurement behind each verdict")
-for r in shown:
-    # The header names the claim and its verdict; the body states it once, then the evidence.
-    with st.expander(f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['key']}**: {r['section']}"):
-        st.markdown(r["statement"])
-        st.markdown(f"Bound: `{r['bound_text']}`; compared as *{r['relation']}*.")
-        ui.chart(claim_figure(r), key=f"claims_fig_{r['key']}")
-        if r["verdict"] == FAILS:
-            st.error(f"Contradicted by the measurement. {r['summary']}")
-        else:
-            st.caption(r["summary"])
-        if r["page"] in pages:
-            st.page_link(
-                pages[r["page"]], label=f"Open the {pages[r['page']].title} page", icon=":material/open_in_new:"
+st.subheader("The measurement behind a verdict")
+by_key = {r["key"]: r for r in shown}
+if by_key:
+    key = st.selectbox(
+        "Claim",
+        list(by_key),
+        key="claims_detail",
+        format_func=lambda k: f"{k}: {by_key[k]['section']} ({by_key[k]['verdict']})",
+    )
+    r = by_key[key]
+    st.markdown(f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} {r['statement']}")
+    st.markdown(f"Bound: `{r['bound_text']}`; compared as *{r['relation']}*.")
+    if r.get("reading"):
+        st.markdown(f"Reading judged: {r['reading']}")
+    for part in r.get("parts") or []:
+        st.markdown(
+            f"- {ui.VERDICT_BADGE.get(part['verdict'], part['verdict'])} **{part['part']}**: {part['summary']}"
+        )
+    shipped_col, live_col = st.columns(2) if key in live else (st.container(), None)
+    with shipped_col:
+        ui.chart(claim_figure(r), key=f"claims_fig_{key}")
+        (st.error if r["verdict"] == FAILS else st.caption)(f"Shipped: {r['summary']}")
+    if live_col is not None:
+        with live_col:
+            lv = live[key]
+            ui.chart(claim_figure(lv), key=f"claims_live_fig_{key}")
+            (st.error if lv["verdict"] == FAILS else st.caption)(
+                f"Live ({lv['seconds']} s, {lv['settings']}): {lv['summary']}"
             )
-        else:
-            st.caption(f"Its page ({r['page']!r}) is not in the app yet.")
+    if r["page"] in pages:
+        st.page_link(
+            pages[r["page"]], label=f"Open the {pages[r['page']].title} page", icon=":material/open_in_new:"
+        )
+    else:
+        st.caption(f"Its page ({r['page']!r}) is not in the app yet.")
+
+st.subheader("Re-measure on this machine")
+c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1], vertical_alignment="bottom")
+target = c1.selectbox("Claim to re-measure", ["all claims", *CLAIMS], key="claims_live_target")
+full = c2.toggle("full settings", key="claims_live_full", help="off: the small sweeps the tests use (faster)")
+if c3.button("Re-measure", key="claims_live_run", type="primary"):
+    st.session_state["claims_live_queue"] = list(CLAIMS) if target == "all claims" else [target]
+if c4.button("Stop", key="claims_live_stop"):  # a click interrupts the running loop; what was measured stays
+    st.session_state.pop("claims_live_queue", None)
+queue: list = st.session_state.get("claims_live_queue", [])
+if queue:
+    total = len(queue)
+    bar = st.progress(0.0, text=f"re-measuring {total} claim(s) ...")
+    while queue:
+        key = queue[0]
+        bar.progress(1 - len(queue) / total, text=f"{key} ({total - len(queue) + 1} of {total})")
+        try:
+            live[key] = {**run_claim(key, quick=not full), "settings": "full settings" if full else "small sweeps"}
+        except Exception as err:  # one broken claim does not stop the others
+            st.error(f"Claim {key!r} could not be measured: {err}.")
+        queue.pop(0)
+    st.session_state.pop("claims_live_queue", None)
+    st.rerun()
+if live:
+    changed = [
+        k for k, lv in live.items() if any(r["key"] == k and r["verdict"] != lv["verdict"] for r in results)
+    ]
+    st.caption(
+        f"{len(live)} claim(s) re-measured this session; verdict differs from the shipped one for: "
+        f"{', '.join(changed) or 'none'}."
+    )

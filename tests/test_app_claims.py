@@ -1,7 +1,8 @@
-"""AppTest of the Claims page: one row per registered claim, the same verdicts as the library, filters at
-their extremes, a claim whose page is not in the app gets no link instead of an error, a claim whose
-measurement raises shows an error while the others still show, and a claim measured on another page is not
-measured again."""
+"""AppTest of the Claims page: one row per registered claim with the shipped report's verdict (claims it lacks
+measured live), filters at their extremes, a claim whose page is not in the app gets no link instead of an
+error, a claim whose measurement raises shows an error while the others still show, a claim in the shipped
+report is not measured on opening, one measured on another page is not measured again, and the live
+re-measurement shows beside the shipped one."""
 
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from georesolver_core.claims import CLAIMS, HOLDS, VERDICTS, Claim, Evidence, run_claim
-from tests.app_pages import ENTRY
+from georesolver_core.claims.report import load_report
+from tests.app_pages import ENTRY, ROOT
+
+REPORT_PATH = ROOT / "assets" / "claims_report.json"
+SHIPPED = {r["key"]: r for r in load_report(REPORT_PATH)["claims"]} if REPORT_PATH.exists() else {}
 
 ORPHAN = "test-orphan-claim"
 BROKEN = "test-broken-claim"
@@ -85,10 +90,13 @@ def test_every_claim_is_a_row_with_the_library_verdict(at):
     assert list(table["key"]) == [k for k in CLAIMS if k != BROKEN]
     for key in ("thm3-effective-rank", "lemma2.3-exact-retrieval-sphere"):
         row = table[table["key"] == key].iloc[0]
-        assert row["verdict"] == run_claim(key, quick=True)["verdict"]
+        expected = SHIPPED[key]["verdict"] if key in SHIPPED else run_claim(key, quick=True)["verdict"]
+        assert row["verdict"] == expected
         assert row["link"] == "./attention" and row["shown on"] == "Attention"
     orphan = table[table["key"] == ORPHAN].iloc[0]
     assert pd.isna(orphan["link"]) and "not yet in the app" in orphan["shown on"]
+    at.selectbox(key="claims_detail").set_value(ORPHAN)
+    at.run()
     assert any("not in the app yet" in c.value for c in at.caption)
 
 
@@ -121,15 +129,16 @@ def test_a_broken_measurement_shows_an_error_and_the_other_claims_still_show(at)
     assert "this measurement is broken on purpose" in errors[0]
     assert f"python -m georesolver_core claims --only {BROKEN}" in errors[0]
     assert len(_table(at)) == len(CLAIMS) - 1
-    assert len(at.get("plotly_chart")) == len(CLAIMS) - 1  # one figure per measured claim
+    assert len(at.get("plotly_chart")) == 1  # the figure of the claim chosen in the detail
 
 
 def test_claims_measured_on_another_page_are_not_measured_again(at):
     attention = [k for k, c in CLAIMS.items() if c.page == "attention"]
-    assert attention and all(RUNS_AFTER_ATTENTION.get(k) == 1 for k in attention), RUNS_AFTER_ATTENTION
-    assert not any(RUNS_AFTER_ATTENTION.get(k) for k in (ORPHAN, BROKEN))  # not shown on Attention
+    # claims in the shipped report are not measured on opening; the others once, on the first page showing them
+    lacking = {k: 1 for k in attention if k not in SHIPPED}
+    assert attention and {k: v for k, v in RUNS_AFTER_ATTENTION.items() if v} == lacking, RUNS_AFTER_ATTENTION
     # The Claims page measured only what Attention had not: the orphan once, the broken one once (it raised).
-    assert RUNS_AFTER_CLAIMS == {**{k: 1 for k in attention}, ORPHAN: 1, BROKEN: 1}
+    assert {k: v for k, v in RUNS_AFTER_CLAIMS.items() if v} == {**lacking, ORPHAN: 1, BROKEN: 1}
 
 
 def test_the_table_shows_the_reader_columns_and_each_statement_is_printed_once(at):
@@ -138,5 +147,25 @@ def test_the_table_shows_the_reader_columns_and_each_statement_is_printed_once(a
     assert "statement" not in shown and {"key", "section", "verdict", "link"} <= set(shown)
     assert "statement" in _table(at).columns
     for key in ("thm3-effective-rank", ORPHAN):
+        at.text_input(key="claims_search").set_value("")
+        at.selectbox(key="claims_detail").set_value(key)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
         statement = CLAIMS[key].statement
         assert sum(statement in m.value for m in at.markdown) == 1, key
+
+
+def test_a_live_re_measurement_shows_beside_the_shipped_one(at):
+    key = "thm3-effective-rank"
+    at.selectbox(key="claims_detail").set_value(key)
+    at.selectbox(key="claims_live_target").set_value(key)
+    at.button(key="claims_live_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "live verdict" in list(at.dataframe[0].proto.column_order)
+    row = _table(at)[_table(at)["key"] == key].iloc[0]
+    assert row["live verdict"] == run_claim(key, quick=True)["verdict"]
+    assert len(at.get("plotly_chart")) == 2  # shipped and live, side by side
+    at.button(key="claims_live_stop").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]

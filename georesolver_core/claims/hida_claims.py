@@ -10,7 +10,6 @@ import numpy as np
 
 from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import fp_stats
-from georesolver_core.attention.hida_scaling import cost_scaling
 from georesolver_core.theory import hida as th
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -22,6 +21,7 @@ from georesolver_core.verdicts import (
     fit_loglog_slope,
     sweep_evidence,
     verdict_inequality,
+    weakest,
 )
 
 PAGE = "hida"
@@ -127,62 +127,81 @@ def measure_c_regret(quick: bool = False) -> Evidence:
     half = len(checkpoints) // 2
     slope = fit_loglog_slope(checkpoints[half:], np.maximum(s.regret[half:], 1e-12))
     slope_a = fit_loglog_slope(checkpoints[half:], np.maximum(adv.regret[half:], 1e-12))
-    if verdict_r == HOLDS and verdict_a == HOLDS and growth == growth_a == "log T":
-        verdict = HOLDS
-    elif verdict_r == HOLDS and growth == "log T":
-        verdict = CONDITIONAL
-    else:
-        verdict = FAILS
+    # The theorem allows any order of the stream: one verdict per order, the claim's the worst order's.
+    parts = [
+        {
+            "part": name,
+            "verdict": HOLDS if v == HOLDS and g == "log T" else FAILS,
+            "summary": f"{why}; best fit of regret(T) among log T, sqrt T, T: {g}; log-log slope {sl:.2f}",
+        }
+        for name, v, why, g, sl in (
+            ("random order", verdict_r, summary_r, growth, slope),
+            ("clusters one after another (adversarial order)", verdict_a, summary_a, growth_a, slope_a),
+        )
+    ]
+    verdict = weakest([p["verdict"] for p in parts])
     summary = (
-        f"random order: {summary_r}; best fit {growth}, log-log slope {slope:.2f} over the second half. "
-        f"Adversarial order: {summary_a}; best fit {growth_a}, slope {slope_a:.2f} (log T -> 0, sqrt T -> 0.5, "
-        f"T -> 1). At T = {T_max}: online {s.cumulative_loss[-1]:.4g} vs best fixed {s.best_fixed[-1]:.4g} "
-        f"(random), {adv.cumulative_loss[-1]:.4g} vs {adv.best_fixed[-1]:.4g} (adversarial)."
+        f"Worst order found: clusters one after another (regret {adv.regret[-1]:.4g} at T = {T_max} vs "
+        f"{s.regret[-1]:.4g} in random order). Random order: {summary_r}; best fit {growth}, log-log slope "
+        f"{slope:.2f} over the second half. Adversarial order: {summary_a}; best fit {growth_a}, slope {slope_a:.2f} "
+        f"(log T -> 0, sqrt T -> 0.5, T -> 1). The theorem does not restrict the order, so an order whose regret "
+        f"grows faster than log T is a counterexample; a random (exchangeable) order is a hypothesis that rescues it."
     )
     axes = Axes(
-        "stream length T (tokens)", "regret: online loss - best fixed (d_H^2)", "measured <= Delta^2 c log T", "x"
+        "stream length T (tokens)", "regret, worst order found (d_H^2)", "measured <= Delta^2 c log T", "x"
     )
-    extra = {"regret, adversarial order": adv.regret}
-    return sweep_evidence(checkpoints, s.regret, bound, (verdict, summary), axes, extra=extra)
+    extra = {"regret, random order": s.regret}
+    reading = "any order of the stream; the bound Delta_H^2 c log T (eps_opt = 0)"
+    return sweep_evidence(
+        checkpoints,
+        adv.regret,
+        bound,
+        (verdict, summary),
+        axes,
+        extra=extra,
+        parts=parts,
+        reading=reading,
+        sense="le",
+    )
 
 
 # --- Proposition 1: four cost classes ------------------------------------------------------------
 
 
 def measure_cost_classes(quick: bool = False) -> Evidence:
-    """Fitted time exponents of Dense, FP, L (time vs n) and C (time per token vs n) against 2, ~1, 1, 0.
+    """Fitted exponents of counted operations (forward pass) of Dense (naive n x n), FP and L (operations
+    vs n) and C (operations per token vs n) against 2, n log n, 1, 0: a cost class is counted, not timed."""
+    from georesolver_core.attention.op_count import counted_scaling
 
-    quick: forward only, n = 128..1024 (C-HIDA to 256), head size 8, Dense as the naive n x n kernel
-    (the fused one's fixed costs hide n^2 at these lengths). Full: forward+backward, n = 1024..32768 (Dense up to 8192), head size 64.
-    """
     if quick:
-        rep = cost_scaling(
-            (128, 256, 512, 1024),
-            ("hida-naive", "fp-hida", "l-hida", "c-hida"),
-            head_dim=8,
-            backward=False,
-            max_len={"c-hida": 256},
-        )
+        rep = counted_scaling((64, 128, 256, 512), head_dim=8, max_len={"c-hida": 128})
     else:
-        rep = cost_scaling(max_len={"hida": 8192})
-    kernels = list(rep.kernels)
-    measured = [rep.slopes[k] for k in kernels]
-    predicted = [rep.predicted[k] for k in kernels]
-    predicted[1] = th.n_log_n_local_exponent(rep.lens[0], rep.lens[-1])  # n log n over this range
-    tol = 0.35 if quick else 0.25
+        rep = counted_scaling((256, 512, 1024, 2048, 4096), head_dim=16, max_len={"c-hida": 1024})
+    kernels = list(rep["slopes"])
+    lens = rep["lens"]
+    measured = [rep["slopes"][k] for k in kernels]
+    predicted = [rep["predicted"][k] for k in kernels]
+    fp = kernels.index("fp-hida")
+    predicted[fp] = th.n_log_n_local_exponent(lens[0], lens[-1])  # n log n over this range
+    tol = 0.15  # counts are exact: the tolerance covers lower-order terms (anchors, summaries, log n windows)
     bad = [k for k, m, p in zip(kernels, measured, predicted, strict=True) if m is None or abs(m - p) > tol]
     verdict = HOLDS if not bad else FAILS
     summary = ", ".join(
-        f"{k} {m:.2f} (predicted {p:.2f})" for k, m, p in zip(kernels, measured, predicted, strict=True)
+        f"{k} {m:.3f} (predicted {p:.3f})" for k, m, p in zip(kernels, measured, predicted, strict=True)
     )
-    summary = f"fitted exponents: {summary}; tolerance {tol}" + (f"; off: {', '.join(bad)}" if bad else "")
-    summary += (
-        ". Timed on a shared CPU: noisy; rerun with `python -m georesolver_core claims --only prop1-cost-classes`."
+    summary = (
+        f"fitted exponents of counted operations over n = {lens[0]}..{lens[-1]}: {summary}; tolerance {tol}"
+        + (f"; off: {', '.join(bad)}" if bad else "")
+        + ". Operations: matmul FLOPs (2 m n k) plus one per output element of every other aten op, counted "
+        "under a torch dispatch mode (identical on any machine load)."
     )
     names = ", ".join(f"{i} {k}" for i, k in enumerate(kernels))
-    axes = Axes(f"kernel: {names}", "fitted exponent of time in n", "|measured - predicted| <= tolerance")
-    extra = {"lens": rep.lens, "seconds": rep.seconds, "per_token": rep.per_token}
-    return sweep_evidence(range(len(kernels)), measured, predicted, (verdict, summary), axes, extra=extra)
+    axes = Axes(f"kernel: {names}", "fitted exponent of counted operations in n", "|measured - predicted| <= tol")
+    extra = {"lens": lens, "operations": rep["ops"], "per_token (c-hida)": rep["series"].get("c-hida")}
+    reading = "cost = counted arithmetic operations of the forward pass; C-HIDA per token"
+    return sweep_evidence(
+        range(len(kernels)), measured, predicted, (verdict, summary), axes, extra=extra, reading=reading
+    )
 
 
 # --- FP-HIDA retrieval outside S_i ---------------------------------------------------------------

@@ -19,7 +19,17 @@ from georesolver_core.theory import attention as th_att
 from georesolver_core.theory import training as th
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 from georesolver_core.train.memorisation import fit_noisy, mixture
-from georesolver_core.verdicts import FAILS, HOLDS, Claim, Evidence, fit_loglog_slope, verdict_inequality
+from georesolver_core.verdicts import (
+    CONDITIONAL,
+    FAILS,
+    HOLDS,
+    Claim,
+    Evidence,
+    fit_loglog_slope,
+    verdict_inequality,
+    verdict_scaling,
+    where_extras_small,
+)
 
 PAGE = "training"
 
@@ -63,11 +73,27 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
     vac_all = float(np.mean(b <= 0))
     first_vacuous = float(x[b <= 0].min()) if (b <= 0).any() else math.inf
     own_min = float(m[on_trained].min())
+    r_max = float(x.max())
+    vanish = 1e-3  # the reading of "vanish": the gate passes less than 1/1000 of the upstream gradient
+    worst = int(np.argmin(m))
+    parts = [
+        {"part": "the inequality ||dL/dx|| >= (lambda_min - ||W_g|| ||x||) ||dL/dh||", "verdict": verdict,
+         "summary": summary},
+        {
+            "part": "its conclusion: gradients do not vanish for bounded inputs and weights",
+            "verdict": FAILS if m.min() < vanish else HOLDS,
+            "summary": f"reading: inputs with ||u|| <= {r_max:.3g} (16x the trained tokens), the trained weights; "
+            f"vanish = ratio < {vanish:g}. Worst ratio {m.min():.3g} at ||u|| = {x[worst]:.3g}, where the "
+            f"inequality's bound is {b[worst]:.3g} (vacuous from ||u|| = {first_vacuous:.3g}): the bound is "
+            "positive only for small ||u||, so it does not give the conclusion for bounded inputs.",
+        },
+    ]  # fmt: skip
     summary += (
         f". After {trainer.step} training steps the bound is vacuous (<= 0) at {100 * vac_trained:.0f}% of the "
         f"model's own tokens and at {100 * vac_all:.0f}% of all probed ones (first from ||u|| = {first_vacuous:.3g}). "
         f"The worst measured ratio is {own_min:.3g} on the model's own tokens and {m.min():.3g} on the scaled copies: "
-        f"where the bound is vacuous the gradient through the gate {'can' if m.min() < 1e-3 else 'does not'} nearly vanish."
+        f"where the bound is vacuous the gradient through the gate {'can' if m.min() < 1e-3 else 'does not'} nearly vanish. "
+        "Worst case: the model's tokens and their x2..x16 copies (probed, not optimised)."
     )
     return Evidence(
         x=x.tolist(), x_label="||u_i|| (norm of the gated vector; model tokens and x2..x16 copies)",
@@ -75,6 +101,8 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
         relation="measured >= bound", verdict=verdict, summary=summary, measured_value=float(m.min()),
         bound_value=float(b[np.argmin(m)]), log_x=True,
         extra={"vacuous_fraction_trained": vac_trained, "vacuous_fraction_all": vac_all},
+        sense="ge", parts=parts,
+        reading="the trained model's gates at its own tokens and their x2..x16 copies (bounded inputs)",
     )  # fmt: skip
 
 
@@ -120,33 +148,49 @@ def measure_softmax_memorises(quick: bool = False) -> Evidence:
 
 
 def measure_ida_noise(quick: bool = False) -> Evidence:
-    """IDA's test error against eta at d_h = 2n, with the fitted exponent in eta and in n."""
-    s = _sweep(quick)
-    n = s["n"]
-    etas = [0.1, 0.2, 0.3] if quick else [0.025, 0.05, 0.1, 0.2, 0.3, 0.4]
-    ns = [8, 16] if quick else [8, 16, 32, 64]
+    """Theorem 3, IDA half, where the O(1/n) term is small: n large against the eta^2 scale, d_h fixed, small
+    eta, several seeds. The rate in eta is judged on the excess over 1/n, at the points where 1/n is at most
+    a tenth of that excess (``where_extras_small``); all points are drawn."""
+    n, d_h = (64, 16) if quick else (256, 16)
+    steps = 150 if quick else 300
+    etas = [0.1, 0.2, 0.3] if quick else [0.025, 0.05, 0.1, 0.2, 0.3]
+    seeds = (0, 1) if quick else (0, 1, 2)
     with one_cpu_thread():
-        ida = [fit_noisy("ida", n=n, d_h=2 * n, eta=e, steps=s["steps"]).test_error for e in etas]
-        sm = [fit_noisy("softmax", n=n, d_h=2 * n, eta=e, steps=s["steps"]).test_error for e in etas]
-        by_n = [fit_noisy("ida", n=k, d_h=2 * k, eta=0.2, steps=s["steps"]).test_error for k in ns]
+        runs = [
+            [fit_noisy("ida", n=n, d_h=d_h, eta=e, steps=steps, seed=sd).test_error for sd in seeds] for e in etas
+        ]
+        sm = [fit_noisy("softmax", n=n, d_h=d_h, eta=e, steps=steps).test_error for e in etas]
+    ida = [float(np.mean(r)) for r in runs]  # mean over seeds
     floor = 1.0 / n
-    slope_eta = fit_loglog_slope(etas, np.maximum(np.asarray(ida), 1e-3))
-    slope_n = fit_loglog_slope(ns, np.maximum(np.asarray(by_n), 1e-3))
-    C = float(np.max((np.asarray(ida) - floor) / np.square(etas)).clip(min=0))
+    excess = np.maximum(np.asarray(ida) - floor, 1e-6)  # (E,) the error beyond the O(1/n) term
+    judged_at = where_extras_small(excess, np.full(len(etas), floor))
+    pts = np.flatnonzero(judged_at)
+    C = float(np.max(excess / np.square(etas)))  # the smallest C of C eta^2 + 1/n above every point
     bound = th.ida_noise_test_error_bound(np.asarray(etas), n, C=C).tolist()
-    holds = abs(slope_eta - 2.0) <= 0.5
-    verdict = HOLDS if holds else FAILS
+    if pts.size >= 2:
+        verdict, rate, slope = verdict_scaling(
+            np.asarray(etas)[pts], excess[pts], exponent=2.0, tol=0.5, what="excess test error E - 1/n",
+            unit="error fraction",
+        )  # fmt: skip
+        where = f"judged at eta = {', '.join(f'{etas[i]:g}' for i in pts)} (1/n <= excess / 10)"
+    else:
+        slope = fit_loglog_slope(etas, excess)
+        verdict, rate = CONDITIONAL, f"excess scales as eta^{slope:.2f} but 1/n is not small against it here"
+        where = "no two points where 1/n is small: not judged on its main term"
+    spread = max(max(r) - min(r) for r in runs)
     summary = (
-        f"IDA's test error grows as eta^{slope_eta:.2f} (predicted eta^2, tolerance 0.5) and scales with n as "
-        f"n^{slope_n:.2f} at eta = 0.2 (predicted: a floor C eta^2 plus O(1/n)); softmax's test error at the same "
-        f"width is {', '.join(f'{v:.2f}' for v in sm)} for eta = {', '.join(f'{e:g}' for e in etas)}. "
-        f"The bound drawn uses the smallest C that covers every point (C = {C:.3g}), so it is a fit, not a test."
+        f"n = {n} (1/n = {floor:.3g}), d_h = {d_h}, {len(seeds)} seeds: IDA's mean test error "
+        f"{', '.join(f'{v:.3f}' for v in ida)} at eta = {', '.join(f'{e:g}' for e in etas)} (seed spread up to "
+        f"{spread:.3f}); {rate}; {where}. Softmax at the same width: {', '.join(f'{v:.2f}' for v in sm)}. "
+        f"A test error linear in eta is what copying the nearest training label gives (flipped with probability "
+        f"eta). The bound drawn uses the smallest C covering every point (C = {C:.3g}): a fit, not a test."
     )
     return Evidence(
         x=etas, x_label="label flip rate eta", measured=ida, bound=bound, y_label="test error on clean labels",
-        relation="IDA test error ~ C eta^2 + 1/n (exponent fitted)", verdict=verdict, summary=summary,
-        measured_value=slope_eta, bound_value=2.0, log_x=True, log_y=True,
-        extra={"softmax test error": sm, "n sweep": ns, "IDA test error vs n": by_n, "exponent in n": slope_n},
+        relation="IDA test error - 1/n ~ C eta^2 where 1/n is small", verdict=verdict, summary=summary,
+        measured_value=slope, bound_value=2.0, log_x=True, log_y=True,
+        extra={"softmax test error": sm, "per seed": runs, "excess over 1/n": excess.tolist()},
+        reading="E_test - 1/n against C eta^2, n large against the eta^2 scale, mean of several seeds",
     )  # fmt: skip
 
 

@@ -181,3 +181,43 @@ def quantisation_curve(ks, dim: int, n: int = 4000, *, seed: int = 0) -> list[fl
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     x = x[x[:, -1] > 0.0]  # a hemisphere: compact, bounded away from nothing that matters
     return [spherical_kmeans(x, int(k), seed=seed)[1] for k in ks]
+
+
+def ball_quantisation_curve(ks, dim: int, n: int = 4000, *, radius: float = 0.5, seed: int = 0) -> list[float]:
+    """Mean squared Poincaré-distance quantisation error of K centres on the ball ||x|| <= radius (c = 1),
+    per K: a compact set away from the rim (Proposition 3 in the ball).
+
+    Lloyd's algorithm with Euclidean centroids (k-means++ seeding): inside ||x|| <= 1/2 the Poincaré metric
+    is within a factor 2/(1 - radius^2) of the Euclidean one, so the error's rate in K is the same.
+    """
+    from georesolver_core.geometry import pairwise_distance
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, dim))
+    x *= (
+        radius * rng.random((n, 1)) ** (1.0 / dim) / np.linalg.norm(x, axis=1, keepdims=True)
+    )  # uniform in the ball
+    xt = torch_from(x)
+    out = []
+    for k in ks:
+        c = [x[rng.integers(n)]]
+        d2 = ((x - c[0]) ** 2).sum(1)
+        for _ in range(1, int(k)):
+            c.append(x[rng.choice(n, p=d2 / d2.sum())])
+            d2 = np.minimum(d2, ((x - c[-1]) ** 2).sum(1))
+        c = np.stack(c)
+        for _ in range(25):
+            assign = np.argmin(((x[:, None, :] - c[None]) ** 2).sum(-1), axis=1)
+            for j in range(int(k)):
+                if (assign == j).any():
+                    c[j] = x[assign == j].mean(0)
+        d = pairwise_distance(xt, torch_from(c), geometry="poincare")  # (n, K)
+        out.append(float((d.min(1).values ** 2).mean()))
+    return out
+
+
+def torch_from(a: np.ndarray):
+    """float64 tensor of an array (the distances of the ball need float64 near nothing here, but match theory/)."""
+    import torch
+
+    return torch.as_tensor(a, dtype=torch.float64)

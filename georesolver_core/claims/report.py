@@ -1,0 +1,103 @@
+"""The claims report: every claim measured, as one JSON document with the version and settings that made it.
+
+    python -m georesolver_core claims --json --out assets/claims_report.json   # full settings (slow)
+    python -m georesolver_core claims --json --quick --out report.json          # small sweeps
+
+Document layout::
+
+    {"version": "0.1.0",                       # georesolver_core.__version__
+     "settings": {"quick": false, "keys": null, "torch": "2.13.0", "numpy": "...", "python": "3.11.2",
+                  "generated_utc": "2026-12-01T23:50:00Z", "seconds": 812.4, "failed": {}},
+     "claims": [run_claim(...) result, ...]}   # registration order
+
+The app opens on the copy shipped in ``assets/`` and re-measures claims live on request; a claim
+registered after the copy was made is missing from it (``missing_keys``) and is measured live.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from georesolver_core.claims.registry import CLAIMS, run_claim
+
+__all__ = ["build_report", "load_report", "missing_keys", "write_report"]
+
+REQUIRED = ("version", "settings", "claims")
+
+
+def build_report(
+    quick: bool = False,
+    keys: Sequence[str] | None = None,
+    *,
+    on_claim: Callable[[int, int, str], None] | None = None,
+) -> dict:
+    """Measure the named claims (default: all) and return the report document.
+
+    A claim whose measurement raises is left out and named in ``settings["failed"]`` with its error,
+    so one broken claim does not lose the others. ``on_claim(i, n, key)`` is called before each claim.
+    """
+    import numpy as np
+    import torch
+
+    from georesolver_core import __version__
+
+    chosen = list(keys) if keys else list(CLAIMS)
+    t0 = time.perf_counter()
+    results, failed = [], {}
+    for i, key in enumerate(chosen):
+        if on_claim is not None:
+            on_claim(i, len(chosen), key)
+        try:
+            results.append(run_claim(key, quick))
+        except Exception as err:  # reported in the document, the other claims still measured
+            failed[key] = f"{type(err).__name__}: {err}"
+    settings = {
+        "quick": bool(quick),
+        "keys": list(keys) if keys else None,
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "generated_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "failed": failed,
+    }
+    return {"version": __version__, "settings": settings, "claims": results}
+
+
+def write_report(report: dict, path: str | Path) -> Path:
+    """Write the report document as indented JSON; returns the path."""
+    _check(report, str(path))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    return path
+
+
+def load_report(path: str | Path) -> dict:
+    """Read a report document; ``ValueError`` naming the path if it is not one."""
+    try:
+        report = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"claims report {str(path)!r} could not be read: {err}") from err
+    _check(report, str(path))
+    return report
+
+
+def missing_keys(report: dict, keys: Sequence[str] | None = None) -> list[str]:
+    """The registered claims (or the named ones) that the report has no measurement of."""
+    have = {r["key"] for r in report["claims"]}
+    return [k for k in (keys if keys is not None else list(CLAIMS)) if k not in have]
+
+
+def _check(report, where: str) -> None:
+    if not isinstance(report, dict) or any(k not in report for k in REQUIRED):
+        raise ValueError(f"claims report {where!r} must be a JSON object with keys {REQUIRED}")
+    if not isinstance(report["claims"], list) or not all(
+        isinstance(r, dict) and "key" in r for r in report["claims"]
+    ):
+        raise ValueError(f"claims report {where!r}: 'claims' must be a list of measured claims with a 'key'")
