@@ -29,7 +29,7 @@ from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
-from georesolver_core.device import default_device, device_label
+from georesolver_core.device import default_device, device_label, thread_count
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_eps, check_positive_int
 
@@ -202,9 +202,15 @@ def _kernels_at(cfg: BenchConfig, seq_len: int) -> list[str]:
 
 
 def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None = None) -> dict:
-    """Time every kernel at every length; returns the JSON-able report (see ``validate_report``)."""
-    if cfg.threads is not None:
-        torch.set_num_threads(cfg.threads)
+    """Time every kernel at every length; returns the JSON-able report (see ``validate_report``).
+    ``cfg.threads`` applies to the calling thread for this run only (a page's run leaves others alone)."""
+    if cfg.threads is None:
+        return _run_benchmark(cfg, progress)
+    with thread_count(cfg.threads):
+        return _run_benchmark(cfg, progress)
+
+
+def _run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None) -> dict:
     report = {
         "schema": SCHEMA,
         "environment": environment(cfg),
