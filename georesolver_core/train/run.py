@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, replace
 import torch
 
 from georesolver_core.attention import ATTENTION
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.model import ModelConfig, build_model, softmax_baseline
 from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.tasks.base import Task
@@ -63,10 +64,24 @@ def model_config(spec: RunSpec, task: Task) -> ModelConfig:
     return softmax_baseline(geo) if spec.attention == "softmax" else geo
 
 
+def check_run_memory(mc: ModelConfig, batch_size: int) -> int:
+    """Bytes of one training step's activations, checked against the budget (``budget.check_memory``):
+    per block and position about 8 width-d tensors and 2 of the MLP's width are kept for the backward
+    pass, B x T x (8 d + 2 h) x L float32, plus the input batch B x T x d_in. A lower bound."""
+    per_position = mc.n_layers * (8 * mc.d_model + 2 * mc.hidden) + mc.d_in
+    return check_memory(
+        "one training step's activations", FLOAT32 * elements(batch_size, mc.max_len, per_position),
+        batch_size=batch_size, seq_len=mc.max_len, d_model=mc.d_model, n_layers=mc.n_layers,
+    )
+
+
 def build_trainer(spec: RunSpec, config: TrainConfig, callbacks=(), **kwargs) -> Trainer:
-    """Task, model (initialised from ``config.seed``) and trainer for one run."""
+    """Task, model (initialised from ``config.seed``) and trainer for one run. The task's data, the
+    model's weights and a step's activations are each checked against the memory budget before they
+    are allocated (``ValueError`` naming the sizes)."""
     task = build_task(spec, seed=config.seed)
     mc = model_config(spec, task)
+    check_run_memory(mc, config.batch_size)
     torch.manual_seed(config.seed)
     model = build_model(mc)
     meta = {"spec": asdict(spec), "task": {"name": spec.task, "size": spec.size, "args": dict(spec.task_args)}}
