@@ -16,6 +16,12 @@ from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.model import ModelConfig, build_model, softmax_baseline
 from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.tasks.base import Task
+from georesolver_core.train.checkpoint import (
+    MAX_CHECKPOINT_BYTES,
+    MAX_UPLOAD_EXPANDED_BYTES,
+    REQUIRED,
+    load_checkpoint,
+)
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.trainer import Trainer
 
@@ -103,6 +109,45 @@ def spec_from_checkpoint(data: dict) -> RunSpec:
         return RunSpec(**raw)
     except TypeError as err:
         raise ValueError(f"checkpoint's run description does not match this version: {err}") from None
+
+
+def check_checkpoint(data: dict) -> RunSpec:
+    """Everything ``resume`` would do with a checkpoint read by ``load_checkpoint``, checked before any
+    of it is built: the run description against the registries, the task's data, the model and a
+    training step against the memory budget (each refused from its sizes, before allocating), and the
+    weights and optimiser moments against the shapes of the model it describes (built on torch's meta
+    device: shapes only, no memory). Returns the RunSpec; ValueError naming what does not fit."""
+    spec = spec_from_checkpoint(data)
+    config = TrainConfig(**data["train_config"])
+    task = build_task(spec, seed=config.seed)
+    mc = model_config(spec, task)
+    check_run_memory(mc, config.batch_size)
+    with torch.device("meta"):
+        model = build_model(mc)
+    expected = {k: v.shape for k, v in model.state_dict().items()}
+    got = {k: v.shape for k, v in data["model"].items()}
+    if expected != got:
+        wrong = sorted(set(expected) ^ set(got)) or [k for k in expected if expected[k] != got[k]]
+        raise ValueError(f"checkpoint weights do not fit the model it describes (first mismatch: {wrong[0][:60]!r})")
+    params = list(model.parameters())
+    ids = [i for g in data["optimizer"]["param_groups"] for i in g.get("params", [])]
+    if len(ids) != len(params):
+        raise ValueError(f"checkpoint optimizer holds {len(ids)} parameters; the model has {len(params)}")
+    for i, p in zip(ids, params, strict=True):
+        for name, t in data["optimizer"]["state"].get(i, {}).items():
+            if name != "step" and t.shape != p.shape:
+                raise ValueError(f"checkpoint optimizer state {name} of parameter {i} does not fit its shape")
+    return spec
+
+
+def read_checkpoint_upload(data: bytes) -> dict:
+    """An uploaded checkpoint, validated once and completely: at most ``MAX_CHECKPOINT_BYTES`` stored and
+    ``MAX_UPLOAD_EXPANDED_BYTES`` expanded (refused before torch reads it), every field checked
+    (``load_checkpoint``), and what it would build checked (``check_checkpoint``). Only the fields that
+    ``resume`` reads are kept (the page holds the result while the file sits in the uploader)."""
+    ck = load_checkpoint(data, MAX_CHECKPOINT_BYTES, MAX_UPLOAD_EXPANDED_BYTES)
+    check_checkpoint(ck)
+    return {k: ck[k] for k in (*REQUIRED, "seconds", "generator", "meta") if k in ck}
 
 
 def resume(data: dict, config: TrainConfig | None = None, callbacks=(), **kwargs) -> Trainer:
