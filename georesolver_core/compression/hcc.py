@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from georesolver_core.compression.compressed import CompressedKeys, dtype_name
+from georesolver_core.compression.compressed import CompressedKeys, check_fields, check_side, dtype_name
 from georesolver_core.compression.packing import check_bits, pack_streams, packed_nbytes, unpack_streams
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.validate import check_curvature, check_finite, check_in_ball
@@ -192,6 +192,26 @@ def hcc_params(
         "direction": _check_choice("direction", direction, DIRECTIONS),
         "c": check_curvature(c),
     }
+
+
+def check_hcc_state(params: dict, side: dict, shape: tuple[int, ...], rotated: bool = False) -> None:
+    """A stored HCC state: its parameters as ``hcc_params`` accepts them, a finite positive radius scale
+    (and, rotated, the seed in both places)."""
+    names = {"bits_dir", "bits_radius", "radius", "direction", "c"}
+    check_fields("params", params, names | ({"seed"} if rotated else set()))
+    if hcc_params(**{k: params[k] for k in names}) != {k: params[k] for k in names}:
+        raise ValueError(f"state params must be as hcc_params returns them (got {params})")
+    spec = {"radius_scale": (torch.float32, 1)}
+    if rotated:
+        seed = params["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ValueError(f"state params seed must be an integer in [0, 2^63) (got {seed!r})")
+        spec["seed"] = (torch.int64, 1)
+    check_side(side, spec)
+    if not float(side["radius_scale"][0]) > 0:
+        raise ValueError(f"state side radius_scale must be > 0 (got {float(side['radius_scale'][0])})")
+    if rotated and int(side["seed"][0]) != params["seed"]:
+        raise ValueError("state side seed and params seed differ: the file is corrupt")
 
 
 def _encode_1t(keys: torch.Tensor, params: dict):
