@@ -95,6 +95,8 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")
+ui.guard_query_params()  # before any widget reads the link
+link_notices = st.container()
 ui.sidebar_settings()
 pages = [
     st.Page(str(HERE.parent / "pages" / file), title=title, icon=icon, url_path=url, default=(i == 0))
@@ -103,3 +105,4 @@ pages = [
 ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
 nav = st.navigation(pages)
 nav.run()
+ui.url_notices(link_notices)
