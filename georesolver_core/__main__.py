@@ -79,7 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     train_cli.add_arguments(t)
     t.set_defaults(func=_train)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ValueError, OverflowError, OSError) as err:  # bad input the command's own checks did not name
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -95,6 +95,11 @@ def pick_backend(world: int, backend: str = "auto") -> str:
         raise ValueError(f"backend must be one of ['auto', 'gloo', 'nccl'] (got {backend!r})")
     if backend == "auto":
         return "nccl" if torch.cuda.is_available() and torch.cuda.device_count() >= world else "gloo"
+    if backend == "nccl" and not (torch.cuda.is_available() and torch.cuda.device_count() >= world):
+        raise ValueError(
+            f"backend 'nccl' needs one CUDA GPU per worker ({world}); this machine has "
+            f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}: use 'gloo' or 'auto'"
+        )
     return backend
 
 
