@@ -81,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader left: handled quietly below
+        raise
     except (ValueError, OverflowError, OSError) as err:  # bad input the command's own checks did not name
         print(f"error: {err}", file=sys.stderr)
         return 2
