@@ -99,18 +99,28 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")
+ui.guard_query_params()  # before any widget reads the link
 lecture.apply_url_state()
+link_notices = st.container()
 ui.sidebar_settings()
 pages = [
     st.Page(str(HERE.parent / "pages" / file), title=title, icon=icon, url_path=url, default=(i == 0))
     for i, (file, title, icon, url, _) in enumerate(PAGES)
 ]
 ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
-# Home measures its own claim as the first visitor arrives; the thread takes the others, page by page.
+# Pages show the shipped claims report; the thread measures, page by page, only the claims it lacks
+# (Home measures its own as the first visitor arrives).
 HOME_CLAIM = "sec5.2b-rim-separation"
+_shipped = {r["key"] for r in (ui.shipped_report() or {"claims": []})["claims"]}
 warmup.start(
-    [k for k in warmup.claim_order(CLAIMS, [row[3] for row in PAGES]) if k != HOME_CLAIM], ui.claim_result
+    [
+        k
+        for k in warmup.claim_order(CLAIMS, [row[3] for row in PAGES])
+        if k != HOME_CLAIM and k not in _shipped
+    ],
+    ui.claim_result,
 )
 nav = st.navigation(pages)
 nav.run()
 lecture.panel(list(ui._bound_widget_defaults()))  # the URL-bound controls this view drew
+ui.url_notices(link_notices)

@@ -99,7 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     train_cli.add_arguments(t)
     t.set_defaults(func=_train)
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # the reader left: handled quietly below
+        raise
+    except (ValueError, OverflowError, OSError) as err:  # bad input the command's own checks did not name
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

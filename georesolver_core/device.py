@@ -31,50 +31,76 @@ def resolve_dtype(name: str) -> torch.dtype:
     return DTYPES[name]
 
 
-class _ThreadCount:
-    """The intra-op thread count from before the first of overlapping ``one_cpu_thread`` blocks.
-
-    torch.set_num_threads sets the calling thread's count and the one that threads created later
-    start with. Blocks overlapping in several threads (two users of one server) would each restore
-    what they saw on entry, and a thread created inside another's block sees 1: the last to leave
-    would leave every later thread at 1. So the count is saved by the first block in and every
-    block restores that one.
-    """
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.users = 0  # blocks open in any thread
-        self.saved = 1
-        self.depth = threading.local()  # blocks open in this thread (nested blocks keep 1 until the outer ends)
-
-    def enter(self) -> None:
-        with self.lock:
-            if self.users == 0:
-                self.saved = torch.get_num_threads()
-            self.users += 1
-            self.depth.n = getattr(self.depth, "n", 0) + 1
-            torch.set_num_threads(1)
-
-    def leave(self) -> None:
-        with self.lock:
-            self.users -= 1
-            self.depth.n -= 1
-            torch.set_num_threads(self.saved if self.depth.n == 0 else 1)
+# Thread counts have one owner: this module. Nothing else in the package calls torch.set_num_threads.
+#
+# torch.set_num_threads(n) does two things: it sets the calling thread's own OpenMP/MKL count, and it
+# stores n as the count every thread created later starts with (read on that thread's first operator).
+# On a server each script rerun, fragment and worker pool is a new thread, so the second effect is what
+# broke it: a thread born while another was inside a one-thread block started at 1, and when it later
+# saved "the count before" (1) and put it back, or sized the kernels' pool from it, that 1 became the
+# count of every later thread for the life of the server.
+#
+# So the count new threads start with is read once, when this module is first imported, and is never
+# changed by a per-thread limit: ``thread_count`` sets the calling thread's count and at once puts the
+# process-wide one back (from a short-lived helper thread, which only touches its own count). Correctness
+# then depends on no block's bookkeeping: overlapping, nested or interrupted blocks in any number of
+# threads each only change their own thread, and restore that thread's own previous count.
+# Only ``set_process_threads`` (a command line ``--threads``, a worker process, a test) changes it.
+_PROCESS = {"threads": torch.get_num_threads()}
+_LOCK = threading.Lock()
 
 
-_THREAD_COUNT = _ThreadCount()
+def process_threads() -> int:
+    """The intra-op thread count every new thread starts with (read once at import)."""
+    return _PROCESS["threads"]
+
+
+def set_process_threads(n: int) -> None:
+    """Make ``n`` the count of the calling thread and of every thread created later. For a process that
+    owns its machine (``bench --threads``, a distributed worker, a test); pages use ``thread_count``."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1024:
+        raise ValueError(f"threads must be an integer in [1, 1024] (got {n!r})")
+    with _LOCK:
+        _PROCESS["threads"] = n
+        torch.set_num_threads(n)
+
+
+def _set_this_thread(n: int) -> None:
+    with _LOCK:
+        torch.set_num_threads(n)  # this thread's count, and (unwanted) the one new threads start with
+        if n != _PROCESS["threads"]:
+            helper = threading.Thread(
+                target=torch.set_num_threads, args=(_PROCESS["threads"],), name="thread-count"
+            )
+            helper.start()
+            helper.join()
 
 
 @contextlib.contextmanager
-def one_cpu_thread(device: torch.device | None = None) -> Iterator[None]:
-    """torch on one intra-op thread for the block (CPU only; restored after, also when blocks overlap in
-    several threads). For loops of tiny tensors: extra threads only add synchronisation, measured 2-10x
-    slower with 2 on a busy 2-core machine."""
+def thread_count(n: int, device: torch.device | None = None) -> Iterator[None]:
+    """torch on ``n`` intra-op threads in the calling thread for the block (CPU only). Other threads and
+    threads created later keep ``process_threads()``; the calling thread gets its own count back after."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1024:
+        raise ValueError(f"threads must be an integer in [1, 1024] (got {n!r})")
     if device is not None and device.type != "cpu":
         yield
         return
-    _THREAD_COUNT.enter()
+    before = torch.get_num_threads()  # this thread's own count
+    _set_this_thread(n)
     try:
         yield
     finally:
-        _THREAD_COUNT.leave()
+        _set_this_thread(before)
+
+
+def one_cpu_thread(device: torch.device | None = None):
+    """torch on one intra-op thread for the block (CPU only; see ``thread_count``). Also a decorator.
+    For loops of tiny tensors: extra threads only add synchronisation, measured 2-10x slower with 2 on
+    a busy 2-core machine."""
+    return thread_count(1, device)
+
+
+def single_threaded_worker() -> None:
+    """Initializer of a worker thread that runs single-threaded tiles: 1 for itself, nobody else."""
+    torch.get_num_threads()  # torch sets a thread's count on its first operator, once: trigger that first
+    _set_this_thread(1)

@@ -17,11 +17,11 @@ from georesolver_core.train import (
     RunSpec,
     TrainConfig,
     build_trainer,
-    load_checkpoint,
     resume,
     spec_from_checkpoint,
 )
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
+from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
@@ -286,7 +286,7 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
     upload = st.file_uploader(
         "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
     )
-    data, error = ui.read_upload(upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=load_checkpoint)
+    data, error = ui.read_upload(upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload)
     if error is not None:
         st.error(
             f"{ui.escape_md(error)}. Upload a checkpoint downloaded from this page or written by the train command."

@@ -11,12 +11,13 @@ and ``GEORESOLVER_FUZZ_SEED`` picks another seed.
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 
 import pytest
 
-from tests.app_pages import open_page, registered_pages
+from tests.app_pages import ENTRY, ROOT, open_page, registered_pages
 
 FULL = os.environ.get("GEORESOLVER_FUZZ", "").lower() == "full"
 QUICK_RUNS, FULL_RUNS = 30, 306
@@ -133,3 +134,53 @@ def test_random_legal_widget_values_never_raise(row):
         log.append(changes)
         assert not app.exception, (file, run, changes, [e.value for e in app.exception], log)
         assert app.title, (file, run, changes, "the page lost its title")
+
+
+# Deep links with values no widget can take, on every page's URL keys, then button presses in random
+# order. Buttons whose work runs for minutes without a budget (or starts processes) are left to their
+# own tests.
+HOSTILE = ["inf", "-inf", "nan", "1e400", "-1e400", "1e300", "99999999999999999999", "abc", "", "zzz", "x" * 300]
+HEAVY_BUTTONS = {"hida_scale_run", "orth_train", "kern_run", "rt_comm_run", "rt_claims_run", "hk_speed"}
+SHARED_KEYS = ["seed", "dtype", "device", "present"]
+LINKS_PER_PAGE = 3 if FULL else 1
+
+
+def _url_keys(file: str) -> list[str]:
+    """Every literal ``key=`` of the page's source (its widgets' URL names), and the sidebar's."""
+    tree = ast.parse((ROOT / "pages" / file).read_text(encoding="utf-8"))
+    keys = {
+        kw.value.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for kw in node.keywords
+        if kw.arg == "key" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+    }
+    return SHARED_KEYS + sorted(keys)
+
+
+@pytest.mark.parametrize("row", PAGES, ids=lambda r: r[3])
+def test_hostile_deep_links_and_random_buttons_never_raise(row):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    file = row[0]
+    rng = random.Random(f"{SEED}:link:{file}")
+    keys = _url_keys(file)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    for link in range(LINKS_PER_PAGE):
+        app = AppTest.from_file(str(ENTRY), default_timeout=300)  # Claims measures every claim on a first run
+        given = {key: rng.choice(HOSTILE) for key in keys}
+        for key, value in given.items():
+            app.query_params[key] = value
+        app.switch_page(f"../pages/{file}")
+        app.run()
+        assert not app.exception, (file, link, given, [e.value for e in app.exception])
+        assert app.title, (file, link, "the page lost its title")
+        if any(v not in ("", "abc", "zzz") for v in given.values()):
+            assert any("were not used" in w.value for w in app.warning), (file, given, "no notice")
+        buttons = [b for b in app.button if b.key and b.key not in HEAVY_BUTTONS and not b.disabled]
+        for b in rng.sample(buttons, min(len(buttons), 2)):
+            b.click()
+            app.run()
+            assert not app.exception, (file, link, b.key, [e.value for e in app.exception])

@@ -8,6 +8,7 @@ import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
+from georesolver_core.device import set_process_threads
 from tests.app_pages import ENTRY
 
 TABS = ["Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice"]
@@ -17,7 +18,7 @@ TABS = ["Two keys: PL inequality", "2-D landscape and descent", "Hessian spread"
 def at():
     # Tiny tensors: intra-op threads only cost synchronisation on a small CPU.
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    set_process_threads(1)
     st.cache_data.clear()
     st.cache_resource.clear()
     app = AppTest.from_file(str(ENTRY), default_timeout=180)
@@ -28,7 +29,7 @@ def at():
     yield app
     st.cache_data.clear()
     st.cache_resource.clear()
-    torch.set_num_threads(threads)
+    set_process_threads(threads)
 
 
 def _run(app: AppTest, **widgets) -> None:

@@ -10,6 +10,7 @@ import pytest
 import streamlit as st
 import torch
 
+from georesolver_core.device import set_process_threads
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 from tests.app_pages import open_page
 from tests.test_upload_fuzz import _Exploit
@@ -31,7 +32,7 @@ def _upload(at, key: str, name: str, data: bytes | None) -> None:
 
 @pytest.fixture(scope="module")
 def training():
-    torch.set_num_threads(1)
+    set_process_threads(1)
     app = open_page("training.py")
     yield app
     st.cache_data.clear()

@@ -17,6 +17,7 @@ from georesolver_core.attention.fused_schedule import Schedule, _pool
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench import peak_memory_mb
+from georesolver_core.device import set_process_threads
 from georesolver_core.geometry import embed
 
 GEOMETRIES = ["euclidean", "poincare", "sphere"]
@@ -285,12 +286,12 @@ def test_worker_threads_agree_with_one_thread(heads, n, block_q):
     f = lambda a, b, c: fused_ida(a, b, c, spec(eps=1e-3, geometry="poincare", causal=True), block_q=block_q)  # noqa: E731
     threads = torch.get_num_threads()
     try:
-        torch.set_num_threads(1)
+        set_process_threads(1)
         one = grads(f, (q, k, v), gout)
-        torch.set_num_threads(3)
+        set_process_threads(3)
         many = grads(f, (q, k, v), gout)
     finally:
-        torch.set_num_threads(threads)
+        set_process_threads(threads)
     for a, b in zip(many, one, strict=True):
         assert rel(a, b) < 1e-12
 
@@ -351,10 +352,10 @@ def test_schedule_error_in_a_worker_reaches_the_caller_and_the_pool_survives():
 
 
 def test_worker_pool_leaves_the_thread_count_of_new_threads_alone():
-    """torch.set_num_threads(1) in the kernels' workers must not make later threads single-threaded."""
+    """A count of 1 in the kernels' workers must not make later threads single-threaded."""
     threads = torch.get_num_threads()
     try:
-        torch.set_num_threads(5)  # a pool size no other test uses: this call creates it
+        set_process_threads(5)  # a pool size no other test uses: this call creates it
         q, k, v = qkv("euclidean", n=64, m=64, d=4, heads=8)
         fused_ida(q, k, v, spec(eps=0.1), block_q=16)
         seen = []
@@ -365,4 +366,4 @@ def test_worker_pool_leaves_the_thread_count_of_new_threads_alone():
         # ... while the kernels' own workers stay single-threaded, also after the count was put back
         assert set(_pool(5).map(lambda _: (torch.ones(1) + 1, torch.get_num_threads())[1], range(20))) == {1}
     finally:
-        torch.set_num_threads(threads)
+        set_process_threads(threads)

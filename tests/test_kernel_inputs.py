@@ -18,7 +18,7 @@ from georesolver_core.attention import (
     softmax_weights,
 )
 from georesolver_core.attention.kernel import REFERENCE_MAX_PAIRS
-from georesolver_core.device import one_cpu_thread
+from georesolver_core.device import one_cpu_thread, set_process_threads
 from georesolver_core.geometry import embed, pairwise_sq_distance, stereographic_map, to_ball
 from georesolver_core.validate import C_MAX, C_MIN
 
@@ -26,9 +26,9 @@ from georesolver_core.validate import C_MAX, C_MIN
 @pytest.fixture
 def two_threads():
     before = torch.get_num_threads()
-    torch.set_num_threads(2)
+    set_process_threads(2)
     yield
-    torch.set_num_threads(before)
+    set_process_threads(before)
 
 
 @pytest.mark.parametrize("geometry", ["euclidean", "poincare", "sphere"])

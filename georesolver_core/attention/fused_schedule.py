@@ -27,6 +27,7 @@ import torch
 
 from georesolver_core.attention.fused_geometry import Workspace
 from georesolver_core.attention.spec import AllKeys, Causal
+from georesolver_core.device import single_threaded_worker
 
 # Tile shape, tuned with `python -m georesolver_core bench` on a 2-core CPU at T = 1024: 512 x 256
 # measured 1.23-1.26x SDPA forward+backward, 256 x 512 1.35-1.37x, 256 x 256 1.30-1.31x, 512 x 512 1.22-1.29x.
@@ -69,24 +70,10 @@ def head_chunks(H: int, n: int, m: int, d: int, bq: int, bk: int) -> list[slice]
     return [slice(h0, min(H, h0 + hc)) for h0 in range(0, H, hc)]
 
 
-def _single_threaded() -> None:
-    # torch sets a thread's count from the process-wide one on the thread's first operator, once: trigger
-    # that first (get_num_threads does), or this 1 would be overwritten by the count _pool puts back.
-    torch.get_num_threads()
-    torch.set_num_threads(1)  # this worker's OpenMP and MKL thread counts; the caller's stay as they are
-
-
 def _pool(workers: int) -> ThreadPoolExecutor:
     with _POOLS_LOCK:
         if workers not in _POOLS:
-            pool = ThreadPoolExecutor(workers, "fused-ida", initializer=_single_threaded)
-            # torch.set_num_threads in a worker also sets the count that threads created later start
-            # with (a Streamlit script run, say): start every worker now, then put the caller's back.
-            started = threading.Barrier(workers + 1)
-            for _ in range(workers):
-                pool.submit(started.wait)
-            started.wait()
-            torch.set_num_threads(torch.get_num_threads())
+            pool = ThreadPoolExecutor(workers, "fused-ida", initializer=single_threaded_worker)
             _POOLS[workers] = pool
         return _POOLS[workers]
 

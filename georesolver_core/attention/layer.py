@@ -16,6 +16,7 @@ from torch import nn
 from georesolver_core.attention import hida_family
 from georesolver_core.attention.kernel import attend_checked
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int
 
@@ -37,6 +38,8 @@ class AttentionConfig:
     def __post_init__(self):
         check_positive_int("d_model", self.d_model, 1, 65536)
         check_positive_int("n_heads", self.n_heads, 1, 1024)
+        # Q/K/V/O projections: 4 d_model^2 float32 weights, with gradients and two optimiser moments
+        check_memory("an attention layer", 4 * FLOAT32 * 4 * elements(self.d_model, self.d_model), d_model=self.d_model)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.kernel not in ATTENTION:

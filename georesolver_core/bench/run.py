@@ -32,7 +32,8 @@ from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.public import headline
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
-from georesolver_core.device import default_device, device_label
+from georesolver_core.budget import check_memory, elements
+from georesolver_core.device import default_device, device_label, thread_count
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_eps, check_positive_int
 
@@ -131,6 +132,16 @@ class BenchConfig:
             raise ValueError("device must be 'cpu' here: torch.cuda.is_available() is False")
         if self.threads is not None:
             check_positive_int("threads", self.threads, 1, 1024)
+        # q, k, v, dout and their gradients at the longest length; the reference kernels' (T, T) weights
+        # with their gradient at the longest length they run at
+        size = 8 if self.dtype == "float64" else 4
+        t_max, t_ref = max(self.seq_lens), min(max(self.seq_lens), self.naive_max_len)
+        square = 3 * t_ref * t_ref if any(KERNELS[k].reference for k in self.kernels) else 0
+        check_memory(
+            "this benchmark", size * elements(self.batch, self.heads, 8 * t_max * self.head_dim + square),
+            seq_lens=max(self.seq_lens), batch=self.batch, heads=self.heads, head_dim=self.head_dim,
+            naive_max_len=self.naive_max_len,
+        )
 
 
 def make_inputs(cfg: BenchConfig, seq_len: int, geometry: str | None, seed: int = 0):
@@ -209,9 +220,15 @@ def _kernels_at(cfg: BenchConfig, seq_len: int) -> list[str]:
 
 
 def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None = None) -> dict:
-    """Time every kernel at every length; returns the JSON-able report (see ``validate_report``)."""
-    if cfg.threads is not None:
-        torch.set_num_threads(cfg.threads)
+    """Time every kernel at every length; returns the JSON-able report (see ``validate_report``).
+    ``cfg.threads`` applies to the calling thread for this run only (a page's run leaves others alone)."""
+    if cfg.threads is None:
+        return _run_benchmark(cfg, progress)
+    with thread_count(cfg.threads):
+        return _run_benchmark(cfg, progress)
+
+
+def _run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None) -> dict:
     report = {
         "schema": SCHEMA,
         "environment": environment(cfg),
@@ -337,7 +354,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernels", nargs="+", choices=list(KERNELS), help="default: sdpa ida hida sida")
     parser.add_argument("--causal", action="store_true", help="causal masking for every kernel")
     parser.add_argument("--eps", type=float, default=0.1, help="inverse-distance eps (default 0.1)")
-    parser.add_argument("--threads", type=int, help="torch.set_num_threads before timing")
+    parser.add_argument("--threads", type=int, help="intra-op threads of the timing run")
     parser.add_argument(
         "--naive-max-len", type=int, help="also time the naive kernels up to this T (default 0, off; --long 1024)"
     )
@@ -385,7 +402,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         cfg = config_from_args(args)
     except ValueError as err:
-        print(f"bench: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 2
 
     def progress(frac, msg):

@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from georesolver_core.compression.compressed import CompressedKeys, dtype_name
+from georesolver_core.compression.compressed import CompressedKeys, check_fields, check_side, dtype_name
 from georesolver_core.compression.hcc import check_keys
 from georesolver_core.compression.packing import check_bits, pack_bits, packed_nbytes, unpack_bits
 from georesolver_core.validate import check_positive_int
@@ -109,6 +109,29 @@ def kivi_quantize(
     side = {"scale": scale.reshape(-1), "zero": offset.reshape(-1), "residual": res.to(torch.float16).reshape(-1)}
     params = {"bits": bits, "group": group, "axis": axis, "residual": residual}
     return CompressedKeys("kivi-" + axis, tuple(keys.shape), dtype_name(keys.dtype), params, payload, side)
+
+
+def check_kivi_state(params: dict, side: dict, shape: tuple[int, ...], axis: str) -> None:
+    """A stored KIVI state: bits, group and residual in range, the method's axis, and side tensors of the
+    lengths the layout needs (float16 scale and zero per group, float16 residual tokens)."""
+    check_fields("params", params, {"bits", "group", "axis", "residual"})
+    check_bits("bits", params["bits"])
+    check_positive_int("group", params["group"], 1, 1 << 20)
+    check_positive_int("residual", params["residual"], 0, 1 << 30)
+    if params["axis"] != axis:
+        raise ValueError(f"state params axis must be {axis!r} for this method (got {params['axis']!r})")
+    b, n, d, nq = _kivi_split(shape, params["residual"])
+    g = params["group"]
+    groups = math.ceil(nq / g) * d if axis == "channel" else nq * math.ceil(d / g)
+    f16 = torch.float16
+    check_side(side, {"scale": (f16, b * groups), "zero": (f16, b * groups), "residual": (f16, b * (n - nq) * d)})
+
+
+def check_uniform_state(params: dict, side: dict, shape: tuple[int, ...]) -> None:
+    """A stored uniform state: bits in range, one finite float32 scale and offset."""
+    check_fields("params", params, {"bits"})
+    check_bits("bits", params["bits"])
+    check_side(side, {"scale": (torch.float32, 1), "zero": (torch.float32, 1)})
 
 
 def _decode_kivi(ck: CompressedKeys) -> torch.Tensor:

@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.compression.methods import QUANTIZERS, quantize
 from georesolver_core.geometry import to_ball
 from georesolver_core.validate import check_positive_int
@@ -51,6 +52,8 @@ def throughput(
     unknown = [m for m in methods if m not in QUANTIZERS]
     if unknown:
         raise ValueError(f"methods must be among {sorted(QUANTIZERS)} (got {unknown})")
+    # the float32 keys, their dequantised copy and its error, and the float16 cast: about 4 copies
+    check_memory("this compression benchmark", 4 * FLOAT32 * elements(n, d), keys=n, dim=d)
     g = torch.Generator().manual_seed(seed)
     keys = to_ball(torch.randn(n, d, generator=g))  # (n, d) float32, the paper's 0.9 tanh keys
     cast_s = _median_time(lambda: keys.to(torch.float16), repeats)

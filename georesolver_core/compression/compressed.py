@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from georesolver_core.budget import check_memory, elements, memory_budget
 from georesolver_core.device import one_cpu_thread
+from georesolver_core.uploads import read_torch
 
 STATE_VERSION = 1
 _DTYPES = {
@@ -30,6 +32,23 @@ _DTYPES = {
 # imported: the decoders live beside their encoders, which import this module, so importing them here
 # would be a cycle.
 METHODS: dict = {}
+
+
+def check_fields(what: str, got: dict, allowed: set[str]) -> None:
+    """``got`` has exactly the keys ``allowed`` (a state's params or side), else ValueError naming both."""
+    if set(got) != allowed:
+        raise ValueError(f"state {what} must hold exactly {sorted(allowed)} (got {sorted(map(str, got))[:8]})")
+
+
+def check_side(side: dict, spec: dict[str, tuple[torch.dtype, int]]) -> None:
+    """Each side tensor named in ``spec`` is 1-D of its dtype and length, and finite; no other is present."""
+    check_fields("side", side, set(spec))
+    for name, (dtype, numel) in spec.items():
+        t = side[name]
+        if not isinstance(t, torch.Tensor) or t.dtype != dtype or t.dim() != 1 or t.numel() != numel:
+            raise ValueError(f"state side {name!r} must be a 1-D {dtype_name(dtype)} tensor of {numel} values")
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"state side {name!r} holds NaN or infinite values: the file is corrupt")
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -112,13 +131,28 @@ class CompressedKeys:
         payload = state["payload"]
         if not isinstance(payload, torch.Tensor) or payload.dtype != torch.uint8 or payload.dim() != 1:
             raise ValueError("state payload must be a 1-D uint8 tensor")
+        shape = state["shape"]
+        if (
+            not isinstance(shape, (list, tuple))
+            or not 1 <= len(shape) <= 16
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in shape)
+        ):
+            raise ValueError(f"state shape must be a list of 1 to 16 integers >= 1 (got {str(shape)[:60]!r})")
+        check_memory("the decoded keys of this state", 8 * elements(*shape), shape=tuple(shape))
+        params, side = state["params"], state["side"]
+        if not isinstance(params, dict) or not isinstance(side, dict):
+            raise ValueError("state params and side must be dicts")
+        try:
+            METHODS[state["method"]].check_state(params, side, tuple(shape))  # every field, named
+        except ValueError as err:
+            raise ValueError(f"corrupt {state['method']} state: {err}") from None
         obj = cls(
             method=state["method"],
-            shape=tuple(int(s) for s in state["shape"]),
+            shape=tuple(shape),
             dtype=state["dtype"],
-            params=dict(state["params"]),
+            params=dict(params),
             payload=payload,
-            side=dict(state["side"]),
+            side=dict(side),
         )
         expected = METHODS[obj.method].nbytes(obj.n_keys, obj.dim, obj.params, obj.shape)
         if obj.nbytes != expected:
@@ -131,8 +165,10 @@ class CompressedKeys:
 
     @classmethod
     def load(cls, path) -> CompressedKeys:
-        """Load a file written by ``save`` with ``weights_only=True`` (no code runs while loading)."""
-        return cls.from_state(torch.load(path, weights_only=True))
+        """Load a file written by ``save`` with ``weights_only=True`` (no code runs while loading); a file
+        that is empty, truncated, or would expand past the memory budget is a ValueError."""
+        limit = memory_budget()
+        return cls.from_state(read_torch(path, what="compressed-keys file", max_bytes=limit, max_expanded=limit))
 
     def torch_dtype(self) -> torch.dtype:
         return _DTYPES[self.dtype]

@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from georesolver_core.compression.compressed import CompressedKeys, dtype_name
+from georesolver_core.compression.compressed import CompressedKeys, check_fields, check_side, dtype_name
 from georesolver_core.compression.packing import check_bits, pack_streams, packed_nbytes, unpack_streams
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.validate import check_curvature, check_finite, check_in_ball
@@ -82,6 +82,23 @@ def hcc_nbytes(n: int, d: int, params: dict, shape=None) -> int:
     return sum(packed_nbytes(count, bits) for count, bits in _layout(n, d, params)) + 4
 
 
+def _row_norms(k: torch.Tensor) -> torch.Tensor:
+    """|k_i| of finite rows (m, d) -> (m, 1). Where the sum of squares overflows (float32 norms from
+    about 1e19) the row is measured in units of its largest entry, |k| = a |k / a|; a norm that is
+    itself beyond the dtype's range is a ValueError."""
+    r = torch.linalg.vector_norm(k, dim=-1, keepdim=True)  # (m, 1)
+    over = ~torch.isfinite(r).squeeze(-1)  # (m,)
+    if bool(over.any()):
+        a = k[over].abs().amax(dim=-1, keepdim=True)  # (o, 1), > 0 for these rows
+        r[over] = a * torch.linalg.vector_norm(k[over] / a, dim=-1, keepdim=True)
+        if not bool(torch.isfinite(r).all()):
+            raise ValueError(
+                f"keys must have norms below {torch.finfo(k.dtype).max:.3g} in {k.dtype} (got a larger one); "
+                "rescale them first"
+            )
+    return r
+
+
 def _encode(keys: torch.Tensor, params: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Packed payload and side data of keys (..., n, d) (validated by the caller)."""
     d = keys.shape[-1]
@@ -97,7 +114,7 @@ def _encode(keys: torch.Tensor, params: dict) -> tuple[torch.Tensor, dict[str, t
     half = torch.tensor(levels / 2.0, dtype=work)
     for s in range(0, n, CHUNK):
         k = flat[s : s + CHUNK].to(work)  # (m, d)
-        r = torch.linalg.vector_norm(k, dim=-1, keepdim=True)  # (m, 1)
+        r = _row_norms(k)  # (m, 1)
         norms[s : s + CHUNK] = r.squeeze(-1)
         signs[s : s + CHUNK] = k[:, -1] < 0
         # (u + 1)/2 L = L/2 + k (L/2) / r in one pass. |k_i| <= r keeps codes in [0, L] without a clamp;
@@ -105,6 +122,11 @@ def _encode(keys: torch.Tensor, params: dict) -> tuple[torch.Tensor, dict[str, t
         dir_codes[s : s + CHUNK] = torch.addcmul(half, k[:, :nd], half / r.clamp_min(MIN_NORM)).round_()
     top = 2**br - 1
     if params["radius"] == "euclidean":
+        if float(norms.max()) > torch.finfo(torch.float32).max:  # the stored radius scale is float32
+            raise ValueError(
+                f"keys must have norms below {torch.finfo(torch.float32).max:.3g} to be compressed "
+                f"(got a norm of {float(norms.max()):.3g}); rescale them first"
+            )
         scale = torch.tensor([max(1.0, float(norms.max()))], dtype=torch.float32)
         # The paper's r_hat = round(r 2^br) / 2^br; the code 2^br (r near 1) is clamped to fit b_r bits.
         r_codes = (norms / float(scale)).mul_(2**br).round_().clamp_(0, top)
@@ -170,6 +192,26 @@ def hcc_params(
         "direction": _check_choice("direction", direction, DIRECTIONS),
         "c": check_curvature(c),
     }
+
+
+def check_hcc_state(params: dict, side: dict, shape: tuple[int, ...], rotated: bool = False) -> None:
+    """A stored HCC state: its parameters as ``hcc_params`` accepts them, a finite positive radius scale
+    (and, rotated, the seed in both places)."""
+    names = {"bits_dir", "bits_radius", "radius", "direction", "c"}
+    check_fields("params", params, names | ({"seed"} if rotated else set()))
+    if hcc_params(**{k: params[k] for k in names}) != {k: params[k] for k in names}:
+        raise ValueError(f"state params must be as hcc_params returns them (got {params})")
+    spec = {"radius_scale": (torch.float32, 1)}
+    if rotated:
+        seed = params["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ValueError(f"state params seed must be an integer in [0, 2^63) (got {seed!r})")
+        spec["seed"] = (torch.int64, 1)
+    check_side(side, spec)
+    if not float(side["radius_scale"][0]) > 0:
+        raise ValueError(f"state side radius_scale must be > 0 (got {float(side['radius_scale'][0])})")
+    if rotated and int(side["seed"][0]) != params["seed"]:
+        raise ValueError("state side seed and params seed differ: the file is corrupt")
 
 
 def _encode_1t(keys: torch.Tensor, params: dict):

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 
 from georesolver_core.compression.baselines import (
     _decode_kivi,
     _decode_uniform,
+    check_kivi_state,
+    check_uniform_state,
     kivi_nbytes,
     kivi_quantize,
     uniform_nbytes,
@@ -24,6 +27,7 @@ from georesolver_core.compression.compressed import METHODS, CompressedKeys
 from georesolver_core.compression.hcc import (
     _decode,
     _decode_rotated,
+    check_hcc_state,
     hcc_nbytes,
     hcc_quantize,
     hcc_rotated_nbytes,
@@ -40,6 +44,7 @@ class Quantizer:
     encode: Callable[..., CompressedKeys]  # (keys, bits, options) -> CompressedKeys
     decode: Callable[[CompressedKeys], torch.Tensor]
     nbytes: Callable[[int, int, dict, tuple], int]  # (n_keys, d, params, shape) -> storage in bytes
+    check_state: Callable[[dict, dict, tuple], None]  # (params, side, shape): ValueError for a corrupt state
 
 
 def _hcc_options(o: dict) -> dict:
@@ -74,6 +79,7 @@ QUANTIZERS: dict[str, Quantizer] = {
         _hcc,
         _decode,
         hcc_nbytes,
+        check_hcc_state,
     ),
     "hcc-rotated": Quantizer(
         "HCC after a random rotation",
@@ -81,6 +87,7 @@ QUANTIZERS: dict[str, Quantizer] = {
         _hcc_rot,
         _decode_rotated,
         hcc_rotated_nbytes,
+        partial(check_hcc_state, rotated=True),
     ),
     "kivi-channel": Quantizer(
         "KIVI keys: per-channel int",
@@ -88,6 +95,7 @@ QUANTIZERS: dict[str, Quantizer] = {
         _kivi("channel"),
         _decode_kivi,
         kivi_nbytes,
+        partial(check_kivi_state, axis="channel"),
     ),
     "kivi-token": Quantizer(
         "Per-token int (KIVI values)",
@@ -95,6 +103,7 @@ QUANTIZERS: dict[str, Quantizer] = {
         _kivi("token"),
         _decode_kivi,
         kivi_nbytes,
+        partial(check_kivi_state, axis="token"),
     ),
     "uniform": Quantizer(
         "Uniform int (per tensor)",
@@ -102,6 +111,7 @@ QUANTIZERS: dict[str, Quantizer] = {
         lambda keys, bits, o: uniform_quantize(keys, bits=bits),
         _decode_uniform,
         uniform_nbytes,
+        check_uniform_state,
     ),
 }
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from georesolver_core.device import one_cpu_thread
+from georesolver_core.device import one_cpu_thread, thread_count
 from georesolver_core.extras.hankel import (
     apply_factored,
     block_factors,
@@ -95,10 +95,8 @@ def speedup_sweep(
     check_positive_int("rank", rank)
     check_positive_int("repeats", repeats)
     check_positive_int("threads", threads, 1, 256)
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
     out: dict[str, list[float]] = {"d": [], "f": [], "e": []}
-    try:
+    with thread_count(threads):  # this thread only: other users of the process keep their count
         for i, m in enumerate(sizes):
             check_positive_int("size", int(m), 1)
             s = 2.0 + torch.arange(m, dtype=torch.float64)  # (m,)
@@ -120,8 +118,6 @@ def speedup_sweep(
             out["e"].append(float((ref - fac).norm() / ref.norm()))
             if callback is not None:
                 callback(i + 1, len(sizes))
-    finally:
-        torch.set_num_threads(before)
     sizes = [int(m) for m in sizes]
     return Speed(
         sizes,

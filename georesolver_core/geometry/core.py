@@ -13,6 +13,7 @@ import geoopt
 import torch
 from torch import Tensor
 
+from georesolver_core.budget import check_memory, elements
 from georesolver_core.geometry import euclidean, poincare, sphere
 from georesolver_core.validate import (
     broadcast_batch,
@@ -210,7 +211,13 @@ def _check_pair(x, y, geometry, c, names=("x", "y")):
             f"{names[0]} and {names[1]} must be point sets of shape (..., n, d) and (..., m, d) "
             f"(got shapes {tuple(x.shape)} and {tuple(y.shape)})"
         )
-    broadcast_batch(list(names), [x.shape[:-2], y.shape[:-2]])
+    batch = broadcast_batch(list(names), [x.shape[:-2], y.shape[:-2]])
+    # the (..., n, m) result, and as many bytes again for the chunks it is assembled from
+    n, m = x.shape[-2], y.shape[-2]
+    check_memory(
+        "a pairwise distance matrix", 2 * x.element_size() * elements(batch.numel(), n, m),
+        n=n, m=m, batch=tuple(batch),
+    )
 
 
 def pairwise_distance(

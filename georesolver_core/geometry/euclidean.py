@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from georesolver_core.geometry._pairwise import pairwise_sq_norms, safe_sqrt
@@ -13,8 +15,17 @@ def pairwise_sq_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def pairwise_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """||x_i - y_j||, with gradient 0 at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m)."""
-    return safe_sqrt(pairwise_sq_norms(x, y))
+    """||x_i - y_j||, with gradient 0 at x_i = y_j. (..., n, d), (..., m, d) -> (..., n, m).
+
+    The distance is homogeneous, ||x - y|| = s ||x/s - y/s||: coordinates whose squared differences
+    would overflow (float32 from about 1e19) are measured in units of a power of two s first (exact).
+    """
+    top = max((float(t.detach().abs().amax()) for t in (x, y) if t.numel()), default=0.0)
+    limit = torch.finfo(torch.promote_types(x.dtype, y.dtype)).max
+    if 4.0 * top * top * max(1, x.shape[-1]) < limit:
+        return safe_sqrt(pairwise_sq_norms(x, y))
+    s = 2.0 ** math.floor(math.log2(top))  # <= top: representable, and x/s, y/s lie in [-2, 2]
+    return s * safe_sqrt(pairwise_sq_norms(x / s, y / s))
 
 
 def distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.budget import FLOAT32, check_memory
 from georesolver_core.model.block import GeoResolverBlock
 from georesolver_core.model.gate import HyperGate
 from georesolver_core.validate import check_positive_int
@@ -54,6 +55,19 @@ class ModelConfig:
         if self.mlp_hidden is not None:
             check_positive_int("mlp_hidden", self.mlp_hidden, 1, 16 * MAX_WIDTH)
         self.attention_config()  # validates attention, n_heads, eps and c with the registry's messages
+        check_memory(
+            "this model's weights, gradients and optimiser moments",
+            4 * FLOAT32 * self.parameter_estimate(),
+            d_model=self.d_model, n_layers=self.n_layers, d_in=self.d_in, n_classes=self.n_classes,
+            max_len=self.max_len, mlp_hidden=self.hidden,
+        )
+
+    def parameter_estimate(self) -> int:
+        """Parameters of the dominant matrices: input and position tables, per block 4 d^2 (Q, K, V, O)
+        and 2 d h (MLP), and the output head. A lower bound of the model's count (gates, norms omitted)."""
+        d = self.d_model
+        per_block = 4 * d * d + 2 * d * self.hidden
+        return (self.d_in + self.max_len + self.n_classes) * d + self.n_layers * per_block
 
     @property
     def geometry(self) -> str | None:

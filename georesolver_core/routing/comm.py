@@ -21,6 +21,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from georesolver_core.device import set_process_threads
+
 
 class Comm:
     """Direct all-gather / reduce-scatter / all-to-all with per-phase byte and message counters."""
@@ -93,6 +95,11 @@ def pick_backend(world: int, backend: str = "auto") -> str:
         raise ValueError(f"backend must be one of ['auto', 'gloo', 'nccl'] (got {backend!r})")
     if backend == "auto":
         return "nccl" if torch.cuda.is_available() and torch.cuda.device_count() >= world else "gloo"
+    if backend == "nccl" and not (torch.cuda.is_available() and torch.cuda.device_count() >= world):
+        raise ValueError(
+            f"backend 'nccl' needs one CUDA GPU per worker ({world}); this machine has "
+            f"{torch.cuda.device_count() if torch.cuda.is_available() else 0}: use 'gloo' or 'auto'"
+        )
     return backend
 
 
@@ -116,7 +123,7 @@ def init_group(rank: int, world: int, backend: str, timeout_s: float, init_metho
 
 
 def _entry(rank: int, fn: Callable, world: int, port: int, args: tuple, queue) -> None:
-    torch.set_num_threads(1)  # P workers share the machine's cores
+    set_process_threads(1)  # P workers share the machine's cores
     result = fn(rank, world, f"tcp://127.0.0.1:{port}", *args)
     if result is not None:
         queue.put((rank, result))

@@ -29,12 +29,13 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.distributed as dist
 
+from georesolver_core.budget import check_memory, elements
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.routing.comm import Comm, init_group, launch, pick_backend
 from georesolver_core.routing.experts import ExpertBank, Routing
 from georesolver_core.routing.gsr import gsr_route, sida_sq_distance, topk_from_scores
 from georesolver_core.routing.layer import GSRRouter, capacity_of
-from georesolver_core.validate import check_eps, check_positive_int
+from georesolver_core.validate import check_eps, check_positive_int, check_range
 
 PROTOCOLS = ("gsr-candidates", "gsr-prototypes", "a2a-switch", "a2a-dropless")
 
@@ -72,6 +73,14 @@ class DistConfig:
             raise ValueError(f"dtype must be 'float32' or 'float64' (got {self.dtype!r})")
         if not self.capacity_factor > 0:
             raise ValueError(f"capacity_factor must be > 0 (got {self.capacity_factor!r})")
+        check_range("capacity_factor", self.capacity_factor, 1e-3, 1e3)  # finite: slots = ceil(factor n k / E)
+        check_range("timeout_s", self.timeout_s, 0.1, 86400.0)  # finite: datetime.timedelta and waits take it
+        # per worker: the batch's scores (B x n_pool), the experts (n_pool x 2 dim x hidden), in float64
+        check_memory(
+            "this routing benchmark", 8 * (max(self.batch_sizes, default=1) * (self.n_pool + self.dim)
+                                          + elements(self.n_pool, 2 * self.dim, self.hidden)),
+            batch_sizes=self.batch_sizes, n_pool=self.n_pool, dim=self.dim, hidden=self.hidden,
+        )
         pick_backend(self.world_size, self.backend)
 
 

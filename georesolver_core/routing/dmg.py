@@ -26,6 +26,7 @@ import geoopt
 import torch
 from torch import nn
 
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.geometry.sphere import project as sphere_project
 from georesolver_core.geometry.sphere import sphere
 from georesolver_core.routing.gsr import sida_sq_distance
@@ -47,6 +48,9 @@ class DMGConfig:
     def __post_init__(self):
         check_positive_int("capacity", self.capacity, 1, 1 << 20)
         check_positive_int("dim", self.dim, 2, 65536)
+        # (capacity, dim) float32 prototypes, with their gradient and two optimiser moments when trained
+        check_memory("a DMG prototype pool", 4 * FLOAT32 * elements(self.capacity, self.dim),
+                     capacity=self.capacity, dim=self.dim)
         check_range("tau_base", self.tau_base, 0.0, 40.0)  # d_S^2 <= pi^2
         check_range("kappa", self.kappa, 0.0, 100.0)
         check_range("gamma", self.gamma, 0.0, 100.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.tasks.base import IGNORE, Batch, FiniteTask
 from georesolver_core.validate import check_positive_int, check_range
 
@@ -41,10 +42,15 @@ class NoisyLabels(FiniteTask):
         check_positive_int("dim", dim, 1, 4096)
         check_positive_int("length", length, 1, 1024)
         check_positive_int("n_classes", n_classes, 2, 1000)
+        n_test = max(500, n_train // 4)
+        # the inputs: (n_train + n_test, length, dim) float32
+        check_memory(
+            "this noisy-label data set", FLOAT32 * elements(n_train + n_test, length, dim),
+            n_train=n_train, length=length, dim=dim,
+        )
         self.eta, self.n_train = eta, n_train
         self.d_in, self.n_classes, self.seq_len = dim, n_classes, length
         g = torch.Generator().manual_seed(seed)
-        n_test = max(500, n_train // 4)
         x = torch.randn(n_train + n_test, length, dim, generator=g)
         rule = torch.randn(dim, n_classes, generator=g)
         clean = (x.mean(dim=1) @ rule).argmax(dim=-1)  # (N,)

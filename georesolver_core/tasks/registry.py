@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,4 +39,8 @@ def make_task(name: str, *, size: int | None = None, seed: int = 0, **kwargs) ->
         if entry.size_arg is None:
             raise ValueError(f"task {name!r} has a fixed size; size must be None (got {size!r})")
         kwargs[entry.size_arg] = size
+    takes = [p for p in inspect.signature(entry.build).parameters if p != "seed"]
+    unknown = sorted(set(kwargs) - set(takes))
+    if unknown:
+        raise ValueError(f"task {name!r} takes no option {unknown}; its options are {takes}")
     return entry.build(seed=seed, **kwargs)

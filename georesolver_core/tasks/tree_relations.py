@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.tasks.base import IGNORE, FiniteTask, one_hot, split
 from georesolver_core.tasks.hierarchy import balanced_tree
-from georesolver_core.validate import check_range
+from georesolver_core.validate import check_positive_int, check_range
 
 
 class TreeDistance(FiniteTask):
@@ -26,6 +27,11 @@ class TreeDistance(FiniteTask):
 
     def __init__(self, branching: int = 2, depth: int = 4, test_fraction: float = 0.2, seed: int = 0):
         check_range("test_fraction", test_fraction, 0.05, 0.9)
+        check_positive_int("branching", branching, 1, 20)
+        check_positive_int("depth", depth, 1, 20)
+        n = sum(branching**k for k in range(depth + 1))
+        # every ordered pair of the n nodes as two one-hot rows: (n^2, 2, n) float32
+        check_memory("this tree-distance data set", FLOAT32 * elements(n, n, 2, n), branching=branching, depth=depth)
         self.tree = balanced_tree(branching, depth)
         n = self.tree.n_nodes
         u, v = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")

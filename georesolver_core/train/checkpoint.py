@@ -7,7 +7,6 @@ in the same folder and renamed over the target: a crash mid-write leaves the pre
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import tempfile
@@ -15,7 +14,9 @@ from pathlib import Path
 
 import torch
 
+from georesolver_core.budget import memory_budget
 from georesolver_core.train.config import TrainConfig
+from georesolver_core.uploads import read_torch
 
 FORMAT = "georesolver-train/1"  # changes when the layout below changes
 REQUIRED = ("format", "model_config", "model", "optimizer", "step", "train_config", "task", "history")
@@ -23,6 +24,11 @@ DICTS = ("model_config", "model", "optimizer", "train_config", "task")  # requir
 # Uploaded bytes are refused over this size before torch reads them (Streamlit's own upload limit is
 # 200 MB); the page's models are a few MB at most.
 MAX_CHECKPOINT_BYTES = 200 * 2**20
+# What an upload may expand to when loaded (the sum of its zip entries' uncompressed sizes), refused
+# before torch reads it: the page keeps the loaded checkpoint while the file sits in the uploader, once
+# per session. A file read from disk (the command line) may expand to the memory budget instead.
+MAX_UPLOAD_EXPANDED_BYTES = 256 * 2**20
+HISTORY_NUMBERS = ("step", "loss", "accuracy", "test_loss", "test_accuracy", "seconds")  # numbers or None
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
@@ -42,28 +48,18 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
     return path
 
 
-def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES) -> dict:
+def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES, max_expanded: int | None = None) -> dict:
     """Read a checkpoint from a path, bytes or a binary file object; ``ValueError`` if it is not one of ours.
 
-    Bytes (an upload) over ``max_bytes`` are refused before reading; then the format, the required keys
-    and the type of every field that ``resume`` and the Training page read are checked, so that a
+    A file over ``max_bytes``, or whose entries would expand to more than ``max_expanded`` bytes (default:
+    the memory budget, ``budget.memory_budget()``), is refused before torch reads it
+    (``uploads.read_torch``); then the format, the required keys and every field that ``resume`` and the
+    Training page read are checked (finite weights and optimiser moments, numeric history), so that a
     foreign or damaged file is refused here, naming the field, rather than half-way through resuming.
+    ``train.run.check_checkpoint`` checks what it would build.
     """
-    if isinstance(source, (bytes, bytearray)):
-        if len(source) > max_bytes:
-            raise ValueError(
-                f"a checkpoint upload must be at most {max_bytes / 2**20:g} MB (got {len(source) / 2**20:.1f} MB)"
-            )
-        source = io.BytesIO(source)
-    try:
-        data = torch.load(source, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise ValueError(f"checkpoint file not found: {source}") from None
-    except Exception as err:  # torch raises several types for a truncated or foreign file
-        raise ValueError(
-            f"not a readable checkpoint (corrupt, truncated, or not written by torch.save): {type(err).__name__}: "
-            f"{str(err).splitlines()[0] if str(err) else ''}"
-        ) from None
+    limit = memory_budget() if max_expanded is None else max_expanded
+    data = read_torch(source, what="checkpoint", max_bytes=max_bytes, max_expanded=limit)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"not a training checkpoint of this library: expected format {FORMAT!r} (got {found!r})")
@@ -86,6 +82,9 @@ def _check_fields(data: dict) -> None:
             raise ValueError(f"checkpoint {key} must be a dict (got {type(data[key]).__name__})")
     if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data["model"].items()):
         raise ValueError("checkpoint model must map parameter names to tensors")
+    for name, t in data["model"].items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"checkpoint weights {name[:60]!r} hold NaN or infinite values: the run diverged")
     opt = data["optimizer"]
     groups = opt.get("param_groups")
     if (
@@ -94,8 +93,17 @@ def _check_fields(data: dict) -> None:
         or not all(isinstance(g, dict) for g in groups)
     ):
         raise ValueError("checkpoint optimizer must be an optimizer state dict (state, param_groups)")
+    for pid, entry in opt["state"].items():
+        moments = entry.values() if isinstance(entry, dict) else [None]
+        if not all(isinstance(v, torch.Tensor) and bool(torch.isfinite(v).all()) for v in moments):
+            raise ValueError(f"checkpoint optimizer state {str(pid)[:20]} must hold finite tensors only")
     if not isinstance(data["history"], list) or not all(isinstance(r, dict) for r in data["history"]):
         raise ValueError("checkpoint history must be a list of dicts (one per evaluation)")
+    for i, row in enumerate(data["history"]):
+        for key in HISTORY_NUMBERS:
+            v = row.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise ValueError(f"checkpoint history row {i}: {key} must be a number (got {str(v)[:40]!r})")
     gen = data.get("generator")
     size = torch.Generator().get_state().shape  # the batch sampler's CPU generator
     if gen is not None and not (isinstance(gen, torch.Tensor) and gen.dtype == torch.uint8 and gen.shape == size):

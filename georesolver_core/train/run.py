@@ -12,9 +12,16 @@ from dataclasses import asdict, dataclass, replace
 import torch
 
 from georesolver_core.attention import ATTENTION
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.model import ModelConfig, build_model, softmax_baseline
 from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.tasks.base import Task
+from georesolver_core.train.checkpoint import (
+    MAX_CHECKPOINT_BYTES,
+    MAX_UPLOAD_EXPANDED_BYTES,
+    REQUIRED,
+    load_checkpoint,
+)
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.trainer import Trainer
 
@@ -63,10 +70,24 @@ def model_config(spec: RunSpec, task: Task) -> ModelConfig:
     return softmax_baseline(geo) if spec.attention == "softmax" else geo
 
 
+def check_run_memory(mc: ModelConfig, batch_size: int) -> int:
+    """Bytes of one training step's activations, checked against the budget (``budget.check_memory``):
+    per block and position about 8 width-d tensors and 2 of the MLP's width are kept for the backward
+    pass, B x T x (8 d + 2 h) x L float32, plus the input batch B x T x d_in. A lower bound."""
+    per_position = mc.n_layers * (8 * mc.d_model + 2 * mc.hidden) + mc.d_in
+    return check_memory(
+        "one training step's activations", FLOAT32 * elements(batch_size, mc.max_len, per_position),
+        batch_size=batch_size, seq_len=mc.max_len, d_model=mc.d_model, n_layers=mc.n_layers,
+    )
+
+
 def build_trainer(spec: RunSpec, config: TrainConfig, callbacks=(), **kwargs) -> Trainer:
-    """Task, model (initialised from ``config.seed``) and trainer for one run."""
+    """Task, model (initialised from ``config.seed``) and trainer for one run. The task's data, the
+    model's weights and a step's activations are each checked against the memory budget before they
+    are allocated (``ValueError`` naming the sizes)."""
     task = build_task(spec, seed=config.seed)
     mc = model_config(spec, task)
+    check_run_memory(mc, config.batch_size)
     torch.manual_seed(config.seed)
     model = build_model(mc)
     meta = {"spec": asdict(spec), "task": {"name": spec.task, "size": spec.size, "args": dict(spec.task_args)}}
@@ -88,6 +109,45 @@ def spec_from_checkpoint(data: dict) -> RunSpec:
         return RunSpec(**raw)
     except TypeError as err:
         raise ValueError(f"checkpoint's run description does not match this version: {err}") from None
+
+
+def check_checkpoint(data: dict) -> RunSpec:
+    """Everything ``resume`` would do with a checkpoint read by ``load_checkpoint``, checked before any
+    of it is built: the run description against the registries, the task's data, the model and a
+    training step against the memory budget (each refused from its sizes, before allocating), and the
+    weights and optimiser moments against the shapes of the model it describes (built on torch's meta
+    device: shapes only, no memory). Returns the RunSpec; ValueError naming what does not fit."""
+    spec = spec_from_checkpoint(data)
+    config = TrainConfig(**data["train_config"])
+    task = build_task(spec, seed=config.seed)
+    mc = model_config(spec, task)
+    check_run_memory(mc, config.batch_size)
+    with torch.device("meta"):
+        model = build_model(mc)
+    expected = {k: v.shape for k, v in model.state_dict().items()}
+    got = {k: v.shape for k, v in data["model"].items()}
+    if expected != got:
+        wrong = sorted(set(expected) ^ set(got)) or [k for k in expected if expected[k] != got[k]]
+        raise ValueError(f"checkpoint weights do not fit the model it describes (first mismatch: {wrong[0][:60]!r})")
+    params = list(model.parameters())
+    ids = [i for g in data["optimizer"]["param_groups"] for i in g.get("params", [])]
+    if len(ids) != len(params):
+        raise ValueError(f"checkpoint optimizer holds {len(ids)} parameters; the model has {len(params)}")
+    for i, p in zip(ids, params, strict=True):
+        for name, t in data["optimizer"]["state"].get(i, {}).items():
+            if name != "step" and t.shape != p.shape:
+                raise ValueError(f"checkpoint optimizer state {name} of parameter {i} does not fit its shape")
+    return spec
+
+
+def read_checkpoint_upload(data: bytes) -> dict:
+    """An uploaded checkpoint, validated once and completely: at most ``MAX_CHECKPOINT_BYTES`` stored and
+    ``MAX_UPLOAD_EXPANDED_BYTES`` expanded (refused before torch reads it), every field checked
+    (``load_checkpoint``), and what it would build checked (``check_checkpoint``). Only the fields that
+    ``resume`` reads are kept (the page holds the result while the file sits in the uploader)."""
+    ck = load_checkpoint(data, MAX_CHECKPOINT_BYTES, MAX_UPLOAD_EXPANDED_BYTES)
+    check_checkpoint(ck)
+    return {k: ck[k] for k in (*REQUIRED, "seconds", "generator", "meta") if k in ck}
 
 
 def resume(data: dict, config: TrainConfig | None = None, callbacks=(), **kwargs) -> Trainer:

@@ -1,0 +1,114 @@
+"""Thread counts on a shared server: per-thread limits never leak into threads created later."""
+
+from __future__ import annotations
+
+import ast
+import threading
+from pathlib import Path
+
+import torch
+
+from georesolver_core.device import one_cpu_thread, process_threads, thread_count
+from georesolver_core.extras.hankel_measure import speedup_sweep
+from georesolver_core.train.config import TrainConfig
+from georesolver_core.train.run import RunSpec, build_trainer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _fresh_thread_count() -> int:
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    t.start()
+    t.join()
+    return seen[0]
+
+
+def test_a_thread_born_inside_another_block_does_not_make_its_count_the_process_count():
+    """The server's case: a script thread started while another trains in a one-thread block (Streamlit
+    starts the rerun's thread before the stopping one has left) later opens and closes a block itself."""
+    a_in, a_out = threading.Event(), threading.Event()
+
+    def trainer_thread():
+        with one_cpu_thread():
+            a_in.set()
+            a_out.wait(10)
+
+    def rerun_thread():
+        torch.get_num_threads()  # the sidebar reads it (this thread's first torch call) inside the block
+        a_out.set()
+        ta.join(10)
+        with one_cpu_thread():
+            pass
+
+    ta = threading.Thread(target=trainer_thread)
+    ta.start()
+    a_in.wait(10)
+    tb = threading.Thread(target=rerun_thread)
+    tb.start()
+    tb.join(10)
+    assert _fresh_thread_count() == process_threads()
+
+
+def test_overlapping_trainings_timings_and_kernels_leave_fresh_threads_the_original_count():
+    original = process_threads()
+    spec = RunSpec(task="recall", d_model=16, n_layers=1, n_heads=2)
+    config = TrainConfig(steps=3, batch_size=8, eval_every=3)
+    errors: list[BaseException] = []
+
+    def guarded(fn):
+        def run():
+            try:
+                fn()
+            except BaseException as err:  # reported below, in the test's thread
+                errors.append(err)
+
+        return run
+
+    def training():
+        trainer = build_trainer(spec, config)
+        with one_cpu_thread(trainer.device):
+            trainer.run(steps=3)
+
+    def timing():
+        speedup_sweep([64, 128], rank=4, d_v=8, repeats=2, threads=1)
+
+    def rerun():  # a page rerun: reads the count, then uses the kernels under a two-thread limit
+        torch.get_num_threads()
+        with thread_count(2):
+            from georesolver_core.attention import ida
+
+            q = torch.randn(2, 64, 8)
+            ida(q, q, q, eps=0.1)
+
+    workers = [threading.Thread(target=guarded(f)) for f in (training, timing, rerun, training, timing, rerun)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert not errors, errors
+    assert _fresh_thread_count() == original
+    assert torch.get_num_threads() == original
+
+
+def test_thread_count_is_per_thread_and_restores_the_callers_own_count():
+    inside = []
+    with thread_count(1):
+        inside.append(torch.get_num_threads())
+        inside.append(_fresh_thread_count())  # other threads are left alone
+    assert inside == [1, process_threads()]
+    assert torch.get_num_threads() == process_threads()
+
+
+def _calls_set_num_threads(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in ("set_num_threads", "set_num_interop_threads")
+        for node in ast.walk(tree)
+    )
+
+
+def test_only_the_device_module_sets_thread_counts():
+    files = [p for d in ("georesolver_core", "app", "pages") for p in (ROOT / d).rglob("*.py")]
+    offenders = [str(p.relative_to(ROOT)) for p in files if _calls_set_num_threads(p)]
+    assert offenders == ["georesolver_core/device.py"]
