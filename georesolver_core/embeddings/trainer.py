@@ -164,14 +164,26 @@ class EmbeddingTrainer:
     ``config.epochs``, "diverged" when the loss or a point became non-finite (``message`` says why).
     """
 
-    def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None):
+    def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, relation=None):
+        """``relation`` (N, N) bool, optional: a directed relation to embed instead of the hierarchy's
+        symmetric adjacency (a WordNet closure's hyponym -> ancestor pairs). Its pairs are the positives,
+        negatives of u avoid u's related nodes, and mean rank / MAP are measured on it (the published
+        protocol, ``metrics.reconstruction``)."""
         self.hierarchy, self.config = hierarchy, config
         self.device = check_device(device)
         self.generator = torch.Generator().manual_seed(config.seed)
         self.model = HierarchyEmbedding(hierarchy.n_nodes, config, device=self.device, generator=self.generator)
         self.optimizer = OPTIMIZERS[config.optimizer](self.model.parameters(), lr=config.lr)
-        self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
-        self.adjacency = torch.as_tensor(hierarchy.adjacency, device=self.device)  # (N, N)
+        if relation is not None:
+            relation = np.asarray(relation, dtype=bool)
+            if relation.shape != (hierarchy.n_nodes,) * 2:
+                raise ValueError(f"relation must be (N, N) with N = {hierarchy.n_nodes} (got {relation.shape})")
+            self.relation = relation
+            self.pairs = torch.as_tensor(np.argwhere(relation), device=self.device)  # (P, 2)
+        else:
+            self.relation = hierarchy.adjacency
+            self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
+        self.adjacency = torch.as_tensor(self.relation, device=self.device)  # (N, N)
         self.epoch, self.history, self.status, self.message = 0, [], "ready", ""
         self.train_seconds = 0.0
         self.metrics: dict = {}
@@ -200,7 +212,11 @@ class EmbeddingTrainer:
     def evaluate(self) -> dict:
         """Mean rank, MAP and distortion of the current points."""
         self.metrics = embedding_metrics(
-            self.model.points.detach(), self.hierarchy, geometry=self.config.geometry, c=self.model.c
+            self.model.points.detach(),
+            self.hierarchy,
+            geometry=self.config.geometry,
+            c=self.model.c,
+            relation=self.relation,
         )
         return self.metrics
 
