@@ -100,13 +100,21 @@ class Closure:
                     queue.append(u)
         return depth
 
-    def to_hierarchy(self) -> Hierarchy:
-        """The embedding lab's record: closure pairs as (ancestor, descendant) edges, depth from ``direct``.
+    def canonical(self) -> Closure:
+        """The same closure with nodes ordered by depth, then most children first, then name: the top
+        node (``mammal.n.01``) is node 0, so "the first root" of the lab is the hierarchy's top."""
+        depth = self.depth()
+        children = np.bincount(self.direct[:, 1], minlength=self.n_nodes) if self.direct.size else 0 * depth
+        order = sorted(range(self.n_nodes), key=lambda i: (depth[i], -children[i], self.nodes[i]))
+        new = np.empty(self.n_nodes, dtype=np.int64)
+        new[order] = np.arange(self.n_nodes)
+        return Closure(self.name, tuple(self.nodes[i] for i in order), new[self.pairs], new[self.direct])
 
-        The trainer pulls every closure pair together (both directions) and samples negatives among
-        unrelated nodes. Its tree distance (hops in the closure graph) is not WordNet's tree distance.
-        """
-        return Hierarchy(name=self.name, nodes=self.nodes, edges=self.pairs[:, ::-1].copy(), depth=self.depth())
+    def to_hierarchy(self) -> Hierarchy:
+        """The embedding lab's record: the direct pointers as (parent, child) edges (what a figure draws and
+        the distortion measures against), depth from them. Train with ``relation=self.relation()``: the
+        closure pairs are then the positives and the relation mean rank and MAP are measured on."""
+        return Hierarchy(name=self.name, nodes=self.nodes, edges=self.direct[:, ::-1].copy(), depth=self.depth())
 
 
 def hypernym_graph(path: str | os.PathLike | None = None) -> tuple[list[str], list[list[int]]]:
@@ -203,7 +211,7 @@ def filtered_closure(
     wanted = {(new[u], new[a]) for u, a in pairs}
     mask = np.asarray([tuple(p) in wanted for p in out.pairs.tolist()], dtype=bool)
     direct = np.asarray([tuple(p) in wanted for p in out.direct.tolist()], dtype=bool)
-    return Closure(name=name, nodes=out.nodes, pairs=out.pairs[mask], direct=out.direct[direct])
+    return Closure(name=name, nodes=out.nodes, pairs=out.pairs[mask], direct=out.direct[direct]).canonical()
 
 
 def write_closure_csv(closure: Closure) -> str:
@@ -228,7 +236,7 @@ def read_closure_csv(text: str, *, name: str) -> Closure:
         index.setdefault(r["id2"], len(index))
     pairs = np.asarray([(index[r["id1"]], index[r["id2"]]) for r in rows], dtype=np.int64)
     direct = pairs[np.asarray([r["direct"] == "1" for r in rows], dtype=bool)]
-    return Closure(name=name, nodes=tuple(index), pairs=pairs, direct=direct)
+    return Closure(name=name, nodes=tuple(index), pairs=pairs, direct=direct).canonical()
 
 
 def load_mammals() -> Closure:
