@@ -230,6 +230,20 @@ def _set_running(on: bool) -> None:
     state["emb_running"] = on
 
 
+def _step() -> None:
+    """One more epoch of the same run, then paused."""
+    state["emb_running"] = False
+    if (tr := state.get("emb_trainer")) is not None and not tr.done:
+        tr.run(epochs=1)
+
+
+def _stop() -> None:
+    """End the run where it stands; its points and metrics stay on screen (Reset starts a new one)."""
+    state["emb_running"] = False
+    if (tr := state.get("emb_trainer")) is not None:
+        tr.stop()
+
+
 def _reset() -> None:
     state["emb_trainer"] = None
     state["emb_running"] = False
@@ -316,9 +330,11 @@ with right:
     buttons = [  # label, key, callback, its arguments, disabled, icon
         (start, "emb_start", _set_running, (True,), tr is None or tr.done or running, ":material/play_arrow:"),
         ("Pause", "emb_pause", _set_running, (False,), not running, ":material/pause:"),
+        ("Step", "emb_step", _step, (), tr is None or tr.done or running, ":material/skip_next:"),
+        ("Stop", "emb_stop", _stop, (), tr is None or tr.done, ":material/stop:"),
         ("Reset", "emb_reset", _reset, (), False, ":material/restart_alt:"),
     ]
-    for col, (label, key, callback, args, disabled, icon) in zip(st.columns(3), buttons, strict=True):
+    for col, (label, key, callback, args, disabled, icon) in zip(st.columns(5), buttons, strict=True):
         col.button(label, key=key, on_click=callback, args=args, disabled=disabled, icon=icon, width="stretch")
     search, recentre = st.columns([3, 1.3], vertical_alignment="bottom")
     search.selectbox(

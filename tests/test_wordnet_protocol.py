@@ -36,3 +36,12 @@ def test_trainer_embeds_a_directed_relation_and_measures_on_it():
     assert 1.0 <= m["mean_rank"] and 0.0 < m["map"] <= 1.0
     with pytest.raises(ValueError, match="relation"):
         EmbeddingTrainer(tree, EmbeddingConfig(), relation=rel[:3, :3])
+
+
+def test_stop_ends_the_run_and_keeps_its_points():
+    tr = EmbeddingTrainer(balanced_tree(2, 2), EmbeddingConfig(epochs=10, batch_size=4, negatives=3))
+    tr.run(epochs=2)
+    before = tr.points()
+    tr.stop()
+    assert tr.status == "stopped" and tr.done
+    assert tr.run() == "stopped" and tr.epoch == 2 and torch.equal(tr.points(), before)

@@ -161,7 +161,7 @@ class EmbeddingTrainer:
     """Trains a HierarchyEmbedding in resumable chunks; reports through callbacks.
 
     ``status``: "ready" before the first epoch, "paused" between chunks, "done" after
-    ``config.epochs``, "diverged" when the loss or a point became non-finite (``message`` says why).
+    ``config.epochs``, "stopped" after ``stop()`` (finished early, points kept), "diverged" when the loss or a point became non-finite (``message`` says why).
     """
 
     def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, relation=None):
@@ -193,7 +193,7 @@ class EmbeddingTrainer:
 
     @property
     def done(self) -> bool:
-        return self.status in ("done", "diverged")
+        return self.status in ("done", "diverged", "stopped")
 
     @property
     def progress(self) -> float:
@@ -204,6 +204,12 @@ class EmbeddingTrainer:
     def pause(self) -> None:
         """Ask a running ``run`` to stop after the current epoch (e.g. from a callback or another thread)."""
         self._stop = True
+
+    def stop(self) -> None:
+        """End the run where it stands: no further ``run`` trains; points, history and metrics stay."""
+        self._stop = True
+        if not self.done:
+            self.status = "stopped"
 
     def points(self) -> torch.Tensor:
         """The current embedding, detached, on the CPU. (N, ambient_dim)."""
@@ -251,7 +257,7 @@ class EmbeddingTrainer:
                 self._loop(target, start, time_budget_s, callbacks)
         finally:
             # also when a callback raises (a page interrupting the run): the state stays consistent
-            if self.status != "diverged":
+            if self.status not in ("diverged", "stopped"):
                 self.status = "done" if self.epoch >= cfg.epochs else "paused"
         _fire(callbacks, "on_run_end", self, {"status": self.status, "epoch": self.epoch})
         return self.status
