@@ -20,7 +20,7 @@ from georesolver_core.embeddings import (
 )
 from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
 from georesolver_core.embeddings.compare import compare_geometries
-from georesolver_core.embeddings.wordnet import PUBLISHED_MAMMALS, recipe
+from georesolver_core.embeddings.wordnet import published, recipe
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks import HIERARCHIES, MAX_CSV_BYTES, MAX_NAME_LEN, MAX_NODES, from_edge_list_csv
 from georesolver_core.viz.embeddings import (
@@ -281,7 +281,7 @@ def live_training() -> None:
         )
     metrics = tr.metrics or tr.evaluate()
     if tr.relation is not tr.hierarchy.adjacency:  # the WordNet closure: the published protocol and record
-        record = PUBLISHED_MAMMALS.get(tr.config.dim, {}) if tr.config.geometry == "poincare" else {}
+        record = published(tr.config.geometry, tr.config.dim)
         st.caption(
             "WordNet mammals: mean rank and MAP by the published protocol (each hyponym's ancestors ranked among "
             "the nodes unrelated to it), trained with the published recipe (Riemannian SGD, 50 negatives, "

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from georesolver_core.embeddings.metrics import reconstruction
-from georesolver_core.embeddings.wordnet import PUBLISHED_MAMMALS, embed_closure, recipe
+from georesolver_core.embeddings.wordnet import embed_closure, published, recipe
 from georesolver_core.geometry import pairwise_distance
 from georesolver_core.wordnet.closure import Closure
 
@@ -82,7 +82,7 @@ def run_benchmark(
                 "epochs_run": doc["epochs_run"],
                 "train_seconds": doc["train_seconds"],
                 **doc["metrics"],
-                "published": PUBLISHED_MAMMALS.get(dim, {}) if geometry == "poincare" else {},
+                "published": published(geometry, dim),
             }
         )
         if log is not None:
