@@ -1,4 +1,4 @@
-"""Headless command line: ``python -m georesolver_core {claims,bench,routing,train} [--json]``."""
+"""Headless command line: ``python -m georesolver_core {claims,bench,routing,train,embed} [--json]``."""
 
 from __future__ import annotations
 
@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("train", help="train a GeoResolver or softmax model on a task (torchrun: data-parallel)")
     train_cli.add_arguments(t)
     t.set_defaults(func=_train)
+    from georesolver_core.embeddings import cli as embed_cli
+
+    e = sub.add_parser("embed", help="embed a WordNet closure (Poincaré, sphere, plane) and measure mean rank / MAP")
+    embed_cli.add_arguments(e)
+    e.set_defaults(func=embed_cli.main)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

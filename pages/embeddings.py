@@ -1,5 +1,6 @@
 """Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt."""
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +18,9 @@ from georesolver_core.embeddings import (
     node_table,
     sphere_maps,
 )
+from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
 from georesolver_core.embeddings.compare import compare_geometries
+from georesolver_core.embeddings.wordnet import published, recipe
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks import HIERARCHIES, MAX_CSV_BYTES, MAX_NAME_LEN, MAX_NODES, from_edge_list_csv
 from georesolver_core.viz.embeddings import (
@@ -25,14 +28,20 @@ from georesolver_core.viz.embeddings import (
     embedding_figure,
     embedding_view,
     geometries_figure,
+    lineage,
     norm_depth_figure,
     training_history_figure,
 )
+from georesolver_core.wordnet.closure import load_mammals
 
 CHUNK_S = 0.8  # training time per live refresh: long enough that redrawing is not most of the cycle
+WORDNET_CHUNK_S = 4.0  # 1,181 nodes take ~1 s to redraw and measure: train longer between refreshes
 LIVE_EVERY_S = 0.3  # pause between live refreshes while training
 COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
 SAMPLE_CSV = Path(__file__).resolve().parent.parent / "assets" / "sample_hierarchy.csv"
+BENCHMARK_JSON = SAMPLE_CSV.parent / "wordnet_benchmark.json"
+WORDNET = "wordnet"  # the page's own source beside HIERARCHIES: the shipped WordNet mammal closure
+SOURCES = [*HIERARCHIES, WORDNET]
 state = st.session_state
 
 
@@ -44,12 +53,19 @@ def _hierarchy(source: str, *args):
     return HIERARCHIES[source].build(*args)
 
 
+@st.cache_resource(show_spinner="Loading the WordNet mammal closure ...")
+def _mammals():
+    """The shipped closure, its lab hierarchy (direct pointers) and its directed relation (N, N)."""
+    closure = load_mammals()
+    return closure, closure.to_hierarchy(), closure.relation()
+
+
 def hierarchy_controls(seed: int):
     """Hierarchy widgets -> a Hierarchy. A bad choice or upload shows the error and keeps the last good data."""
     source = st.selectbox(
         "Hierarchy",
-        list(HIERARCHIES),
-        format_func=lambda k: HIERARCHIES[k].label,
+        SOURCES,
+        format_func=lambda k: "WordNet mammals (closure)" if k == WORDNET else HIERARCHIES[k].label,
         key="emb_source",
         bind="query-params",
         help="\n".join(f"**{v.label}**: {v.description}" for v in HIERARCHIES.values()),
@@ -59,6 +75,8 @@ def hierarchy_controls(seed: int):
             b = st.slider("Branching factor", 1, 6, 2, key="emb_branch", bind="query-params")
             d = st.slider("Depth (levels below the root)", 1, 12, 4, key="emb_depth", bind="query-params")
             hier = _hierarchy("tree", b, d)
+        elif source == WORDNET:
+            hier = _mammals()[1]
         elif source == "digits":
             n = st.slider("Digit images (leaves)", 8, 300, 40, key="emb_digits_n", bind="query-params")
             hier = _hierarchy("digits", n, seed)
@@ -170,19 +188,30 @@ with left:
         "isometry (a Möbius translation in the ball) for the picture; no distance changes.",
     )
 
+wordnet = state.get("emb_source") == WORDNET
 try:
-    config = lab.embedding_config(
-        geometry=geometry or "poincare",
-        dim=dim,
-        c=c,
-        learn_curvature=bool(learn_c) and geometry == "poincare",
-        optimizer=optimizer or "radam",
-        lr=lr,
-        epochs=epochs,
-        negatives=negatives,
-        batch_size=batch,
-        seed=s.seed,
-        dtype=dtype_name,
+    config = (
+        recipe(
+            geometry or "poincare",
+            dim=dim,
+            epochs=epochs,
+            seed=s.seed,
+            eval_every=5,  # the published MAP and mean rank, updating as it trains
+        )
+        if wordnet
+        else lab.embedding_config(
+            geometry=geometry or "poincare",
+            dim=dim,
+            c=c,
+            learn_curvature=bool(learn_c) and geometry == "poincare",
+            optimizer=optimizer or "radam",
+            lr=lr,
+            epochs=epochs,
+            negatives=negatives,
+            batch_size=batch,
+            seed=s.seed,
+            dtype=dtype_name,
+        )
     )
 except ValueError as err:
     right.error(f"These settings cannot train: {err}. Change the setting named above.", icon=":material/error:")
@@ -191,13 +220,28 @@ except ValueError as err:
 sig = None if config is None else (hier.fingerprint, config, str(s.device))
 if config is not None and (state.get("emb_trainer") is None or state.get("emb_sig") != sig):
     first, changed = state.get("emb_sig") is None, state.get("emb_sig") not in (None, sig)
-    state["emb_trainer"] = EmbeddingTrainer(hier, config, device=s.device)
+    relation = _mammals()[2] if wordnet else None
+    state["emb_trainer"] = EmbeddingTrainer(hier, config, device=s.device, relation=relation)
     state["emb_sig"] = sig
     state["emb_running"] = bool(autoplay) and (first or changed)
 
 
 def _set_running(on: bool) -> None:
     state["emb_running"] = on
+
+
+def _step() -> None:
+    """One more epoch of the same run, then paused."""
+    state["emb_running"] = False
+    if (tr := state.get("emb_trainer")) is not None and not tr.done:
+        tr.run(epochs=1)
+
+
+def _stop() -> None:
+    """End the run where it stands; its points and metrics stay on screen (Reset starts a new one)."""
+    state["emb_running"] = False
+    if (tr := state.get("emb_trainer")) is not None:
+        tr.stop()
 
 
 def _reset() -> None:
@@ -224,7 +268,7 @@ def live_training() -> None:
     bar = st.progress(tr.progress, text=lab.progress_text(tr, running))
     if running and not tr.done:
         tr.run(
-            time_budget_s=CHUNK_S,
+            time_budget_s=WORDNET_CHUNK_S if tr.hierarchy.n_nodes > 1000 else CHUNK_S,
             callbacks={"on_epoch_end": lambda t, _: bar.progress(t.progress, text=lab.progress_text(t, running))},
         )
         bar.progress(tr.progress, text=lab.progress_text(tr, running))
@@ -236,6 +280,19 @@ def live_training() -> None:
             f"Training stopped: {tr.message}. Press Reset after changing the setting.", icon=":material/error:"
         )
     metrics = tr.metrics or tr.evaluate()
+    if tr.relation is not tr.hierarchy.adjacency:  # the WordNet closure: the published protocol and record
+        record = published(tr.config.geometry, tr.config.dim)
+        st.caption(
+            "WordNet mammals: mean rank and MAP by the published protocol (each hyponym's ancestors ranked among "
+            "the nodes unrelated to it), trained with the published recipe (Riemannian SGD, 50 negatives, "
+            "burn-in, float64). "
+            + (
+                f"Nickel & Kiela (2017) report MAP {record['map']}, mean rank {record['mean_rank']} at d = "
+                f"{tr.config.dim}."
+                if record
+                else "Nickel & Kiela (2017) report MAP 0.927, mean rank 1.26 at d = 5 in the ball."
+            )
+        )
     # three to a row: at 1400 px a row of five cut "Worst distortion" short
     cols = [col for _ in range(2) for col in st.columns(3)]
     for col, (key, label, fmt, explain) in zip(cols, lab.METRIC_LABELS, strict=False):
@@ -249,10 +306,19 @@ def live_training() -> None:
         st.warning(warning, icon=":material/warning:")
         st.button("Switch to float64", key="emb_to_f64", on_click=_use_float64, icon=":material/swap_horiz:")
     centre = bool(state.get("emb_centre", False))
+    found = state.get("emb_search")
+    index = tr.hierarchy.nodes.index(found) if found in tr.hierarchy.nodes else None
     view = embedding_view(
-        tr.points(), tr.hierarchy, geometry=tr.config.geometry, c=tr.model.c, root_at_centre=centre
+        tr.points(),
+        tr.hierarchy,
+        geometry=tr.config.geometry,
+        c=tr.model.c,
+        root_at_centre=centre,
+        centre=index if index is not None and state.get("emb_recentre") else None,
     )
-    ui.chart(embedding_figure(view, names=bool(state.get("emb_names")), height=680), key="emb_live_fig")
+    highlight = lineage(tr.hierarchy, index) if index is not None else None
+    fig = embedding_figure(view, names=bool(state.get("emb_names")), height=680, highlight=highlight)
+    ui.chart(fig, key="emb_live_fig")
     if tr.history:
         ui.chart(training_history_figure(tr.history), key="emb_hist_fig")
 
@@ -264,10 +330,25 @@ with right:
     buttons = [  # label, key, callback, its arguments, disabled, icon
         (start, "emb_start", _set_running, (True,), tr is None or tr.done or running, ":material/play_arrow:"),
         ("Pause", "emb_pause", _set_running, (False,), not running, ":material/pause:"),
+        ("Step", "emb_step", _step, (), tr is None or tr.done or running, ":material/skip_next:"),
+        ("Stop", "emb_stop", _stop, (), tr is None or tr.done, ":material/stop:"),
         ("Reset", "emb_reset", _reset, (), False, ":material/restart_alt:"),
     ]
-    for col, (label, key, callback, args, disabled, icon) in zip(st.columns(3), buttons, strict=True):
+    for col, (label, key, callback, args, disabled, icon) in zip(st.columns(5), buttons, strict=True):
         col.button(label, key=key, on_click=callback, args=args, disabled=disabled, icon=icon, width="stretch")
+    search, recentre = st.columns([3, 1.3], vertical_alignment="bottom")
+    search.selectbox(
+        "Find a node (its ancestors and descendants light up)",
+        list(hier.nodes),
+        index=None,
+        key="emb_search",
+        placeholder="type a name, e.g. primate.n.02",
+    )
+    recentre.toggle(
+        "Centre on it",
+        key="emb_recentre",
+        help="A Möbius translation (an isometry) moves the found node to the centre.",
+    )
     live_training()
 
 
@@ -296,7 +377,7 @@ def _comparison():
     return None
 
 
-TABS = ["Three geometries", "Norm vs depth", "Onto the sphere", "Data & downloads"]
+TABS = ["Three geometries", "Norm vs depth", "Onto the sphere", "WordNet benchmark", "Data & downloads"]
 tabs = st.tabs(TABS, key="emb_tab", on_change="rerun", bind="query-params")
 with tabs[0]:
     if tabs[0].open:
@@ -381,8 +462,35 @@ with tabs[2]:
             st.markdown("\n".join(f"- {note}" for note in sphere_maps.sphere_map_notes(maps)))
             st.dataframe(pd.DataFrame(sphere_maps.sphere_map_table(maps)), hide_index=True, key="emb_maps_table")
 
+
 with tabs[3]:
     if tabs[3].open:
+        st.markdown(
+            "WordNet mammals (1,181 nodes, 6,541 closure pairs), every model with the same training budget and "
+            "measured by the same published protocol; written by `python -m georesolver_core embed --benchmark`."
+        )
+        if BENCHMARK_JSON.is_file():
+            shipped = json.loads(BENCHMARK_JSON.read_text(encoding="utf-8"))
+            st.dataframe(pd.DataFrame(lab.benchmark_rows(shipped)), hide_index=True, key="emb_bench_table")
+            st.caption(f"{shipped['budget_s_per_entry']:.0f} s of training per model, {shipped['machine_note']}.")
+        else:
+            st.info(
+                "No shipped benchmark report: run `python -m georesolver_core embed --benchmark --out "
+                "assets/wordnet_benchmark.json`."
+            )
+        quick_s = 5.0
+        if st.button(
+            f"Re-run a small version ({quick_s:.0f} s per model)", key="emb_bench_run", icon=":material/speed:"
+        ):
+            with st.spinner("Training the ball, the plane and the sphere at d = 5 ..."):
+                state["emb_bench_quick"] = run_benchmark(
+                    _mammals()[0], budget_s=quick_s, entries=QUICK_ENTRIES, with_gensim=False, seed=s.seed
+                )
+        if quick := state.get("emb_bench_quick"):
+            st.dataframe(pd.DataFrame(lab.benchmark_rows(quick)), hide_index=True, key="emb_bench_quick_table")
+
+with tabs[4]:
+    if tabs[4].open:
         tr = state.get("emb_trainer")
         st.markdown(f"**{ui.escape_md(hier.name)}**: {ui.escape_md(hier.summary())}")
         edges = pd.DataFrame(hier.edge_table(), columns=["parent", "child"])

@@ -223,3 +223,20 @@ def test_hostile_node_names_are_escaped_and_oversized_files_refused():
     assert not at.exception
     assert any("bytes; at most" in e.value for e in at.error)
     assert at.session_state["emb_upload_parsed"]["value"] is None
+
+
+def test_wordnet_mammals_train_live_with_the_recipe_and_the_benchmark_tab():
+    at = _page(autoplay=False)
+    at.selectbox(key="emb_source").set_value("wordnet").run()
+    assert not at.exception, at.exception
+    tr = at.session_state["emb_trainer"]
+    assert tr.hierarchy.n_nodes == 1181 and tr.config.optimizer == "rsgd" and tr.pairs.shape[0] == 6541
+    at.button(key="emb_start").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["emb_trainer"].epoch > 0
+    assert any("Nickel & Kiela" in c.value for c in at.caption)
+    at.session_state["emb_tab"] = "WordNet benchmark"
+    at.run()
+    assert not at.exception, at.exception
+    shown = [d.value for d in at.dataframe if "model" in d.value.columns]
+    assert shown and "this project, poincare d=5" in set(shown[0]["model"])

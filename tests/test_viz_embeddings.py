@@ -200,3 +200,18 @@ def test_root_at_centre_is_an_isometry(geometry, dim):
     d_after = pairwise_distance(torch.from_numpy(moved.coords), torch.from_numpy(moved.coords), geometry=geometry)
     torch.testing.assert_close(d_after, d_before, rtol=1e-7, atol=1e-7)
     assert "root at the centre" in moved.axis_note
+
+
+def test_lineage_highlights_ancestors_and_descendants_on_top():
+    from georesolver_core.tasks.hierarchy import balanced_tree
+    from georesolver_core.viz.embeddings import embedding_figure, embedding_view, lineage
+
+    tree = balanced_tree(2, 2)  # root, 0, 1, 0.0, 0.1, 1.0, 1.1
+    hl = lineage(tree, 1)
+    assert hl["ancestors"].tolist() == [0] and hl["descendants"].tolist() == [3, 4]
+    x = torch.rand(tree.n_nodes, 2, dtype=torch.float64) * 0.5
+    view = embedding_view(x, tree, geometry="poincare", centre=1)
+    assert np.allclose(view.coords[1], 0.0, atol=1e-9)  # the searched node moved to the centre
+    fig = embedding_figure(view, highlight=hl)
+    names = [t.name for t in fig.data]
+    assert "ancestors (1)" in names and "descendants (2)" in names and "searched node" in names

@@ -99,3 +99,19 @@ def rim_warning(trainer: EmbeddingTrainer) -> str | None:
         f"{rim['cap']:.3f}): their distances saturate and their gradients vanish, silently. float64 resolves "
         f"up to {rim['cap_float64']:.5f}."
     )
+
+
+def benchmark_rows(doc: dict) -> list[dict]:
+    """The WordNet benchmark report (``embeddings.benchmark.run_benchmark``) as table rows with readable names."""
+    return [
+        {
+            "model": r["name"],
+            "MAP": r["map"],
+            "mean rank": r["mean_rank"],
+            "epochs": r["epochs_run"],
+            "seconds": r["train_seconds"],
+            "published MAP": r.get("published", {}).get("map"),
+            "published mean rank": r.get("published", {}).get("mean_rank"),
+        }
+        for r in doc["rows"]
+    ]

@@ -9,6 +9,12 @@ perfect). *Mean average precision* (MAP): the average over u of
 
 ties counted as scikit-learn's ``average_precision_score`` counts them (1 is perfect).
 
+This is exactly the protocol of the published Poincaré-embeddings code (its ``eval_reconstruction``): for
+every u and every v related to u, rank d(u, v) among the distances from u to all nodes not related to u,
+plus v itself; mean rank over all (u, v), MAP over the nodes u with at least one relation. The relation
+may be directed: for a WordNet closure it is hyponym -> ancestor, so u's descendants count as unrelated
+to u and nodes without ancestors (the root) are not averaged. Computed exactly, no sampling.
+
 *Distortion* (Sala et al. 2018): with r_uv = d(u, v) / d_tree(u, v) over connected pairs, the
 average distortion mean |s r_uv - 1| at the best global scale s (the loss fixes no scale), and
 the worst-case distortion max r / min r (scale-free; 1 is an isometry up to scale).
@@ -123,10 +129,14 @@ def _best_scale(r: np.ndarray) -> float:
     return float(inv[order][np.searchsorted(cum, 0.5 * cum[-1])])
 
 
-def embedding_metrics(points: torch.Tensor, hierarchy: Hierarchy, *, geometry: str, c: float = 1.0) -> dict:
-    """Mean rank, MAP, average and worst distortion of an embedding (N, d) of ``hierarchy``."""
+def embedding_metrics(
+    points: torch.Tensor, hierarchy: Hierarchy, *, geometry: str, c: float = 1.0, relation=None
+) -> dict:
+    """Mean rank, MAP, average and worst distortion of an embedding (N, d) of ``hierarchy``; mean rank and
+    MAP on ``relation`` ((N, N) bool, e.g. a directed closure) when given, else on the adjacency."""
     dist = embedding_distances(points, geometry=geometry, c=c)
-    return {**reconstruction(dist, hierarchy.adjacency), **distortion(dist, hierarchy.tree_distance)}
+    rel = hierarchy.adjacency if relation is None else relation
+    return {**reconstruction(dist, rel), **distortion(dist, hierarchy.tree_distance)}
 
 
 def distance_to_origin(points: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:

@@ -161,17 +161,29 @@ class EmbeddingTrainer:
     """Trains a HierarchyEmbedding in resumable chunks; reports through callbacks.
 
     ``status``: "ready" before the first epoch, "paused" between chunks, "done" after
-    ``config.epochs``, "diverged" when the loss or a point became non-finite (``message`` says why).
+    ``config.epochs``, "stopped" after ``stop()`` (finished early, points kept), "diverged" when the loss or a point became non-finite (``message`` says why).
     """
 
-    def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None):
+    def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, relation=None):
+        """``relation`` (N, N) bool, optional: a directed relation to embed instead of the hierarchy's
+        symmetric adjacency (a WordNet closure's hyponym -> ancestor pairs). Its pairs are the positives,
+        negatives of u avoid u's related nodes, and mean rank / MAP are measured on it (the published
+        protocol, ``metrics.reconstruction``)."""
         self.hierarchy, self.config = hierarchy, config
         self.device = check_device(device)
         self.generator = torch.Generator().manual_seed(config.seed)
         self.model = HierarchyEmbedding(hierarchy.n_nodes, config, device=self.device, generator=self.generator)
         self.optimizer = OPTIMIZERS[config.optimizer](self.model.parameters(), lr=config.lr)
-        self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
-        self.adjacency = torch.as_tensor(hierarchy.adjacency, device=self.device)  # (N, N)
+        if relation is not None:
+            relation = np.asarray(relation, dtype=bool)
+            if relation.shape != (hierarchy.n_nodes,) * 2:
+                raise ValueError(f"relation must be (N, N) with N = {hierarchy.n_nodes} (got {relation.shape})")
+            self.relation = relation
+            self.pairs = torch.as_tensor(np.argwhere(relation), device=self.device)  # (P, 2)
+        else:
+            self.relation = hierarchy.adjacency
+            self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
+        self.adjacency = torch.as_tensor(self.relation, device=self.device)  # (N, N)
         self.epoch, self.history, self.status, self.message = 0, [], "ready", ""
         self.train_seconds = 0.0
         self.metrics: dict = {}
@@ -181,7 +193,7 @@ class EmbeddingTrainer:
 
     @property
     def done(self) -> bool:
-        return self.status in ("done", "diverged")
+        return self.status in ("done", "diverged", "stopped")
 
     @property
     def progress(self) -> float:
@@ -193,6 +205,12 @@ class EmbeddingTrainer:
         """Ask a running ``run`` to stop after the current epoch (e.g. from a callback or another thread)."""
         self._stop = True
 
+    def stop(self) -> None:
+        """End the run where it stands: no further ``run`` trains; points, history and metrics stay."""
+        self._stop = True
+        if not self.done:
+            self.status = "stopped"
+
     def points(self) -> torch.Tensor:
         """The current embedding, detached, on the CPU. (N, ambient_dim)."""
         return self.model.points.detach().cpu().clone()
@@ -200,7 +218,11 @@ class EmbeddingTrainer:
     def evaluate(self) -> dict:
         """Mean rank, MAP and distortion of the current points."""
         self.metrics = embedding_metrics(
-            self.model.points.detach(), self.hierarchy, geometry=self.config.geometry, c=self.model.c
+            self.model.points.detach(),
+            self.hierarchy,
+            geometry=self.config.geometry,
+            c=self.model.c,
+            relation=self.relation,
         )
         return self.metrics
 
@@ -235,7 +257,7 @@ class EmbeddingTrainer:
                 self._loop(target, start, time_budget_s, callbacks)
         finally:
             # also when a callback raises (a page interrupting the run): the state stays consistent
-            if self.status != "diverged":
+            if self.status not in ("diverged", "stopped"):
                 self.status = "done" if self.epoch >= cfg.epochs else "paused"
         _fire(callbacks, "on_run_end", self, {"status": self.status, "epoch": self.epoch})
         return self.status

@@ -55,6 +55,7 @@ def embedding_view(
     c: float = 1.0,
     title: str | None = None,
     root_at_centre: bool = False,
+    centre: int | None = None,
 ) -> EmbeddingView:
     """Lay an embedding (N, D) out for drawing: coordinates, geodesic edges, hover text.
 
@@ -68,8 +69,8 @@ def embedding_view(
         raise ValueError(
             f"points must have shape (N, D) with N = {hierarchy.n_nodes} nodes (got {tuple(points.shape)})"
         )
-    if root_at_centre:
-        x = center_on(x, int(hierarchy.roots[0]), geometry=geometry, c=c)
+    if root_at_centre or centre is not None:  # ``centre``: any node moved to the centre instead of the root
+        x = center_on(x, int(hierarchy.roots[0]) if centre is None else centre, geometry=geometry, c=c)
     d = x.shape[1]
     edges = _edge_subset(hierarchy.edges)
     t = torch.linspace(0.0, 1.0, ARC_POINTS, dtype=torch.float64)
@@ -245,14 +246,42 @@ def _xaxis_name(fig: go.Figure, row: int, col: int) -> str:
 
 
 def embedding_figure(
-    view: EmbeddingView, *, height: int = 640, names: bool = False, marker_size: float = 10
+    view: EmbeddingView,
+    *,
+    height: int = 640,
+    names: bool = False,
+    marker_size: float = 10,
+    highlight: dict[str, np.ndarray] | None = None,
 ) -> go.Figure:
     """One embedding: the disk with geodesic arcs, the sphere, the plane, or a labelled projection.
 
     ``names`` writes the names of the top levels of the tree beside their nodes, at most MAX_LABELS
-    of them (see ``named_depth``); the hover always has every name.
+    of them (see ``named_depth``); the hover always has every name. ``highlight`` maps "ancestors",
+    "descendants" and "node" to node indices drawn on top in their own colours (``lineage``).
     """
     fig = go.Figure(_traces(view, names=names, marker_size=marker_size))
+    for role, color, symbol in (
+        ("ancestors", "#d62728", "circle"),
+        ("descendants", "#ff7f0e", "circle"),
+        ("node", "#000000", "star"),
+    ):
+        idx = np.asarray((highlight or {}).get(role, []), dtype=np.int64)
+        if idx.size:
+            fig.add_trace(
+                points_trace(
+                    view.coords[idx],
+                    mode="markers",
+                    name=f"{role} ({idx.size})" if role != "node" else "searched node",
+                    marker=dict(
+                        color=color,
+                        size=marker_size + (6 if role == "node" else 2),
+                        symbol=symbol,
+                        line=dict(width=1, color="white"),
+                    ),
+                    hovertext=[view.hover[i] for i in idx],
+                    hoverinfo="text",
+                )
+            )
     subtitle = view.axis_note
     if view.edges_drawn < view.edges_total:
         subtitle += f"; {view.edges_drawn} of {view.edges_total} edges drawn"
@@ -338,3 +367,25 @@ def training_history_figure(history: list[dict]) -> go.Figure:
     fig.update_yaxes(title_text="MAP (1 = perfect)", range=[0, 1.02], dtick=0.2, secondary_y=True)
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
     return fig
+
+
+def lineage(hierarchy: Hierarchy, index: int) -> dict[str, np.ndarray]:
+    """A node's ancestors and descendants along the hierarchy's edges: the ``highlight`` of ``embedding_figure``."""
+    if not 0 <= index < hierarchy.n_nodes:
+        raise ValueError(f"index must be in [0, {hierarchy.n_nodes - 1}] (got {index})")
+    parents: dict[int, list[int]] = {}
+    children: dict[int, list[int]] = {}
+    for p, q in hierarchy.edges.tolist():
+        parents.setdefault(q, []).append(p)
+        children.setdefault(p, []).append(q)
+
+    def reach(graph: dict[int, list[int]]) -> np.ndarray:
+        seen, todo = set(), [index]
+        while todo:
+            for n in graph.get(todo.pop(), []):
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return np.asarray(sorted(seen), dtype=np.int64)
+
+    return {"ancestors": reach(parents), "descendants": reach(children), "node": np.asarray([index])}

@@ -1,0 +1,74 @@
+"""``python -m georesolver_core embed``: embed a WordNet closure headless and measure it (published protocol).
+
+python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare --dim 5 --json --out FILE
+python -m georesolver_core embed --dataset wordnet-nouns --counts
+python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from georesolver_core.embeddings.wordnet import DATASETS, WORDNET_RECIPES, embed_closure, load_dataset, recipe
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", default="wordnet-mammals", help=f"one of {sorted(DATASETS)}")
+    p.add_argument("--geometry", default="poincare", help=f"one of {sorted(WORDNET_RECIPES)}")
+    p.add_argument("--dim", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=None, help="default: the recipe's 1000 (the budget stops first)")
+    p.add_argument("--lr", type=float, default=None, help="default: the geometry's recipe")
+    p.add_argument("--budget", type=float, default=280.0, help="training seconds (default 280)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dtype", default=None, help="float64 (recipe) or float32")
+    p.add_argument("--counts", action="store_true", help="build the closure and print its node and pair counts")
+    p.add_argument(
+        "--benchmark", action="store_true", help="the side-by-side benchmark (see embeddings.benchmark)"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON document (on stdout unless --out)")
+    p.add_argument("--out", default=None, help="write the JSON document here")
+
+
+def _overrides(args) -> dict:
+    picked = {"dim": args.dim, "seed": args.seed, "epochs": args.epochs, "lr": args.lr, "dtype": args.dtype}
+    return {k: v for k, v in picked.items() if v is not None}
+
+
+def _emit(doc: dict, args) -> None:
+    text = json.dumps(doc, indent=None if "points" in doc else 1)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        if args.benchmark:
+            from georesolver_core.embeddings.benchmark import run_benchmark
+
+            doc = run_benchmark(load_dataset(args.dataset), budget_s=args.budget, seed=args.seed, log=sys.stderr)
+            _emit(doc, args)
+            return 0
+        closure = load_dataset(args.dataset)
+        if args.counts:
+            print(closure.summary())
+            return 0
+        config = recipe(args.geometry, **_overrides(args))
+        doc = embed_closure(closure, config, time_budget_s=args.budget)
+    except ValueError as err:
+        print(f"embed: {err}", file=sys.stderr)
+        return 2
+    m = doc["metrics"]
+    print(
+        f"{doc['dataset']}: {args.geometry} d={config.dim}, {doc['epochs_run']} epochs in {doc['train_seconds']:.1f} s: "
+        f"MAP {m['map']:.3f}, mean rank {m['mean_rank']:.2f}",
+        file=sys.stderr,
+    )
+    if args.json or args.out:
+        _emit(doc, args)
+    return 0

@@ -1,0 +1,57 @@
+"""The ``embed`` command: its JSON document round-trips, bad arguments give a clear error, the benchmark runs."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from georesolver_core.__main__ import main
+from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
+from georesolver_core.embeddings.metrics import reconstruction
+from georesolver_core.geometry import pairwise_distance
+from georesolver_core.wordnet.closure import load_mammals
+
+
+def test_embed_json_round_trip(tmp_path):
+    out = tmp_path / "m.json"
+    rc = main(["embed", "--dataset", "wordnet-mammals", "--dim", "3", "--budget", "2", "--json", "--out", str(out)])
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    m = load_mammals()
+    assert doc["nodes"] == list(m.nodes) and doc["geometry"] == "poincare" and doc["c"] == 1.0
+    x = torch.tensor(doc["points"], dtype=torch.float64)  # (N, 3) ball points
+    assert x.shape == (m.n_nodes, 3) and float(x.norm(dim=-1).max()) < 1.0
+    assert doc["settings"]["dim"] == 3 and doc["settings"]["optimizer"] == "rsgd"
+    assert doc["wall_seconds"] >= doc["train_seconds"] > 0
+    # the metrics are those of the points written: recomputed from the file, they agree
+    d = pairwise_distance(x, x, geometry="poincare", validate=False)
+    again = reconstruction(d, m.relation())
+    assert again["map"] == pytest.approx(doc["metrics"]["map"], rel=1e-6)
+    assert again["mean_rank"] == pytest.approx(doc["metrics"]["mean_rank"], rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--geometry", "hyperbolic"], "geometry must be one of"),
+        (["--dim", "0"], "dim must be"),
+        (["--dataset", "mammals"], "dataset must be one of"),
+        (["--budget", "-1"], "time_budget_s"),
+        (["--lr", "0"], "lr"),
+        (["--dtype", "float16"], "dtype"),
+    ],
+)
+def test_bad_arguments_give_a_clear_error(argv, says, capsys):
+    assert main(["embed", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("embed: ") and says in err
+
+
+def test_quick_benchmark_rows_use_the_same_protocol():
+    doc = run_benchmark(load_mammals(), budget_s=0.5, entries=QUICK_ENTRIES[:2], with_gensim=False)
+    assert [(r["geometry"], r["dim"]) for r in doc["rows"]] == list(QUICK_ENTRIES[:2])
+    for r in doc["rows"]:
+        assert 1.0 <= r["mean_rank"] and 0.0 < r["map"] <= 1.0 and r["epochs_run"] >= 0
+    assert doc["rows"][0]["published"] == {"mean_rank": 1.26, "map": 0.927}
+    assert np.isfinite([r["train_seconds"] for r in doc["rows"]]).all()
