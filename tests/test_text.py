@@ -29,7 +29,7 @@ def _synthetic_database(folder, n=40):
         lines = [HEADER]
         for i in range(n):
             off = 1000 + 100 * i
-            lines.append(f"{off:08d} 03 {letter} 01 word{i} 0 000 | gloss {pos} {i}; \"an example\u00e9\"  \n")
+            lines.append(f'{off:08d} 03 {letter} 01 word{i} 0 000 | gloss {pos} {i}; "an example\u00e9"  \n')
         (folder / f"data.{pos}").write_text("".join(lines), encoding="utf-8")
     return folder
 
@@ -81,7 +81,9 @@ def test_text_task_windows_are_shifted_by_one():
 
 
 def test_twenty_steps_lower_the_loss_and_the_model_is_causal():
-    spec = RunSpec(task="text", attention="ida", size=16, d_model=32, n_layers=1, task_args=(("source", "subset"),))
+    spec = RunSpec(
+        task="text", attention="ida", size=16, d_model=32, n_layers=1, task_args=(("source", "subset"),)
+    )
     trainer = build_trainer(spec, TrainConfig(steps=20, batch_size=16, lr=1e-2, eval_every=20, device="cpu"))
     before = trainer.evaluate()["test_loss"]
     trainer.run()

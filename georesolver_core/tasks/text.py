@@ -51,7 +51,9 @@ class TextTask(Task):
         self.train_ids = encode(self.corpus.train)  # (N_train,)
         self.validation_ids = encode(self.corpus.validation)  # (N_val,)
         if len(self.validation_ids) < context + 1:
-            raise ValueError(f"context must be below the validation text's {len(self.validation_ids)} characters (got {context})")
+            raise ValueError(
+                f"context must be below the validation text's {len(self.validation_ids)} characters (got {context})"
+            )
         self.context = context
         self.d_in = self.n_classes = len(VOCAB)
         self.seq_len = context
@@ -76,7 +78,9 @@ class TextTask(Task):
 
 
 @torch.no_grad()
-def generate(model, prompt: str, n: int, *, temperature: float = 0.8, generator: torch.Generator | None = None) -> str:
+def generate(
+    model, prompt: str, n: int, *, temperature: float = 0.8, generator: torch.Generator | None = None
+) -> str:
     """``n`` characters sampled after ``prompt`` (the last ``max_len`` characters as context)."""
     check_positive_int("n", n, 0, 100_000)
     if not temperature > 0:

@@ -125,7 +125,10 @@ def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
         final["val_bits_per_char"] = None if final["loss"] is None else bits_per_char(final["loss"])
         if args.sample:
             g = torch.Generator().manual_seed(trainer.config.seed)
-            result["sample"] = {"prompt": args.prompt, "text": generate(trainer.model, args.prompt, args.sample, generator=g)}
+            result["sample"] = {
+                "prompt": args.prompt,
+                "text": generate(trainer.model, args.prompt, args.sample, generator=g),
+            }
             if world.is_main:
                 print(f"[{spec.label}] sample: {args.prompt}{result['sample']['text']}", file=stream, flush=True)
     return result

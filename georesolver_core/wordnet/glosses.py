@@ -79,7 +79,9 @@ def subset_glosses(path: str | os.PathLike = SUBSET) -> list[tuple[str, str]]:
     return [(r[0], clean(r[1])) for r in rows if len(r) == 2]
 
 
-def split_glosses(records: list[tuple[str, str]], fraction: float = VALIDATION_FRACTION, source: str = "") -> GlossCorpus:
+def split_glosses(
+    records: list[tuple[str, str]], fraction: float = VALIDATION_FRACTION, source: str = ""
+) -> GlossCorpus:
     """Train/validation corpus of (id, gloss) records, split by synset id (``is_validation``)."""
     train, val = [], []
     for sid, text in records:
