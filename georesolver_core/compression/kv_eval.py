@@ -22,9 +22,9 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from georesolver_core.attention import attend_weights, softmax_weights
 from georesolver_core.compression.methods import QUANTIZERS, quantize
 from georesolver_core.compression.rotated import rotated_scalar_quantize
+from georesolver_core.model.attention_map import kernel_weights
 from georesolver_core.tasks.base import Batch
 from georesolver_core.train.trainer import EVAL_CHUNK, loss_and_accuracy
 
@@ -47,12 +47,6 @@ def quantise_keys(k: torch.Tensor, method: str, bits: int) -> tuple[torch.Tensor
     options = {"residual": 0} if method.startswith("kivi") else {}  # every key quantised: KIVI keeps none in float
     ck = quantize(k, method, bits=bits, **options)
     return ck.dequantize().to(k.dtype), ck.nbytes
-
-
-def kernel_weights(kernel: nn.Module, q: torch.Tensor, k: torch.Tensor, causal: bool) -> torch.Tensor:
-    """The attention weights a block's kernel module uses: (B, nh, T, hs) x 2 -> (B, nh, T, T)."""
-    spec = getattr(kernel, "spec", None)
-    return attend_weights(q, k, spec) if spec is not None else softmax_weights(q, k, causal=causal)
 
 
 class _QuantisedKeys(nn.Module):
@@ -146,3 +140,44 @@ def best_at(report: dict, bits: int) -> dict | None:
     """The quantiser (not float) with the smallest loss increase at ``bits`` bits per coordinate."""
     rows = [r for r in report["rows"] if r["bits"] == bits and r["method"] != "float"]
     return min(rows, key=lambda r: r["loss_increase"]) if rows else None
+
+
+def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None) -> dict:
+    """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows."""
+    from georesolver_core.train import load_checkpoint, resume
+
+    data = load_checkpoint(path)
+    trainer = resume(data)
+    if trainer.task.name != "text":
+        raise ValueError(f"the checkpoint must be of the text task (got {trainer.task.name!r})")
+    batch = trainer.task.test_set()
+    batch = batch.slice(0, windows) if windows else batch
+    report = kv_sweep(trainer.model, batch, methods=methods, bits=bits, progress=progress)
+    spec = data["meta"]["spec"]
+    return {
+        "model": {k: spec[k] for k in ("attention", "d_model", "n_layers", "n_heads", "eps")},
+        "steps": trainer.step,
+        "windows": len(batch),
+        "context": trainer.task.context,
+        "corpus": trainer.task.corpus.source,
+        **report,
+    }
+
+
+def print_table(report: dict, stream) -> None:
+    print(
+        f"{report['model']['attention']} model, {report['steps']} steps, {report['windows']} validation windows of "
+        f"{report['context']} characters ({report['corpus']}): float keys {report['float_loss']:.4f} nats/char",
+        file=stream,
+    )
+    print(f"{'method':<16}{'bits':>5}{'bytes/key':>11}{'loss +nats':>12}{'KL':>11}  pareto", file=stream)
+    for r in report["rows"]:
+        print(
+            f"{r['method']:<16}{r['bits']:>5}{r['bytes_per_key']:>11.3f}{r['loss_increase']:>12.2e}{r['kl']:>11.2e}  "
+            f"{'*' if r['pareto'] else ''}",
+            file=stream,
+        )
+    for b in (3, 4):
+        best = best_at(report, b)
+        if best:
+            print(f"best at {b} bits/coordinate: {best['method']} (+{best['loss_increase']:.2e} nats)", file=stream)

@@ -95,3 +95,12 @@ def generate(
         probs = torch.softmax(logits.float().cpu(), dim=-1)
         ids.append(int(torch.multinomial(probs, 1, generator=generator)))
     return decode(ids[len(encode(prompt or "\n")) :])
+
+
+def sentence_attention(model, sentence: str, layer: int, head: int) -> torch.Tensor:
+    """One head's (T, T) weights on ``sentence`` (its last ``max_len`` characters)."""
+    from georesolver_core.model.attention_map import head_weights
+
+    text = sentence[-model.config.max_len :] or " "
+    x = one_hot(encode(text), len(VOCAB))[None].to(next(model.parameters()).device)  # (1, T, V)
+    return head_weights(model, x, layer, head)
