@@ -101,7 +101,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--bits-radius", type=int, default=6, help="HCC's radius bits b_r (default 6)")
     g.add_argument("--methods", nargs="+", default=["hcc"], choices=list(QUANTIZERS), help="methods to time")
     g.add_argument(
-        "--kv-checkpoint", default=None, help="text-model checkpoint: its keys quantised, loss and KL per bytes/key"
+        "--kv-checkpoint",
+        default=None,
+        help="text-model checkpoint: its keys quantised, loss and KL per bytes/key",
     )
     g.add_argument("--kv-windows", type=int, default=None, help="validation windows of the KV sweep (default all)")
     g.add_argument("--kv-out", default=None, help="also write the KV report (JSON) to this file")

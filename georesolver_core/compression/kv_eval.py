@@ -180,4 +180,6 @@ def print_table(report: dict, stream) -> None:
     for b in (3, 4):
         best = best_at(report, b)
         if best:
-            print(f"best at {b} bits/coordinate: {best['method']} (+{best['loss_increase']:.2e} nats)", file=stream)
+            print(
+                f"best at {b} bits/coordinate: {best['method']} (+{best['loss_increase']:.2e} nats)", file=stream
+            )

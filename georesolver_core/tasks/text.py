@@ -13,23 +13,44 @@ the held-out synsets' text (``wordnet.glosses``: split by synset, no gloss on bo
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 
 from georesolver_core.tasks.base import Batch, Task, one_hot
 from georesolver_core.validate import check_positive_int
-from georesolver_core.wordnet.glosses import VOCAB, load_corpus
+from georesolver_core.wordnet.glosses import UNKNOWN, VOCAB, load_corpus
 
 VALIDATION_WINDOWS = 256  # fixed held-out windows the validation loss is measured on
 NATS_PER_BIT = math.log(2)
 _INDEX = {ch: i for i, ch in enumerate(VOCAB)}
 
 
+def _lookup() -> torch.Tensor:
+    table = torch.full((256,), _INDEX[UNKNOWN], dtype=torch.long)  # byte -> VOCAB index
+    for ch, i in _INDEX.items():
+        table[ord(ch)] = i
+    return table
+
+
+_LOOKUP = _lookup()
+
+
 def encode(text: str) -> torch.Tensor:
     """str -> (len,) long VOCAB indices (characters outside VOCAB map to "?")."""
-    unknown = _INDEX["?"]
-    return torch.tensor([_INDEX.get(ch, unknown) for ch in text], dtype=torch.long)
+    raw = text.encode("ascii", errors="replace")  # one byte per character; non-ASCII -> "?"
+    return (
+        _LOOKUP[torch.frombuffer(bytearray(raw), dtype=torch.uint8).long()]
+        if raw
+        else torch.zeros(0, dtype=torch.long)
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _encoded(source: str) -> tuple[torch.Tensor, torch.Tensor]:
+    corpus = load_corpus(source)
+    return encode(corpus.train), encode(corpus.validation)
 
 
 def decode(ids) -> str:
@@ -48,8 +69,7 @@ class TextTask(Task):
     def __init__(self, context: int = 64, seed: int = 0, source: str = "auto"):
         check_positive_int("context", context, 2, 1024)
         self.corpus = load_corpus(source)
-        self.train_ids = encode(self.corpus.train)  # (N_train,)
-        self.validation_ids = encode(self.corpus.validation)  # (N_val,)
+        self.train_ids, self.validation_ids = _encoded(source)  # (N_train,), (N_val,)
         if len(self.validation_ids) < context + 1:
             raise ValueError(
                 f"context must be below the validation text's {len(self.validation_ids)} characters (got {context})"

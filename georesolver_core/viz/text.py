@@ -66,6 +66,12 @@ def kv_pareto_figure(rows: list[dict], labels: dict[str, str], height: int = 440
                 hovertemplate="%{text}<br>%{x:.2f} bytes/key<br>loss +%{y:.2e} nats<extra></extra>",
             )
         )  # fmt: skip
-    base_layout(fig, "", "stored bytes per key (codes + every scale and offset)", "validation loss increase (nats/char)", height=height)
+    base_layout(
+        fig,
+        "",
+        "stored bytes per key (codes + every scale and offset)",
+        "validation loss increase (nats/char)",
+        height=height,
+    )
     fig.update_yaxes(type="log", exponentformat="power")
     return fig
