@@ -56,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", default=None, help="continue from this checkpoint")
     p.add_argument("--baseline", action="store_true", help="also train the same-size softmax transformer")
     p.add_argument("--bench", action="store_true", help="time training steps against the softmax baseline")
+    p.add_argument(
+        "--bench-kernels", nargs="+", default=[], help="with --bench: also time these kernels (one run, in turns)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--sample", type=int, default=0, help="text task: print this many generated characters")
     p.add_argument("--prompt", default="a ", help="text task: the text --sample continues")
@@ -173,7 +176,7 @@ def main(args: argparse.Namespace) -> int:
 def _bench(spec: RunSpec, config: TrainConfig, args) -> int:
     from georesolver_core.train.bench import step_rates
 
-    rates = step_rates(spec, config)
+    rates = step_rates(spec, config, kernels=tuple(args.bench_kernels))
     base = rates[-1].steps_per_second
     rows = [{**asdict(r), "ratio_to_softmax": r.steps_per_second / base} for r in rates]
     if args.json:
