@@ -74,6 +74,13 @@ def main(argv=None) -> int:
     report["training"]["step_rates"] = [
         asdict(r) for r in step_rates(RunSpec(task="recall"), config, steps=args.steps)
     ]
+    # The causal character model on English text: the causal forms of the kernels, on the GPU.
+    text = build_trainer(RunSpec(task="text"), config)
+    text.run(steps=100)
+    report["training"]["text_after_100_steps"] = text.final()
+    report["training"]["text_step_rates"] = [
+        asdict(r) for r in step_rates(RunSpec(task="text"), config, steps=args.steps, kernels=("hida", "sida"))
+    ]
     ok = all(k["ok"] for k in report["kernels"])
     if args.json:
         json.dump(report, sys.stdout, indent=1)
@@ -83,9 +90,10 @@ def main(argv=None) -> int:
         for k in report["kernels"]:
             detail = k.get("error") or " ".join(f"{n}={k[n]:.2e}" for n in ("out", "grad_q", "grad_k", "grad_v"))
             print(f"{k['geometry']:<10} {k['impl']:<10} {k['dtype']:<8} {'ok ' if k['ok'] else 'BAD'} {detail}")
-        for r in report["training"]["step_rates"]:
+        for r in report["training"]["step_rates"] + report["training"]["text_step_rates"]:
             print(f"{r['label']:<28} {r['steps_per_second']:8.1f} steps/s  ({r['parameters']} parameters)")
         print("recall after 100 steps:", report["training"]["recall_after_100_steps"])
+        print("text after 100 steps:", report["training"]["text_after_100_steps"])
     return 0 if ok else 1
 
 
