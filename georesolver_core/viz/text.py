@@ -33,21 +33,34 @@ def bits_curves_figure(runs: list[tuple[str, list[dict]]], height: int = 400) ->
             )
         )  # fmt: skip
     base_layout(fig, "", "optimiser step", "cross-entropy (bits per character)", height=height)
+    last = max((h[-1]["step"] for _, h in runs if h), default=1)
+    fig.update_xaxes(tick0=0, dtick=_step_tick(last))  # a count: integer ticks only
     return fig
 
 
-def attention_heatmap(weights, text: str, title: str = "", height: int = 520) -> go.Figure:
-    """(T, T) weights of one head: row = query character, column = key character, labelled by the characters."""
-    labels = [f"{i}:{'␣' if ch == ' ' else ch}" for i, ch in enumerate(text)]
+def _step_tick(last: int) -> int:
+    """An integer 1-2-5 tick spacing giving at most about 8 ticks up to ``last``."""
+    tick = 1
+    while last / tick > 8:
+        tick = tick * 5 // 2 if str(tick)[0] == "2" else tick * 2
+    return tick
+
+
+def attention_heatmap(weights, text: str, title: str = "", height: int = 560) -> go.Figure:
+    """(T, T) weights of one head: row = query character, column = key character, ticks are the characters."""
+    chars = ["␣" if ch == " " else ch for ch in text]  # a visible space
+    pos = list(range(len(text)))
+    hover = [[f"query {i} {chars[i]!r}, key {j} {chars[j]!r}" for j in pos] for i in pos]
     fig = go.Figure(
         go.Heatmap(
-            z=weights, x=labels, y=labels, colorscale="Viridis", zmin=0, colorbar=dict(title="weight"),
-            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+            z=weights, x=pos, y=pos, text=hover, colorscale="Viridis", zmin=0, colorbar=dict(title="weight"),
+            hovertemplate="%{text}<br>weight %{z:.3f}<extra></extra>",
         )
     )  # fmt: skip
     base_layout(fig, title, "key (character attended to)", "query (character predicting the next)", height=height)
-    fig.update_yaxes(autorange="reversed", type="category", tickfont=dict(family="monospace"))
-    fig.update_xaxes(type="category", tickangle=0, tickfont=dict(family="monospace"))
+    ticks = dict(tickmode="array", tickvals=pos, ticktext=chars, tickfont=dict(family="monospace", size=13))
+    fig.update_yaxes(autorange="reversed", **ticks)
+    fig.update_xaxes(tickangle=0, side="top", **ticks)
     return fig
 
 
