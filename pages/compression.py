@@ -208,14 +208,13 @@ if kv_error:
     st.error(
         f"{kv_error}. Regenerate it with `python -m georesolver_core bench --compression --kv-checkpoint CKPT --kv-out assets/kv_pareto.json`."
     )
-live_kv = st.toggle("Re-run it live on a small model (1 block, width 32, 150 steps; about a minute on a CPU)",
-                    key="cmp_kv_live")  # fmt: skip
-if live_kv:
+if st.button("Re-run it live on a small model (1 block, width 32, 150 steps; about a minute on a CPU)",
+             key="cmp_kv_live", icon=":material/play_arrow:"):  # fmt: skip
     with st.status("Training a small text model and quantising its keys ...", expanded=False) as status:
-        report = _kv_live(s.seed)
+        st.session_state["cmp_kv_live_report"] = _kv_live(s.seed)
         status.update(label="Live KV sweep done", state="complete")
-else:
-    report = shipped
+live_kv = "cmp_kv_live_report" in st.session_state
+report = st.session_state["cmp_kv_live_report"] if live_kv else shipped
 if report is not None:
     m = report["model"]
     st.caption(

@@ -50,3 +50,11 @@ def test_rotated_scalar_storage_and_error():
         rotated_scalar_quantize(k, bits=9)
     with pytest.raises(ValueError, match="method"):
         quantise_keys(k, "nope", 4)
+
+
+def test_live_report_trains_and_sweeps_a_small_model():
+    from georesolver_core.compression.kv_eval import METHODS, live_report
+
+    report = live_report(steps=2, windows=2, bits=(2,), source="subset")
+    assert report["steps"] == 2 and report["windows"] == 2
+    assert [r["method"] for r in report["rows"]] == list(METHODS)  # float once, every quantiser at 2 bits
