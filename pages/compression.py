@@ -1,11 +1,17 @@
 """Compression lab: HCC polar key quantisation (paper section 6) against the KV-cache quantisers in use."""
 
+import json
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 import torch
 import ui
 
 from georesolver_core.compression import QUANTIZERS
 from georesolver_core.compression.attention_effect import attention_effect
+from georesolver_core.compression.kv_eval import LABELS as KV_LABELS
+from georesolver_core.compression.kv_eval import best_at, live_report
 from georesolver_core.compression.lab import BASELINES, MODELS, compression_lab, memory_table, sweep_keys
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import DTYPES
@@ -18,7 +24,9 @@ from georesolver_core.viz.compression import (
     pareto_figure,
     ratio_figure,
 )
+from georesolver_core.viz.text import kv_pareto_figure
 
+KV_REPORT = Path(__file__).resolve().parent.parent / "assets" / "kv_pareto.json"
 DIMS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 KEY_COUNTS = [1, 10, 100, 500, 1000, 2000, 5000, 10000, 20000]
 CONTEXTS = [1024, 4096, 16384, 32768, 131072, 524288, 1048576]
@@ -52,6 +60,11 @@ def _effect(method, d, b_r, radius, direction, kind, seed):
     keys = random_keys(512, d, kind, torch.Generator().manual_seed(seed))
     opts = {"bits_radius": b_r, "radius": radius, "direction": direction} if method.startswith("hcc") else {}
     return attention_effect(keys, method=method, bits=tuple(range(1, 11)), **opts)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _kv_live(seed):
+    return live_report(seed=seed)
 
 
 c1, c2, c3, c4 = st.columns(4)
@@ -178,6 +191,48 @@ if st.toggle("Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10;
         "Queries are noisy copies of keys. The top-1 key is the nearest key for every eps, so agreement does not "
         "depend on eps; the output error does (small eps: nearly one-hot weights)."
     )
+
+st.subheader("The KV cache of a trained text model")
+st.markdown(
+    "The keys of a character-level IDA model trained on WordNet's glosses (Training page, text task), quantised "
+    "by every method at 2 to 8 bits per coordinate; queries and values stay in float. x: the bytes each key "
+    "really takes (codes, scales, offsets, norms, seeds); y: how much the validation loss rises. Ringed points "
+    "are on the Pareto front (nothing is both smaller and better)."
+)
+shipped, kv_error = None, None
+try:
+    shipped = json.loads(KV_REPORT.read_text())
+except (OSError, ValueError) as err:
+    kv_error = f"The shipped report {KV_REPORT.name} could not be read ({err})"
+if kv_error:
+    st.error(
+        f"{kv_error}. Regenerate it with `python -m georesolver_core bench --compression --kv-checkpoint CKPT --kv-out assets/kv_pareto.json`."
+    )
+if st.button("Re-run it live on a small model (1 block, width 32, 150 steps; about a minute on a CPU)",
+             key="cmp_kv_live", icon=":material/play_arrow:"):  # fmt: skip
+    with st.status("Training a small text model and quantising its keys ...", expanded=False) as status:
+        st.session_state["cmp_kv_live_report"] = _kv_live(s.seed)
+        status.update(label="Live KV sweep done", state="complete")
+live_kv = "cmp_kv_live_report" in st.session_state
+report = st.session_state["cmp_kv_live_report"] if live_kv else shipped
+if report is not None:
+    m = report["model"]
+    st.caption(
+        f"{'Live' if live_kv else 'Shipped'} report: {m['attention']} model, {m['n_layers']} blocks, width "
+        f"{m['d_model']}, {m['n_heads']} heads, {report['steps']} steps; {report['windows']} validation windows of "
+        f"{report['context']} characters ({report['corpus']}); float keys {report['float_loss']:.4f} nats/char. "
+        "A loss increase at or below zero (noise) is drawn at 1e-6."
+    )
+    ui.chart(kv_pareto_figure(report["rows"], KV_LABELS), key="cmp_kv_pareto")
+    best = {b_: best_at(report, b_) for b_ in (3, 4)}
+    hcc_front = any(r["pareto"] for r in report["rows"] if r["method"].startswith("hcc"))
+    st.markdown(
+        " ".join(f"Best at {b_} bits/coordinate: **{KV_LABELS[r['method']]}** (+{r['loss_increase']:.2e} nats)."
+                 for b_, r in best.items() if r) + f" HCC is **{'on' if hcc_front else 'not on'}** the Pareto front."
+    )  # fmt: skip
+    st.dataframe(
+        pd.DataFrame(report["rows"]).round(6), hide_index=True, key="cmp_kv_table",
+    )  # fmt: skip
 
 st.header("The paper's claims, measured")
 if st.toggle("Show the claims' panels", value=True, key="cmp_claims", bind="query-params"):

@@ -63,3 +63,9 @@ def test_attention_panel(at):
     set_and_run(at, cmp_attention=True)
     assert len(at.get("plotly_chart")) == before + 2  # HCC and the baseline
     set_and_run(at, cmp_attention=False)
+
+
+def test_the_shipped_kv_report_is_drawn_with_its_verdicts(at):
+    assert at.get_by_key("cmp_kv_pareto") is not None
+    assert any("Best at 3 bits/coordinate" in m.value and "Pareto front" in m.value for m in at.markdown)
+    assert any("Shipped report" in c.value for c in at.caption)

@@ -99,3 +99,32 @@ def test_memory_path_run_starts(at):
     assert _runs(at)[-1]["spec"].memory == "gsr" and _runs(at)[-1]["trainer"].step >= 1
     _click(at, "trn_reset")
     set_and_run(at, trn_memory=False)
+
+
+def test_resume_continues_the_same_run(at):
+    set_and_run(at, trn_task="recall", trn_size=4, trn_width=16, trn_layers=1, trn_steps=400)
+    _click(at, "trn_start")
+    _click(at, "trn_pause")
+    run = _runs(at)[-1]
+    n_runs, paused_at, batches = len(_runs(at)), run["trainer"].step, run["trainer"].generator.get_state()
+    assert run["status"] == "paused" and at.button(key="trn_resume").disabled is False
+    _click(at, "trn_resume")
+    assert len(_runs(at)) == n_runs and _runs(at)[-1] is run  # no new run: the paused one goes on
+    assert run["status"] in ("running", "finished") and run["trainer"].step > paused_at
+    assert not torch.equal(run["trainer"].generator.get_state(), batches)  # the same batch stream, advanced
+    assert at.button(key="trn_resume").disabled
+    _click(at, "trn_stop")
+    _click(at, "trn_reset")
+
+
+def test_text_task_shows_bits_a_sample_and_an_attention_map(at):
+    set_and_run(at, trn_task="text", trn_model="ida", trn_size=8, trn_width=16, trn_layers=1, trn_steps=3)
+    _click(at, "trn_start")
+    if _runs(at)[-1]["status"] == "running":
+        _click(at, "trn_stop")
+    assert any(m.label == "validation bits/char" for m in at.metric)
+    assert at.code and len(at.code[0].value) > 2  # the generated sample
+    assert any("bits per character" in c.value for c in at.caption)
+    assert at.get_by_key("trn_attn_fig") is not None and at.get_by_key("trn_dl_ckpt") is not None
+    set_and_run(at, trn_sentence="the cat", trn_attn_head=2)
+    _click(at, "trn_reset")

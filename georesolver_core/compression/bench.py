@@ -103,6 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--bits", type=int, default=4, help="bits per code: HCC's b, the baselines' int width")
     g.add_argument("--bits-radius", type=int, default=6, help="HCC's radius bits b_r (default 6)")
     g.add_argument("--methods", nargs="+", default=["hcc"], choices=list(QUANTIZERS), help="methods to time")
+    g.add_argument(
+        "--kv-checkpoint",
+        default=None,
+        help="text-model checkpoint: its keys quantised, loss and KL per bytes/key",
+    )
+    g.add_argument("--kv-windows", type=int, default=None, help="validation windows of the KV sweep (default all)")
+    g.add_argument("--kv-out", default=None, help="also write the KV report (JSON) to this file")
 
 
 def _target_text(under: bool | None, target: float) -> str:
@@ -112,6 +119,8 @@ def _target_text(under: bool | None, target: float) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.kv_checkpoint:
+        return _kv_main(args)
     try:
         report = throughput(
             args.keys,
@@ -138,4 +147,23 @@ def main(args: argparse.Namespace) -> int:
             f"{_target_text(r['under_target'], report['target_s'])})  dequantise {r['dequantize_s']:.3f} s  "
             f"{r['bits_per_key']:.2f} bits/key, {r['ratio_vs_float32']:.3f}x vs float32"
         )
+    return 0
+
+
+def _kv_main(args: argparse.Namespace) -> int:
+    from georesolver_core.compression.kv_eval import checkpoint_report, print_table
+
+    try:
+        report = checkpoint_report(args.kv_checkpoint, windows=args.kv_windows)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.kv_out:
+        with open(args.kv_out, "w") as fh:
+            json.dump(report, fh, indent=1)
+    if args.json:
+        json.dump(report, sys.stdout, indent=1)
+        print()
+    else:
+        print_table(report, sys.stdout)
     return 0

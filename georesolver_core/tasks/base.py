@@ -37,6 +37,7 @@ class Task:
     d_in: int  # features per position
     n_classes: int  # classes per labelled position
     seq_len: int  # positions per example
+    causal: bool = False  # True: position t may see positions <= t only (language modelling)
 
     def sample(self, n: int, generator: torch.Generator) -> Batch:
         """n training examples (fresh ones for synthetic tasks, drawn from the train split otherwise)."""

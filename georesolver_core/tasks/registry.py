@@ -11,6 +11,7 @@ from georesolver_core.tasks.copy import Copy
 from georesolver_core.tasks.digits import DigitRows
 from georesolver_core.tasks.noisy import NoisyLabels
 from georesolver_core.tasks.recall import AssociativeRecall
+from georesolver_core.tasks.text import TextTask
 from georesolver_core.tasks.tree_relations import TreeDistance
 
 
@@ -27,6 +28,7 @@ TASKS: dict[str, TaskEntry] = {
     "hierarchy": TaskEntry("Tree distance (hierarchy)", TreeDistance, "depth"),
     "noisy": TaskEntry("Noisy-label memorisation", NoisyLabels, "n_train"),
     "digits": TaskEntry("Digits as row sequences", DigitRows, None),
+    "text": TaskEntry("English text (WordNet glosses, next character)", TextTask, "context"),
 }
 
 

@@ -25,10 +25,18 @@ class StepRate:
 
 
 def step_rates(
-    spec: RunSpec, config: TrainConfig, *, steps: int = 10, rounds: int = 5, warmup: int = 2
+    spec: RunSpec,
+    config: TrainConfig,
+    *,
+    steps: int = 10,
+    rounds: int = 5,
+    warmup: int = 2,
+    kernels: tuple[str, ...] = (),
 ) -> list[StepRate]:
-    """Median steps/s of the GeoResolver model ``spec`` and of its softmax baseline, timed in turns."""
-    specs = [spec] if spec.attention == "softmax" else [spec, replace(spec, attention="softmax")]
+    """Median steps/s of the GeoResolver model ``spec`` (and of the same spec with each of ``kernels``)
+    and of the softmax baseline, last, all timed in turns in one process."""
+    names = list(dict.fromkeys([spec.attention, *kernels, "softmax"]))
+    specs = [replace(spec, attention=k) for k in names]
     trainers = [
         build_trainer(s, replace(config, steps=warmup + steps * rounds + 1, eval_every=10**6)) for s in specs
     ]

@@ -2,7 +2,10 @@
 
 Prints progress, writes history (CSV, JSON) and a checkpoint to --out; with --json prints one
 JSON document whose ``final`` object holds accuracy, loss, steps and seconds. --baseline also trains
-the parameter-matched softmax transformer on the same batches; --bench times training steps of both.
+the parameter-matched softmax transformer in the same process, interleaved chunk by chunk, with the
+same seed and so the same initialisation stream and batch order; --bench times training steps of both.
+On the text task the evaluations also report bits per character (``val_nats`` / ln 2) and
+``--sample N`` prints N characters generated after ``--prompt``.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import torch
+
 from georesolver_core.attention import ATTENTION
 from georesolver_core.cli_args import from_args
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.model import MEMORY_PATHS
 from georesolver_core.tasks import TASKS
+from georesolver_core.tasks.text import bits_per_char, generate
 from georesolver_core.train import distributed
 from georesolver_core.train.checkpoint import load_checkpoint
 from georesolver_core.train.config import MAX_STEPS, TrainConfig
@@ -50,7 +56,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", default=None, help="continue from this checkpoint")
     p.add_argument("--baseline", action="store_true", help="also train the same-size softmax transformer")
     p.add_argument("--bench", action="store_true", help="time training steps against the softmax baseline")
+    p.add_argument(
+        "--bench-kernels", nargs="+", default=[], help="with --bench: also time these kernels (one run, in turns)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--sample", type=int, default=0, help="text task: print this many generated characters")
+    p.add_argument("--prompt", default="a ", help="text task: the text --sample continues")
 
 
 def _spec(args) -> RunSpec:
@@ -59,28 +70,43 @@ def _spec(args) -> RunSpec:
 
 
 class _Progress:
-    def __init__(self, label: str, stream):
-        self.label, self.stream = label, stream
+    def __init__(self, label: str, stream, text: bool):
+        self.label, self.stream, self.text = label, stream, text
 
     def on_eval(self, trainer, row):
+        score = (
+            f"val {row['test_loss']:.4f} nats = {bits_per_char(row['test_loss']):.3f} bits/char"
+            if self.text
+            else f"test acc {row['test_accuracy']:.4f}"
+        )
         print(
-            f"[{self.label}] step {row['step']:>6}  loss {row['loss']:.4f}  test acc {row['test_accuracy']:.4f}  "
-            f"{row['seconds']:.1f}s",
+            f"[{self.label}] step {row['step']:>6}  loss {row['loss']:.4f}  {score}  {row['seconds']:.1f}s",
             file=self.stream,
             flush=True,
         )
 
 
-def _train_one(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str) -> dict:
+def _build(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str):
     stream = sys.stderr if args.json else sys.stdout
-    progress = [_Progress(spec.label, stream)] if world.is_main else []
+    progress = [_Progress(spec.label, stream, spec.task == "text")] if world.is_main else []
     ckpt = out / f"{name}checkpoint.pt"
     kwargs = {"checkpoint_path": ckpt, "checkpoint_every": args.checkpoint_every}
     if args.resume and not name:
-        trainer = resume(load_checkpoint(args.resume), config, progress, **kwargs)
-    else:
-        trainer = build_trainer(spec, config, progress, **kwargs)
-    trainer.run()
+        return resume(load_checkpoint(args.resume), config, progress, **kwargs)
+    return build_trainer(spec, config, progress, **kwargs)
+
+
+def _run_interleaved(trainers: list, chunk: int) -> None:
+    """Train every trainer to its end, ``chunk`` steps at a time in turn (machine load hits all alike)."""
+    while any(t.step < t.config.steps and not t.diverged and not t.message for t in trainers):
+        for t in trainers:
+            if t.step < t.config.steps and not t.diverged and not t.message:
+                t.run(steps=chunk)
+
+
+def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
+    stream = sys.stderr if args.json else sys.stdout
+    ckpt = out / f"{name}checkpoint.pt"
     if not trainer.diverged:
         trainer.save(ckpt)  # a diverged run keeps its last good checkpoint instead
     if world.is_main:
@@ -88,14 +114,27 @@ def _train_one(spec: RunSpec, config: TrainConfig, args, out: Path, world, name:
         (out / f"{name}history.json").write_text(trainer.history_json())
     if trainer.message and world.is_main:
         print(f"[{spec.label}] {trainer.message}", file=stream, flush=True)
-    return {
+    final = trainer.final()
+    result = {
         "spec": asdict(spec),
         "device": str(trainer.device),
         "processes": world.size,
-        "final": trainer.final(),
+        "final": final,
         "history": trainer.history,
         "files": {"checkpoint": str(ckpt), "history": str(out / f"{name}history.csv")},
     }
+    if spec.task == "text":
+        final["val_nats"] = final["loss"]
+        final["val_bits_per_char"] = None if final["loss"] is None else bits_per_char(final["loss"])
+        if args.sample:
+            g = torch.Generator().manual_seed(trainer.config.seed)
+            result["sample"] = {
+                "prompt": args.prompt,
+                "text": generate(trainer.model, args.prompt, args.sample, generator=g),
+            }
+            if world.is_main:
+                print(f"[{spec.label}] sample: {args.prompt}{result['sample']['text']}", file=stream, flush=True)
+    return result
 
 
 def main(args: argparse.Namespace) -> int:
@@ -114,11 +153,15 @@ def main(args: argparse.Namespace) -> int:
             out = Path(args.out)
             if world.is_main:
                 out.mkdir(parents=True, exist_ok=True)
-            result = _train_one(spec, config, args, out, world, "")
+            runs = [(spec, "")]
             if args.baseline and spec.attention != "softmax":
-                result["baseline"] = _train_one(
-                    replace(spec, attention="softmax"), config, args, out, world, "baseline_"
-                )
+                runs.append((replace(spec, attention="softmax"), "baseline_"))
+            trainers = [_build(s, config, args, out, world, name) for s, name in runs]
+            _run_interleaved(trainers, config.eval_every)
+            reports = [_report(t, s, args, out, world, name) for t, (s, name) in zip(trainers, runs, strict=True)]
+            result = reports[0]
+            if len(reports) > 1:
+                result["baseline"] = reports[1]
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -133,7 +176,7 @@ def main(args: argparse.Namespace) -> int:
 def _bench(spec: RunSpec, config: TrainConfig, args) -> int:
     from georesolver_core.train.bench import step_rates
 
-    rates = step_rates(spec, config)
+    rates = step_rates(spec, config, kernels=tuple(args.bench_kernels))
     base = rates[-1].steps_per_second
     rows = [{**asdict(r), "ratio_to_softmax": r.steps_per_second / base} for r in rates]
     if args.json:

@@ -127,6 +127,13 @@ def main(argv=None) -> int:
     report["training"]["step_rates"] = [
         asdict(r) for r in step_rates(RunSpec(task="recall"), config, steps=args.steps)
     ]
+    # The causal character model on English text: the causal forms of the kernels, on the GPU.
+    text = build_trainer(RunSpec(task="text"), config)
+    text.run(steps=100)
+    report["training"]["text_after_100_steps"] = text.final()
+    report["training"]["text_step_rates"] = [
+        asdict(r) for r in step_rates(RunSpec(task="text"), config, steps=args.steps, kernels=("hida", "sida"))
+    ]
     ok = all(k["ok"] for k in report["kernels"])
     if args.json:
         json.dump(report, sys.stdout, indent=1)
@@ -142,9 +149,10 @@ def main(argv=None) -> int:
         for r in report["speed"]:
             print(f"T = {r['T']:>6} fwd+bwd calls/s: " + ", ".join(
                 f"{n} {x:.1f}" if isinstance(x, float) else f"{n} {x}" for n, x in r.items() if n != "T"))  # fmt: skip
-        for r in report["training"]["step_rates"]:
+        for r in report["training"]["step_rates"] + report["training"]["text_step_rates"]:
             print(f"{r['label']:<28} {r['steps_per_second']:8.1f} steps/s  ({r['parameters']} parameters)")
         print("recall after 100 steps:", report["training"]["recall_after_100_steps"])
+        print("text after 100 steps:", report["training"]["text_after_100_steps"])
     return 0 if ok else 1
 
 

@@ -65,8 +65,9 @@ def model_config(spec: RunSpec, task: Task) -> ModelConfig:
     shared = {name: getattr(spec, name) for name in _MODEL_FIELDS}
     attention = "ida" if spec.attention == "softmax" else spec.attention
     geo = ModelConfig(
-        d_in=task.d_in, n_classes=task.n_classes, max_len=task.seq_len, attention=attention, **shared
-    )
+        d_in=task.d_in, n_classes=task.n_classes, max_len=task.seq_len, attention=attention,
+        causal=task.causal, **shared,
+    )  # fmt: skip
     return softmax_baseline(geo) if spec.attention == "softmax" else geo
 
 

@@ -1,0 +1,201 @@
+"""The KV cache of a trained text model, its keys quantised: validation loss and attention KL at equal bytes.
+
+Every block's keys (B, nh, T, hs), as the kernel receives them (already in the kernel's geometry),
+are replaced by their reconstruction under one method at b bits per coordinate; queries and values
+stay in float. Per method and b we measure, on the task's validation windows,
+
+    bytes per key = stored bytes (codes + every scale, offset, norm, seed) / number of (head) keys
+    loss increase = L(quantised keys) - L(float keys)                     (nats per character)
+    KL            = mean over layers, heads, queries of KL(W(q, k) || W(q, k_hat))
+
+with W the kernel's own attention weights (inverse distance, causal). ``pareto`` marks the rows no
+other row beats on both bytes and loss increase. Methods: every ``compression.QUANTIZERS`` entry
+(HCC, HCC after a rotation, KIVI per channel and per token, uniform int), the rotated scalar
+quantiser of ``compression.rotated``, and ``"float"`` (keys kept as float32: 4 hs bytes, the reference).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from georesolver_core.compression.methods import QUANTIZERS, quantize
+from georesolver_core.compression.rotated import rotated_scalar_quantize
+from georesolver_core.model.attention_map import kernel_weights
+from georesolver_core.tasks.base import Batch
+from georesolver_core.train.trainer import EVAL_CHUNK, loss_and_accuracy
+
+BITS = (2, 3, 4, 6, 8)  # bits per coordinate of the sweep
+METHODS = ("float", *QUANTIZERS, "rotated-scalar")
+LABELS = {"float": "float32 keys", "rotated-scalar": "Rotated scalar (TurboQuant-style)"} | {
+    k: q.label for k, q in QUANTIZERS.items()
+}
+
+
+def quantise_keys(k: torch.Tensor, method: str, bits: int) -> tuple[torch.Tensor, int]:
+    """Keys (..., n, d) -> (reconstruction (..., n, d), stored bytes). ``"float"`` keeps float32 (bits ignored)."""
+    if method == "float":
+        return k.float().to(k.dtype), k.numel() * 4
+    if method == "rotated-scalar":
+        rk = rotated_scalar_quantize(k, bits=bits)
+        return rk.dequantize().to(k.dtype), rk.nbytes
+    if method not in QUANTIZERS:
+        raise ValueError(f"method must be one of {list(METHODS)} (got {method!r})")
+    options = {"residual": 0} if method.startswith("kivi") else {}  # every key quantised: KIVI keeps none in float
+    ck = quantize(k, method, bits=bits, **options)
+    return ck.dequantize().to(k.dtype), ck.nbytes
+
+
+class _QuantisedKeys(nn.Module):
+    """A block's kernel with its keys replaced by their reconstruction; tallies bytes, keys and KL."""
+
+    def __init__(self, inner: nn.Module, method: str, bits: int, causal: bool):
+        super().__init__()
+        self.inner, self.method, self.bits, self.causal = inner, method, bits, causal
+        self.nbytes = self.n_keys = 0
+        self.kl_sum = 0.0
+        self.n_rows = 0
+
+    def forward(self, q, k, v):
+        k_hat, nbytes = quantise_keys(k, self.method, self.bits)
+        self.nbytes += nbytes
+        self.n_keys += k.numel() // k.shape[-1]
+        w = kernel_weights(self.inner, q, k, self.causal).double()  # (B, nh, T, T)
+        w_hat = kernel_weights(self.inner, q, k_hat, self.causal).double()
+        ratio = torch.where(w > 0, w * (w.clamp_min(1e-300).log() - w_hat.clamp_min(1e-300).log()), 0.0)
+        self.kl_sum += float(ratio.sum())
+        self.n_rows += w.numel() // w.shape[-1]
+        return self.inner(q, k_hat, v)
+
+
+@contextmanager
+def quantised_keys(model: nn.Module, method: str, bits: int):
+    """Within the block, every block of ``model`` attends with quantised keys; yields the wrappers."""
+    wrappers = []
+    for block in model.blocks:
+        wrappers.append(_QuantisedKeys(block.kernel, method, bits, block.attention.causal))
+        block.kernel = wrappers[-1]
+    try:
+        yield wrappers
+    finally:
+        for block, w in zip(model.blocks, wrappers, strict=True):
+            block.kernel = w.inner
+
+
+@torch.no_grad()
+def batch_loss(model: nn.Module, batch: Batch) -> float:
+    """Mean cross-entropy (nats) over the labelled positions of ``batch``."""
+    model.eval()
+    device = next(model.parameters()).device
+    total = count = 0.0
+    for i in range(0, len(batch), EVAL_CHUNK):
+        part = batch.slice(i, i + EVAL_CHUNK).to(device)
+        loss, _ = loss_and_accuracy(model(part.x), part.y)
+        n = int((part.y >= 0).sum())
+        total, count = total + float(loss) * n, count + n
+    return total / max(count, 1)
+
+
+@torch.no_grad()
+def kv_eval(model: nn.Module, batch: Batch, method: str, bits: int) -> dict:
+    """One (method, bits) point: bytes per key, validation loss and attention KL with quantised keys."""
+    with quantised_keys(model, method, bits) as wrappers:
+        loss = batch_loss(model, batch)
+    n_keys = sum(w.n_keys for w in wrappers)
+    return {
+        "method": method,
+        "bits": bits,
+        "bytes_per_key": sum(w.nbytes for w in wrappers) / n_keys,
+        "loss": loss,
+        "kl": sum(w.kl_sum for w in wrappers) / max(sum(w.n_rows for w in wrappers), 1),
+    }
+
+
+def kv_sweep(model: nn.Module, batch: Batch, *, methods=METHODS, bits=BITS, progress=None) -> dict:
+    """Every method at every bit width, with the float-key loss, loss increases and the Pareto front."""
+    float_loss = batch_loss(model, batch)
+    rows = []
+    for m in methods:
+        for b in (32,) if m == "float" else bits:
+            row = kv_eval(model, batch, m, b)
+            row["loss_increase"] = row["loss"] - float_loss
+            rows.append(row)
+            if progress is not None:
+                progress(row)
+    for r in rows:
+        r["pareto"] = not any(
+            o is not r
+            and o["bytes_per_key"] <= r["bytes_per_key"]
+            and o["loss_increase"] <= r["loss_increase"]
+            and (o["bytes_per_key"] < r["bytes_per_key"] or o["loss_increase"] < r["loss_increase"])
+            for o in rows
+        )
+    return {"float_loss": float_loss, "float_bits_per_char": float_loss / math.log(2), "rows": rows}
+
+
+def best_at(report: dict, bits: int) -> dict | None:
+    """The quantiser (not float) with the smallest loss increase at ``bits`` bits per coordinate."""
+    rows = [r for r in report["rows"] if r["bits"] == bits and r["method"] != "float"]
+    return min(rows, key=lambda r: r["loss_increase"]) if rows else None
+
+
+def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None) -> dict:
+    """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows."""
+    from georesolver_core.train import load_checkpoint, resume
+
+    data = load_checkpoint(path)
+    trainer = resume(data)
+    if trainer.task.name != "text":
+        raise ValueError(f"the checkpoint must be of the text task (got {trainer.task.name!r})")
+    batch = trainer.task.test_set()
+    batch = batch.slice(0, windows) if windows else batch
+    report = kv_sweep(trainer.model, batch, methods=methods, bits=bits, progress=progress)
+    spec = data["meta"]["spec"]
+    return {
+        "model": {k: spec[k] for k in ("attention", "d_model", "n_layers", "n_heads", "eps")},
+        "steps": trainer.step,
+        "windows": len(batch),
+        "context": trainer.task.context,
+        "corpus": trainer.task.corpus.source,
+        **report,
+    }
+
+
+def print_table(report: dict, stream) -> None:
+    print(
+        f"{report['model']['attention']} model, {report['steps']} steps, {report['windows']} validation windows of "
+        f"{report['context']} characters ({report['corpus']}): float keys {report['float_loss']:.4f} nats/char",
+        file=stream,
+    )
+    print(f"{'method':<16}{'bits':>5}{'bytes/key':>11}{'loss +nats':>12}{'KL':>11}  pareto", file=stream)
+    for r in report["rows"]:
+        print(
+            f"{r['method']:<16}{r['bits']:>5}{r['bytes_per_key']:>11.3f}{r['loss_increase']:>12.2e}{r['kl']:>11.2e}  "
+            f"{'*' if r['pareto'] else ''}",
+            file=stream,
+        )
+    for b in (3, 4):
+        best = best_at(report, b)
+        if best:
+            print(
+                f"best at {b} bits/coordinate: {best['method']} (+{best['loss_increase']:.2e} nats)", file=stream
+            )
+
+
+def live_report(
+    *, steps: int = 150, windows: int = 16, bits=(2, 3, 4, 8), seed: int = 0, source: str = "auto"
+) -> dict:
+    """A small live re-run: a 1-block IDA text model (width 32) trained ``steps`` steps, then ``kv_sweep``."""
+    from georesolver_core.train import RunSpec, TrainConfig, build_trainer
+
+    spec = RunSpec(task="text", attention="ida", size=32, d_model=32, n_layers=1, task_args=(("source", source),))
+    trainer = build_trainer(
+        spec, TrainConfig(steps=steps, batch_size=32, eval_every=steps, seed=seed, device="cpu")
+    )
+    trainer.run()
+    report = kv_sweep(trainer.model, trainer.task.test_set().slice(0, windows), bits=bits)
+    return {"model": {"attention": "ida", "d_model": 32, "n_layers": 1, "n_heads": 4, "eps": spec.eps},
+            "steps": steps, "windows": windows, "context": 32, "corpus": trainer.task.corpus.source, **report}  # fmt: skip
