@@ -120,5 +120,7 @@ def write_subset(path: str | os.PathLike, records: list[tuple[str, str]], *, eve
     chosen = records[::every]
     with gzip.GzipFile(path, "wb", compresslevel=9, mtime=0) as fh:  # mtime 0: the same bytes on every run
         fh.write("".join(f"{sid}\t{text}\n" for sid, text in chosen).encode())
-    (Path(path).parent / LICENCE_FILE.name).write_text(LICENCE + "\n")
+    notice = Path(path).parent / LICENCE_FILE.name
+    if not notice.exists():  # an existing notice may also name other derived files: keep it
+        notice.write_text(LICENCE + "\n")
     return len(chosen)
