@@ -105,29 +105,17 @@ def cost_scaling(
     lens=SCALING_LENS,
     kernels=SCALING_KERNELS[:4],
     *,
-    batch: int = 1,
-    heads: int = 1,
-    head_dim: int = 64,
-    eps: float = 0.1,
-    repeats: int = 1,
-    backward: bool = True,
-    memory: bool = False,
-    max_len: dict | None = None,
-    n_anchors: int = 16,
-    n_summaries: int = 16,
-    dtype=torch.float32,
-    device="cpu",
     progress: Callable[[float, str], None] | None = None,
+    **options,
 ) -> ScalingReport:
-    """Time each kernel at each length (forward, + backward unless ``backward=False``).
+    """Time each kernel at each length (forward, + backward unless ``backward=False``): ``cost_scaling_steps``
+    run to the end, reporting ``progress(fraction, text)`` after each timing. ``options`` are its keywords
+    (batch, heads, head_dim, eps, repeats, backward, memory, max_len, n_anchors, n_summaries, dtype, device).
 
     ``max_len`` caps a kernel's lengths (e.g. {"hida": 8192}: the dense kernel's n^2 cost would
     take hours at 32768 on a CPU); skipped points are None and left out of the fit.
     """
-    run = cost_scaling_steps(
-        lens, kernels, batch=batch, heads=heads, head_dim=head_dim, eps=eps, repeats=repeats, backward=backward,
-        memory=memory, max_len=max_len, n_anchors=n_anchors, n_summaries=n_summaries, dtype=dtype, device=device,
-    )  # fmt: skip
+    run = cost_scaling_steps(lens, kernels, **options)
     while True:
         try:
             frac, text, _ = next(run)
