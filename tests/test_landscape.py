@@ -496,8 +496,11 @@ def test_figures_build_with_frames_and_titles():
     )
     fig = landscape_figure(grid, paths, classify_paths(paths, grid), n_frames=10)
     assert 2 <= len(fig.frames) <= 10
-    # Each frame updates, in order, the trail and heads on the contour map, then on the surface.
-    assert [fig.data[i].type for i in fig.frames[0].traces] == ["scatter", "scatter", "scatter3d", "scatter3d"]
+    # Each frame updates, in order, the trail and heads on the contour map, then on the surface, and redraws
+    # the contour itself (so its lines survive the animation).
+    assert [fig.data[i].type for i in fig.frames[0].traces] == [
+        "scatter", "scatter", "scatter3d", "scatter3d", "contour"
+    ]  # fmt: skip
     for frame in fig.frames:
         assert [fig.data[i].type for i in frame.traces] == [d["type"] for d in frame.data]
     surface, contour = fig.data[0], fig.data[1]  # the same loss, drawn twice

@@ -71,22 +71,38 @@ def _sq_norm(x: torch.Tensor) -> torch.Tensor:
     return (x * x).sum(-1, keepdim=True)  # (..., T, 1)
 
 
-def augmented(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec) -> tuple[torch.Tensor, torch.Tensor]:
-    """q', k' of the module doc, whose dot product is the hook's argument x. (..., n, d), (..., m, d)
-    -> (..., n, D), (..., m, D), D = d + 2 (Euclidean, ball) or d (sphere). Differentiable."""
-    if spec.geometry == "sphere":  # normalised again, as the other kernels: gradients stay tangent
-        return q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
-    if spec.geometry == "euclidean":
-        mu = k.detach().mean(-2, keepdim=True)  # (..., 1, d): distances do not depend on it
-        q, k = q - mu, k - mu
+def _lifted(q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     nq, nk = _sq_norm(q), _sq_norm(k)
     qa = torch.cat([q, nq, torch.ones_like(nq)], dim=-1)  # (..., n, d + 2)
     ka = torch.cat([-2.0 * k, torch.ones_like(nk), nk], dim=-1)  # (..., m, d + 2)
-    if spec.geometry == "poincare":
-        tiny = torch.finfo(q.dtype).eps  # the reference's rim clamp: a point rounded onto the rim stays finite
-        qa = qa * (2.0 * spec.c / (1.0 - spec.c * nq).clamp_min(tiny))
-        ka = ka / (1.0 - spec.c * nk).clamp_min(tiny)
     return qa, ka
+
+
+def _flat_augmented(q: torch.Tensor, k: torch.Tensor, c: float) -> tuple[torch.Tensor, torch.Tensor]:
+    mu = k.detach().mean(-2, keepdim=True)  # (..., 1, d): distances do not depend on it
+    return _lifted(q - mu, k - mu)
+
+
+def _ball_augmented(q: torch.Tensor, k: torch.Tensor, c: float) -> tuple[torch.Tensor, torch.Tensor]:
+    qa, ka = _lifted(q, k)
+    tiny = torch.finfo(q.dtype).eps  # the reference's rim clamp: a point rounded onto the rim stays finite
+    qa = qa * (2.0 * c / (1.0 - c * _sq_norm(q)).clamp_min(tiny))
+    ka = ka / (1.0 - c * _sq_norm(k)).clamp_min(tiny)
+    return qa, ka
+
+
+def _sphere_augmented(q: torch.Tensor, k: torch.Tensor, c: float) -> tuple[torch.Tensor, torch.Tensor]:
+    # normalised again, as the other kernels: gradients stay tangent
+    return q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
+
+
+AUGMENTED = {"euclidean": _flat_augmented, "poincare": _ball_augmented, "sphere": _sphere_augmented}
+
+
+def augmented(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec) -> tuple[torch.Tensor, torch.Tensor]:
+    """q', k' of the module doc, whose dot product is the hook's argument x. (..., n, d), (..., m, d)
+    -> (..., n, D), (..., m, D), D = d + 2 (Euclidean, ball) or d (sphere). Differentiable."""
+    return AUGMENTED[spec.geometry](q, k, spec.c)
 
 
 def _series_or(x: torch.Tensor, series, exact) -> torch.Tensor:
@@ -145,8 +161,8 @@ def precision_floor(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec) -> float
     about 4 u max(|q'|^2 + |k'|^2 terms), u the unit roundoff; compare it with eps."""
     qa, ka = augmented(q.detach(), k.detach(), spec)
     u = torch.finfo(q.dtype).eps / 2
-    if spec.geometry == "sphere":
-        return 4.0 * u * 2.0  # |q - k|^2 = 2 - 2 q.k with |q| = |k| = 1
+    if qa.shape[-1] == q.shape[-1]:  # the sphere's q' = q: |q - k|^2 = 2 - 2 q.k with |q| = |k| = 1
+        return 4.0 * u * 2.0
     big = float(qa[..., :-2].pow(2).sum(-1).amax().sqrt() * ka[..., :-2].pow(2).sum(-1).amax().sqrt())
     return 4.0 * u * max(big, 1.0)
 

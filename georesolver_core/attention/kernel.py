@@ -28,7 +28,7 @@ from georesolver_core.attention.reference import (
     reference_ida_weights,
 )
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, Gathered, KernelSpec
-from georesolver_core.geometry import check_points
+from georesolver_core.geometry import GEOMETRIES, check_points
 from georesolver_core.validate import broadcast_batch, check_finite, check_same_dim, finite_extremes
 
 
@@ -71,7 +71,7 @@ def _check_values(q, k, v, spec: KernelSpec) -> None:
     """Finite points of the geometry, finite values, and (flat space) coordinates whose squares do not overflow."""
     for name, x in (("q", q), ("k", k)):
         check_points(name, x, geometry=spec.geometry, c=spec.c)
-        if spec.geometry == "euclidean":  # points of the ball or the sphere are bounded already
+        if not GEOMETRIES[spec.geometry].bounded:  # points of the ball or the sphere are bounded already
             _check_magnitude(name, x)
     if v is not None:
         check_finite("v", v)

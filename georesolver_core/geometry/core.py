@@ -63,6 +63,7 @@ class Geometry:
     extra_dims: int = 0  # ambient coordinates beyond the intrinsic dimension (1 for the sphere)
     uses_c: bool = False  # whether the curvature parameter c changes the space (the ball: k = -c)
     origin_name: str = "origin"  # what the base point is called in the UI
+    bounded: bool = True  # valid points have bounded coordinates (the ball, the sphere); not R^d
 
     @property
     def closed(self) -> bool:
@@ -140,6 +141,7 @@ GEOMETRIES: dict[str, Geometry] = {
         rim=lambda c: None,
         outside=lambda x, c: x.new_zeros(x.shape[:-1]),
         to_origin=lambda x, p, c: x - p,
+        bounded=False,
     ),
     "poincare": Geometry(
         "poincare",

@@ -22,7 +22,7 @@ def pairwise_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """
     top = max((float(t.detach().abs().amax()) for t in (x, y) if t.numel()), default=0.0)
     limit = torch.finfo(torch.promote_types(x.dtype, y.dtype)).max
-    if 4.0 * top * top * max(1, x.shape[-1]) < limit:
+    if not math.isfinite(top) or 4.0 * top * top * max(1, x.shape[-1]) < limit:  # NaN/inf: checked elsewhere
         return safe_sqrt(pairwise_sq_norms(x, y))
     s = 2.0 ** math.floor(math.log2(top))  # <= top: representable, and x/s, y/s lie in [-2, 2]
     return s * safe_sqrt(pairwise_sq_norms(x / s, y / s))
