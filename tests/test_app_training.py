@@ -34,7 +34,7 @@ def test_page_shows_title_device_and_an_invitation(at):
 
 
 def test_start_pause_step_stop_reset_a_short_run(at):
-    set_and_run(at, trn_size=4, trn_width=16, trn_layers=1, trn_steps=30)
+    set_and_run(at, trn_size=4, trn_width=16, trn_layers=1, trn_steps=3000)  # more than one chunk of work
     _click(at, "trn_start")
     run = _runs(at)[-1]
     assert run["status"] == "running" and run["trainer"].step >= 1  # the fragment trained a chunk

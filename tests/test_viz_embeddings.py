@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from georesolver_core.geometry import expmap0, project
+from georesolver_core.geometry import GEOMETRIES, expmap0, project
 from georesolver_core.tasks import balanced_tree, from_edge_list_csv
 from georesolver_core.viz import embeddings as viz
 from georesolver_core.viz.embeddings import (
@@ -215,3 +215,14 @@ def test_lineage_highlights_ancestors_and_descendants_on_top():
     fig = embedding_figure(view, highlight=hl)
     names = [t.name for t in fig.data]
     assert "ancestors (1)" in names and "descendants (2)" in names and "searched node" in names
+
+
+@pytest.mark.parametrize("geometry", list(GEOMETRIES))
+def test_lineage_highlight_draws_in_every_geometry(geometry):
+    from georesolver_core.tasks.hierarchy import balanced_tree
+    from georesolver_core.viz.embeddings import embedding_figure, embedding_view, lineage
+
+    tree = balanced_tree(2, 2)
+    x = GEOMETRIES[geometry].embed(torch.rand(tree.n_nodes, 3, dtype=torch.float64) * 0.5, 1.0)
+    fig = embedding_figure(embedding_view(x, tree, geometry=geometry), highlight=lineage(tree, 1))
+    assert "searched node" in [t.name for t in fig.data]  # the 3-D sphere takes the same marker symbols

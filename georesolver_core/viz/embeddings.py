@@ -263,7 +263,7 @@ def embedding_figure(
     for role, color, symbol in (
         ("ancestors", "#d62728", "circle"),
         ("descendants", "#ff7f0e", "circle"),
-        ("node", "#000000", "star"),
+        ("node", "#000000", "diamond"),  # a symbol both 2-D and 3-D scatters have
     ):
         idx = np.asarray((highlight or {}).get(role, []), dtype=np.int64)
         if idx.size:
