@@ -7,6 +7,7 @@ Page config, the shared sidebar (seed, dtype, device, bound to the URL) and navi
 from pathlib import Path
 
 import lecture
+import links
 import streamlit as st
 import ui
 import warmup
@@ -99,7 +100,7 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")
-ui.guard_query_params()  # before any widget reads the link
+links.guard_query_params()  # before any widget reads the link
 lecture.apply_url_state()
 link_notices = st.container()
 ui.sidebar_settings()
@@ -123,4 +124,4 @@ warmup.start(
 nav = st.navigation(pages)
 nav.run()
 lecture.panel(list(ui._bound_widget_defaults()))  # the URL-bound controls this view drew
-ui.url_notices(link_notices)
+links.url_notices(link_notices)
