@@ -74,6 +74,11 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     with _POOLS_LOCK:
         if workers not in _POOLS:
             pool = ThreadPoolExecutor(workers, "fused-ida", initializer=single_threaded_worker)
+            # Start every worker now and wait for their initialisers: a worker that set its count lazily,
+            # later, would briefly change the count that threads born meanwhile start with.
+            started = threading.Barrier(workers)
+            for f in [pool.submit(started.wait) for _ in range(workers)]:
+                f.result()
             _POOLS[workers] = pool
         return _POOLS[workers]
 
