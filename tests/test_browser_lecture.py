@@ -60,11 +60,13 @@ def test_a_lecture_script(server, browser, tmp_path):  # noqa: F811 (pytest fixt
     # 3. export the figure on screen, and its data
     page.get_by_text("Lecturer's link and export").click()
     page.get_by_text("Figure to export").wait_for()
-    with page.expect_download() as download:
+    page.get_by_role("button", name="Figure (standalone HTML)").wait_for()
+    page.wait_for_timeout(1000)  # the expander's first run settles before the click (a rerun drops it)
+    with page.expect_download(timeout=90_000) as download:
         page.get_by_role("button", name="Figure (standalone HTML)").click()
     html = download.value.path().read_text()
     assert "plotly" in html.lower() and len(html) > 100_000  # plotly.js inlined: opens offline
-    with page.expect_download() as download:
+    with page.expect_download(timeout=90_000) as download:
         page.get_by_role("button", name="Its data (JSON)").click()
     assert '"traces"' in download.value.path().read_text()
     # 4. share the link: it carries the view and the hidden controls to a fresh browser
