@@ -13,11 +13,18 @@ import torch
 
 from georesolver_core.attention import ida, ida_weights
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_supported
-from georesolver_core.attention.fused_schedule import Schedule, _pool
+from georesolver_core.attention.fused_schedule import (
+    BLOCK_K,
+    BLOCK_Q,
+    BLOCK_Q_CAUSAL,
+    OPERAND_ELEMENTS,
+    Schedule,
+    _pool,
+)
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench import peak_memory_mb
-from georesolver_core.device import set_process_threads
+from georesolver_core.device import set_process_threads, thread_count
 from georesolver_core.geometry import embed
 
 GEOMETRIES = ["euclidean", "poincare", "sphere"]
@@ -336,6 +343,18 @@ def test_schedule_runs_every_task_once_and_finishes_each_chunk_after_its_tasks(w
     if in_flight == 1:  # a chunk is set up only once the one before it is finished
         order = [(e[0], e[1]) for e in log if e[0] in ("setup", "finish")]
         assert order == [(kind, c) for c in chunks for kind in ("setup", "finish")]
+
+
+@pytest.mark.parametrize("T,keys", [(1024, ALL_KEYS), (4096, CAUSAL), (4096, ALL_KEYS), (16384, CAUSAL)])
+def test_every_worker_can_have_a_head_chunk_in_flight(T, keys):
+    """Chunks are sized so that one per worker fits under the operand cap where one head allows it
+    (with one chunk in flight the other workers wait at every chunk boundary)."""
+    with thread_count(2):
+        sched = Schedule(torch.zeros(4, T, 64), T, T, BLOCK_Q_CAUSAL if keys is CAUSAL else BLOCK_Q, BLOCK_K, keys)
+    heads = sched.chunks[0].stop - sched.chunks[0].start
+    assert sched.workers == 2 and sum(c.stop - c.start for c in sched.chunks) == 4
+    assert sched.in_flight >= 2 or heads == 1
+    assert sched.in_flight * 8 * heads * 2 * T * 66 <= OPERAND_ELEMENTS or sched.in_flight == 1
 
 
 def test_schedule_error_in_a_worker_reaches_the_caller_and_the_pool_survives():
