@@ -199,6 +199,32 @@ def test_headline_rows_call_the_public_entry_points(monkeypatch):
     assert "attention.ida(geometry='poincare')" in text and "GeoAttention" in text
 
 
+def test_causal_headline_rows_pass_causal_through_to_the_kernels(monkeypatch):
+    """--causal times the causal public calls: ida / ida_weights get causal=True, and GeoAttention's
+    kernel runs the causal spec through the unchecked entry that modules use (attend_checked)."""
+    from georesolver_core import attention
+    from georesolver_core.attention import layer
+    from georesolver_core.bench import public
+
+    seen = []
+
+    def spy(name, fn, flag):
+        def wrapper(*args, **kwargs):
+            seen.append((name, flag(args, kwargs)))
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(attention, "ida", spy("ida", attention.ida, lambda a, kw: kw.get("causal")))
+    monkeypatch.setattr(
+        attention, "ida_weights", spy("ida_weights", attention.ida_weights, lambda a, kw: kw.get("causal"))
+    )
+    monkeypatch.setattr(layer, "attend_checked", spy("module", layer.attend_checked, lambda a, kw: a[3].causal))
+    public.headline((16,), heads=2, head_dim=8, repeats=1, causal=True)
+    assert {name for name, _ in seen} == {"ida", "ida_weights", "module"}
+    assert all(flag is True for _, flag in seen)
+
+
 def test_report_carries_the_headline_and_judges_targets_from_it(report):
     head = {r["row"]: r for r in report["headline"]}
     assert set(head) == set(HEADLINE) and all(r["seq_len"] == 32 for r in head.values())
