@@ -15,7 +15,6 @@ from georesolver_core.attention import ida_weights
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import distance, expmap, sphere
 from georesolver_core.landscape import (
-    DEFAULT_EXTENT,
     LossSetup,
     Patch,
     TwoKeyLine,
@@ -40,13 +39,14 @@ from georesolver_core.landscape import (
     train_model,
     two_key_keys,
 )
+from georesolver_core.landscape.grid import charted, default_extent
 from georesolver_core.landscape.model_slice import SliceModelConfig
 from georesolver_core.landscape.two_key import geodesic_path, ida_line_minimiser, loss_star
 from georesolver_core.theory.landscape import ida_curvature_at_minimiser
 from georesolver_core.viz.landscape import hessian_figure, landscape_figure, model_slice_figure, pl_profile_figure
 
-GEOS = ["euclidean", "poincare", "sphere"]
-EXTENT = DEFAULT_EXTENT
+GEOS = charted()  # every geometry of the registry with a landscape chart
+EXTENT = {geometry: default_extent(geometry) for geometry in GEOS}
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
@@ -403,7 +403,7 @@ def test_softmax_hessian_has_the_translation_null_direction():
 # ---- trained-model slices ----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=["euclidean", "poincare", "sphere"])
+@pytest.fixture(scope="module", params=GEOS)
 def trained(request):
     geometry = request.param
     cfg = SliceModelConfig(geometry=geometry, steps=40, n_samples=128, dim=3 if geometry == "sphere" else 2)

@@ -57,10 +57,6 @@ def c_hida_regret_bound(T, c, diameter, eps_opt=0.0):
     return _f(diameter) ** 2 * _f(c) * np.log(_f(T)) + _f(T) * _f(eps_opt)
 
 
-# Proposition 1: time exponents in n (per token for C-HIDA) of the four cost classes.
-PROPOSITION1_EXPONENTS = {"hida": 2.0, "fp-hida": 1.0, "l-hida": 1.0, "c-hida": 0.0}
-
-
 def n_log_n_local_exponent(n_lo, n_hi):
     """The log-log slope of n log n between two lengths: what a fitted O(n log n) cost should show."""
     return math.log((n_hi * math.log(n_hi)) / (n_lo * math.log(n_lo))) / math.log(n_hi / n_lo)
@@ -69,12 +65,10 @@ def n_log_n_local_exponent(n_lo, n_hi):
 PROPOSITION1_TOLERANCE = 0.25  # |fitted - predicted exponent| allowed on timings (a shared CPU is noisy)
 
 
-def proposition1_exponent(kernel: str, n_lo: int, n_hi: int) -> float:
-    """Proposition 1's time exponent of ``kernel`` over lengths n_lo..n_hi: 2 (Dense), the local slope of
-    n log n (FP), 1 (L), 0 (C, per token). The one prediction every timing of the family is judged against."""
-    name = kernel.removesuffix("-naive")
-    if name not in PROPOSITION1_EXPONENTS:
-        raise ValueError(f"kernel must be one of {sorted(PROPOSITION1_EXPONENTS)} (got {kernel!r})")
-    if name == "fp-hida" and n_hi > n_lo > 1:
-        return n_log_n_local_exponent(n_lo, n_hi)
-    return PROPOSITION1_EXPONENTS[name]
+def proposition1_exponent(exponent: float, n_lo: int, n_hi: int, *, log_factor: bool = False) -> float:
+    """Proposition 1's time exponent of a cost class over lengths n_lo..n_hi: ``exponent`` (Dense 2, L 1,
+    C 0 per token), or for a cost n^exponent log n (FP: n log n) the local slope between n_lo and n_hi.
+    Each attention entry's class is its registry entry's ``timing`` (``attention.timing``)."""
+    if log_factor and n_hi > n_lo > 1:
+        return n_log_n_local_exponent(n_lo, n_hi) + exponent - 1.0
+    return float(exponent)
