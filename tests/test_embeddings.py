@@ -33,11 +33,11 @@ from georesolver_core.embeddings.sphere_maps import (
     sphere_map_notes,
     sphere_map_table,
 )
-from georesolver_core.geometry import ball, pairwise_distance
+from georesolver_core.geometry import GEOMETRIES, ball, pairwise_distance
 from georesolver_core.tasks import balanced_tree, from_edges
 
 DTYPES = [torch.float32, torch.float64]
-GEOS = ["poincare", "sphere", "euclidean"]
+GEOS = list(GEOMETRIES)
 
 
 @pytest.fixture(scope="module")
