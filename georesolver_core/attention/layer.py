@@ -178,13 +178,17 @@ class GeoAttention(nn.Module):
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=config.bias)
         self.out = nn.Linear(config.d_model, config.d_model, bias=config.bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each head's output before the output projection, and the queries as projected (before the
+        geometry's embedding): (B, T, C) -> (B, nh, T, hs), (B, nh, T, hs). The GeoResolver block gates
+        the heads and routes its memory path on those queries."""
         cfg = self.config
-        B, T, C = x.shape
         q, k, v = split_heads(
             self.qkv(x), cfg.n_heads, contiguous=self.kind.contiguous_heads
         )  # 3 x (B, nh, T, hs)
-        q, k = self.kind.embed(q, cfg.c), self.kind.embed(k, cfg.c)
-        y = self.kernel(q, k, v)  # (B, nh, T, hs)
-        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+        return self.kernel(self.kind.embed(q, cfg.c), self.kind.embed(k, cfg.c), v), q  # (B, nh, T, hs) each
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        y = self.heads(x)[0].transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         return self.out(y)
