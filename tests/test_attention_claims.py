@@ -44,7 +44,7 @@ def quick_results():
     return {k: run_claim(k, quick=True) for k in KEYS}
 
 
-def test_every_issue_claim_is_registered_for_the_attention_page():
+def test_every_attention_claim_is_registered_for_the_attention_page():
     assert set(EXPECTED) <= set(KEYS)
 
 

@@ -22,17 +22,6 @@ def fp_index_size_bound(n: int, window: int, n_global: int) -> int:
     return (2 * window + 1) + n_global + 2 * (L + 1) + 1
 
 
-def fp_work_bound(n, window, n_global, d=1):
-    """Theorem 5.4: sum_i |S_i| d <= n d ((2w + 1) + g + 2(ceil(log2 n) + 1) + 1) = O(n log n d)."""
-    return float(n) * d * fp_index_size_bound(int(n), int(window), int(n_global))
-
-
-def fp_retrieval_coverage(mean_index_size, n):
-    """The fraction of target positions a query can retrieve at all: |S_i| / n (a target outside S_i
-    gets weight 0, so Lemma 5.1(a)'s exact retrieval holds for at most this fraction)."""
-    return _f(mean_index_size) / _f(n)
-
-
 def l_hida_error_bound_paper(n, m, eps):
     """Theorem 5.5 as printed in the paper (seed 000): ||o^L - o^H||_F <= O(n / (m eps^2)); constant 1 here."""
     return _f(n) / (_f(m) * _f(eps) ** 2)
@@ -45,11 +34,6 @@ def l_hida_error_bound_summary(n, m, eps):
 
 L_HIDA_EXPONENT_PAPER = -1.0  # error ~ m^-1 (seed 000)
 L_HIDA_EXPONENT_SUMMARY = -0.5  # error ~ m^-1/2 (seed 001)
-
-
-def nystrom_output_error_bound(v_fro, eps, kernel_error_fro):
-    """Section 5.5: ||o^L - o^H||_F <= (2 ||V||_F / eps) ||K_nn - K~_nn||_F."""
-    return 2.0 * _f(v_fro) / _f(eps) * _f(kernel_error_fro)
 
 
 def c_hida_regret_bound(T, c, diameter, eps_opt=0.0):

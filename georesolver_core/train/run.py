@@ -7,7 +7,7 @@ Every other key of ``attention.ATTENTION`` is a GeoResolver model with that stor
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import torch
 
@@ -163,5 +163,3 @@ def resume(data: dict, config: TrainConfig | None = None, callbacks=(), **kwargs
     return trainer
 
 
-def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
-    return replace(config, steps=steps)
