@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from georesolver_core.attention import ATTENTION, AttentionConfig, GeoAttention, ida, inverse_distance_kind
+from georesolver_core.attention.flex import augmented, ida_score_mod
 from georesolver_core.attention.fused import fused_supported
 from georesolver_core.attention.hida_scaling import cost_scaling, default_kernels, label, scaling_kernels
 from georesolver_core.attention.layer import AttentionKind, InverseDistanceKernel
@@ -86,6 +87,14 @@ def test_the_kernels_pick_it_up(fourth):
         torch.testing.assert_close(ida(q, k, v, eps=0.1, geometry=NAME, impl=impl), want)
     assert fused_supported(q, k, v, KernelSpec(0.1, NAME))  # its entry names a tile class
     assert inverse_distance_kind(NAME) == KIND
+    # the GPU path (FlexAttention): the same augmented coordinates and score hook as flat space
+    flat = augmented(q, k, KernelSpec(0.1, "euclidean"))
+    for ours, theirs in zip(augmented(q, k, KernelSpec(0.1, NAME)), flat, strict=True):
+        torch.testing.assert_close(ours, theirs)
+    x = torch.linspace(0.0, 4.0, 9, dtype=torch.float64)
+    torch.testing.assert_close(
+        ida_score_mod(KernelSpec(0.1, NAME))(x, 0, 0, 0, 0), ida_score_mod(KernelSpec(0.1, "euclidean"))(x, 0, 0, 0, 0)
+    )
     torch.manual_seed(0)
     ours = GeoAttention(AttentionConfig(d_model=16, n_heads=2, kernel=KIND))
     theirs = GeoAttention(AttentionConfig(d_model=16, n_heads=2, kernel="ida"))

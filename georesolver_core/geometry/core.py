@@ -93,7 +93,8 @@ class Geometry:
     panel: Panel | None = None  # its Home panel (None: not on the Home figure)
     # V(R, d, c) of a geodesic ball of radius R (section 5.2(A)); None where no claim needs it (the sphere)
     ball_volume: Callable[..., object] | None = None
-    # the name of its tile class in ``attention.fused_geometry`` (the streaming kernel; None: reference only)
+    # the name of its streaming-kernel maths: the tile class in ``attention.fused_geometry`` and the score
+    # hook in ``attention.flex`` (None: the reference kernel only)
     tile: str | None = None
 
     @property
