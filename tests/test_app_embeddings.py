@@ -106,7 +106,7 @@ def test_every_widget_at_its_extremes_in_each_geometry():
         ("toggle", "emb_learn_c", True),
         ("toggle", "emb_centre", True),
     ]
-    for geometry in GEOMETRIES:
+    for geometry in [*GEOMETRIES, "poincare"]:  # every geometry, then back to the ball the checks below read
         settings += [
             ("segmented_control", "emb_geo", geometry),
             ("slider", "emb_dim", 10),
