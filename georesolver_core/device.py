@@ -24,13 +24,6 @@ def device_label(device: torch.device | None = None) -> str:
     return f"CPU ({torch.get_num_threads()} threads)"
 
 
-def resolve_dtype(name: str) -> torch.dtype:
-    """``"float32"`` / ``"float64"`` -> torch dtype, with a clear error for anything else."""
-    if name not in DTYPES:
-        raise ValueError(f"dtype must be one of {sorted(DTYPES)} (got {name!r})")
-    return DTYPES[name]
-
-
 # Thread counts have one owner: this module. Nothing else in the package calls torch.set_num_threads.
 #
 # torch.set_num_threads(n) does two things: it sets the calling thread's own OpenMP/MKL count, and it

@@ -146,7 +146,7 @@ with left:
     )
     c = ui.curvature_slider("emb_c", geometry, always=True)
     learn_c = st.toggle(
-        "Learn the curvature", key="emb_learn_c", bind="query-params", disabled=geometry != "poincare"
+        "Learn the curvature", key="emb_learn_c", bind="query-params", disabled=not (geometry in GEOMETRIES and GEOMETRIES[geometry].uses_c)
     )
     st.subheader("Training")
     optimizer = st.radio(
@@ -203,7 +203,7 @@ try:
             geometry=geometry or "poincare",
             dim=dim,
             c=c,
-            learn_curvature=bool(learn_c) and geometry == "poincare",
+            learn_curvature=bool(learn_c) and geometry in GEOMETRIES and GEOMETRIES[geometry].uses_c,
             optimizer=optimizer or "radam",
             lr=lr,
             epochs=epochs,
@@ -299,7 +299,7 @@ def live_training() -> None:
         col.metric(label, format(metrics[key], fmt), help=explain)
     cols[4].metric(
         "c (k = -c)",
-        f"{tr.model.c:.3g}" if tr.config.geometry == "poincare" else "n/a",
+        f"{tr.model.c:.3g}" if GEOMETRIES[tr.config.geometry].uses_c else "n/a",
         help="The ball's curvature parameter (learnt when 'Learn the curvature' is on).",
     )
     if warning := lab.rim_warning(tr):

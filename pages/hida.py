@@ -8,7 +8,7 @@ import ui
 
 from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
-from georesolver_core.attention.hida_scaling import LABELS, cost_scaling_steps, judge_slopes
+from georesolver_core.attention.hida_scaling import cost_scaling_steps, default_kernels, judge_slopes, label
 from georesolver_core.theory.hida import c_hida_regret_bound
 from georesolver_core.viz.hida import (
     disk_figure,
@@ -126,8 +126,8 @@ st.header("4. Time and peak memory vs n")
 f1, f2, f3 = st.columns(3)
 lens = f1.multiselect("Lengths n", [256, 512, 1024, 2048, 4096, 8192], default=[256, 512, 1024, 2048],
                       key="hida_lens", bind="query-params")  # fmt: skip
-kernels = f2.multiselect("Kernels", ["hida", "fp-hida", "l-hida", "c-hida"], default=["hida", "fp-hida", "l-hida"],
-                         format_func=LABELS.get, key="hida_kernels", bind="query-params")  # fmt: skip
+kernels = f2.multiselect("Kernels", default_kernels(), default=["hida", "fp-hida", "l-hida"],
+                         format_func=label, key="hida_kernels", bind="query-params")  # fmt: skip
 mem = f3.toggle("Measure peak memory", key="hida_mem", bind="query-params")
 st.caption("Forward + backward, one head of size 64, float32, median of one call after a warm-up. C-HIDA runs a "
            "token loop: it is timed to n = 1024 and shown per token. The full sweep to n = 32768: "
@@ -149,14 +149,14 @@ if len(lens) < 2 or not kernels:
 
 def _draw_scaling(job: tc.LiveJob) -> None:
     rep = job.result or job.partial
-    series = {k: (rep.per_token[k] if k == "c-hida" else rep.seconds[k]) for k in rep.kernels}
+    series, labels = {k: rep.series(k) for k in rep.kernels}, {k: label(k) for k in rep.kernels}
     series = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in series.items()}
     g1, g2 = st.columns(2)
-    ui.chart(scaling_figure(rep.lens, series, rep.slopes, LABELS, "seconds (C-HIDA: per token)"),
+    ui.chart(scaling_figure(rep.lens, series, rep.slopes, labels, "seconds (C-HIDA: per token)"),
                     key="hida_time_fig", container=g1)  # fmt: skip
     peaks = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in rep.peak_mb.items()}
     if any(v is not None for vals in peaks.values() for v in vals):
-        ui.chart(scaling_figure(rep.lens, peaks, {k: None for k in rep.kernels}, LABELS, "peak memory (MB)"),
+        ui.chart(scaling_figure(rep.lens, peaks, {k: None for k in rep.kernels}, labels, "peak memory (MB)"),
                         key="hida_mem_fig", container=g2)  # fmt: skip
     else:
         g2.info("Switch on 'Measure peak memory' and run again to see memory.")

@@ -62,7 +62,7 @@ with st.container(border=True):
         bind="query-params",
     )
     st.caption(
-        f"Device **{s.device}**, precision **{dtype_name}** (sidebar). The full benchmark of the issue runs headless: "
+        f"Device **{s.device}**, precision **{dtype_name}** (sidebar). The full benchmark runs headless: "
         "`python -m georesolver_core bench --json > bench.json` (T up to 16384 and a memory check at T = 32768); "
         "load its output below."
     )

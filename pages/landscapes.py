@@ -124,7 +124,7 @@ if tabs[0].open:
             basin = _slider(
                 "Basin size beta (fraction of the way to the midpoint)", "land_pl_basin", 0.05, 0.95, 0.5, 0.05
             )
-        if geometry == "sphere" and delta > np.pi:
+        if GEOMETRIES[geometry].closed and delta > np.pi:
             st.error(
                 f"On the sphere Delta is the angle theta between the keys and must be at most pi "
                 f"(got {delta:g}). Fix: lower Delta; showing theta = 3.1 meanwhile."

@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import embed
+from georesolver_core.geometry import GEOMETRIES, embed
 
 DTYPES = [torch.float32, torch.float64]
-GEOMETRY_NAMES = ["euclidean", "poincare", "sphere"]
+GEOMETRY_NAMES = list(GEOMETRIES)  # every geometry of the registry
 
 
 @pytest.fixture(params=DTYPES, ids=["float32", "float64"])

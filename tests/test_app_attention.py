@@ -7,6 +7,7 @@ import time
 import pytest
 import streamlit as st
 
+from georesolver_core.geometry import GEOMETRIES
 from tests.app_pages import open_page, set_and_run
 
 
@@ -32,7 +33,7 @@ def test_page_shows_title_matrix_bars_picture_and_claims(at):
     assert len(at.get("plotly_chart")) == 3
 
 
-@pytest.mark.parametrize("geometry", ["euclidean", "poincare", "sphere"])
+@pytest.mark.parametrize("geometry", list(GEOMETRIES))
 def test_extremes_in_each_geometry(at, geometry):
     _run(at, att_geometry=geometry)
     low = dict(att_n=1, att_d=2, att_eps=1e-8, att_temp=0.01, att_spread=0.1)

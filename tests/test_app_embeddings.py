@@ -6,6 +6,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks import MAX_NODES
 
 PAGE = "../pages/embeddings.py"
@@ -105,7 +106,7 @@ def test_every_widget_at_its_extremes_in_each_geometry():
         ("toggle", "emb_learn_c", True),
         ("toggle", "emb_centre", True),
     ]
-    for geometry in ["euclidean", "sphere", "poincare"]:
+    for geometry in [*GEOMETRIES, "poincare"]:  # every geometry, then back to the ball the checks below read
         settings += [
             ("segmented_control", "emb_geo", geometry),
             ("slider", "emb_dim", 10),

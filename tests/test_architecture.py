@@ -1,4 +1,6 @@
-"""The package's shape: imports run one way (no cycle), and geometry dispatch lives in geometry/ only."""
+"""The package's shape: imports run one way (no cycle), and what depends on a geometry or an attention
+entry is read from its registry entry: no comparison against a registry key outside the registries,
+in the library or in the pages."""
 
 import ast
 import re
@@ -81,14 +83,26 @@ def test_no_import_cycle_inside_the_package():
 GEOMETRY_COMPARISON = re.compile(r"geometry\s*[!=]=|[!=]=\s*[\w.]*geometry\b")
 
 
+ROOT = PACKAGE.parent
+SOURCES = ("georesolver_core", "pages", "app")  # the library and the pages it serves
+REGISTRY_MODULES = {"georesolver_core/geometry/core.py", "georesolver_core/attention/layer.py"}
+
+
+def source_files():
+    """Every module of the library and the app, with its path from the repository root."""
+    for folder in SOURCES:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            yield path, path.relative_to(ROOT).as_posix()
+
+
 def test_no_geometry_name_comparison_outside_the_geometry_package():
     hits = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if path.relative_to(PACKAGE).parts[0] == "geometry":
+    for path, rel in source_files():
+        if rel.startswith("georesolver_core/geometry/"):
             continue
         for lineno, line in enumerate(path.read_text().splitlines(), 1):
             if GEOMETRY_COMPARISON.search(line):
-                hits.append(f"{path.relative_to(PACKAGE)}:{lineno}: {line.strip()}")
+                hits.append(f"{rel}:{lineno}: {line.strip()}")
     assert not hits, "dispatch through geometry.GEOMETRIES instead:\n" + "\n".join(hits)
 
 
@@ -96,3 +110,62 @@ def test_the_comparison_pattern_catches_the_forms_it_forbids():
     for line in ('if geometry == "sphere":', "x if cfg.geometry != 'poincare' else y", 'if "ball" == geometry:'):
         assert GEOMETRY_COMPARISON.search(line), line
     assert not GEOMETRY_COMPARISON.search("geometry = check_geometry(geometry)")
+
+
+def registry_keys() -> set[str]:
+    """The keys no comparison may name: every geometry, and every attention entry except the two kernel
+    kinds "ida" and "softmax" (``KERNEL_CHOICES``, the landscape and lab pages' own choice of kernel)."""
+    from georesolver_core.attention.layer import ATTENTION, KERNEL_CHOICES
+    from georesolver_core.geometry import GEOMETRIES
+
+    return set(GEOMETRIES) | (set(ATTENTION) - set(KERNEL_CHOICES))
+
+
+# Vocabularies of their own that share a word with a registry key: a figure's drawing kind
+# (``view.kind == "sphere"``, derived from the entry) and HCC's radius mode (``params["radius"] == "euclidean"``).
+OWN_VOCABULARY = {"kind", "radius"}
+
+
+def _own_vocabulary(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in OWN_VOCABULARY
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in OWN_VOCABULARY
+
+
+def key_comparisons(source: str, keys: set[str]) -> list[int]:
+    """Line numbers of ``x == "key"``, ``"key" != x`` and ``x in ("key", ...)`` naming one of ``keys``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if any(_own_vocabulary(side) for side in sides):
+            continue
+        named = set()
+        for side, op in zip(sides[1:], node.ops, strict=True):
+            if isinstance(op, ast.In | ast.NotIn) and isinstance(side, ast.Tuple | ast.List | ast.Set):
+                named |= {e.value for e in side.elts if isinstance(e, ast.Constant)}
+        if any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            named |= {side.value for side in sides if isinstance(side, ast.Constant)}
+        if any(isinstance(v, str) and v in keys for v in named):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_comparison_against_a_registry_key_outside_the_registries():
+    keys, hits = registry_keys(), []
+    for path, rel in source_files():
+        if rel in REGISTRY_MODULES:
+            continue
+        text = path.read_text()
+        hits += [f"{rel}:{n}: {text.splitlines()[n - 1].strip()}" for n in key_comparisons(text, keys)]
+    assert not hits, "read the behaviour from the registry entry instead:\n" + "\n".join(hits)
+
+
+def test_the_key_comparison_finder_catches_the_forms_it_forbids():
+    keys = {"poincare", "c-hida"}
+    src = (
+        'a = g == "poincare"\nb = "c-hida" != k\nc = g in ("x", "poincare")\n'
+        'd = view.kind == "poincare"\ne = p["radius"] == "poincare"\nf = g == "x"\n'
+    )
+    assert key_comparisons(src, keys) == [1, 2, 3]

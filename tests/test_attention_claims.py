@@ -19,6 +19,7 @@ from georesolver_core.claims import (
     rank_claims,
     run_claim,
 )
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.theory import attention as th
 
 KEYS = [k for k, c in CLAIMS.items() if c.page == "attention"]
@@ -43,7 +44,7 @@ def quick_results():
     return {k: run_claim(k, quick=True) for k in KEYS}
 
 
-def test_every_issue_claim_is_registered_for_the_attention_page():
+def test_every_attention_claim_is_registered_for_the_attention_page():
     assert set(EXPECTED) <= set(KEYS)
 
 
@@ -66,7 +67,7 @@ def test_full_sweep_agrees_with_the_quick_one(key, quick_results):
 
 
 def test_exact_retrieval_leak_falls_linearly_in_eps(quick_results):
-    for geo in ("euclidean", "poincare", "sphere"):
+    for geo in GEOMETRIES:
         r = quick_results[f"lemma2.3-exact-retrieval-{geo}"]
         small = np.array(r["x"]) < 1e-3
         slope = np.polyfit(np.log(np.array(r["x"])[small]), np.log(np.array(r["measured"])[small]), 1)[0]

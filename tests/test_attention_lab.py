@@ -12,13 +12,14 @@ import torch
 from georesolver_core.attention import diagnostics as dg
 from georesolver_core.attention import ida_weights, softmax_weights
 from georesolver_core.attention import lipschitz as lip
-from georesolver_core.geometry import distance, pairwise_distance
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.geometry import GEOMETRIES, distance, pairwise_distance
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import FAILS, HOLDS
 from georesolver_core.viz import attention as va
 from tests.conftest import random_points, tol
 
-GEOS = ["euclidean", "poincare", "sphere"]
+GEOS = list(GEOMETRIES)
 
 
 def _gen(seed=0):
@@ -139,7 +140,7 @@ def _fd_jacobian(f, q, h=1e-6):
     return torch.stack(cols, dim=-1)  # (dv, d)
 
 
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 def test_query_jacobian_matches_finite_differences(kernel):
     g = _gen()
     k, v = (

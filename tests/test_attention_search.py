@@ -13,6 +13,7 @@ import torch
 
 from georesolver_core.attention import softmax_weights
 from georesolver_core.attention.diagnostics import clustered_points, random_points
+from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.lipschitz import lipschitz_probe_queries, query_jacobian_norms
 from georesolver_core.claims import attention_search as search
 from georesolver_core.claims import run_claim
@@ -27,7 +28,7 @@ def _gen(seed=0):
     return torch.Generator().manual_seed(seed)
 
 
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 @pytest.mark.parametrize("eps", [1e-3, 1e-1])
 def test_closed_form_jacobian_matches_autograd(kernel, eps):
     g = _gen()
@@ -39,7 +40,7 @@ def test_closed_form_jacobian_matches_autograd(kernel, eps):
     torch.testing.assert_close(ours, ref, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 def test_ascent_beats_its_starts_and_stays_under_the_proven_bounds(kernel):
     eps, g = 1e-2, _gen()
     k = random_points(32, 6, generator=g)
@@ -123,7 +124,7 @@ def test_all_keys_bound_is_not_beaten_by_random_codes():
         assert float(softmax_weights(keys, keys).diagonal().min()) < 1 - DELTA
 
 
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 def test_hessian_at_both_points_reports_the_gradient(kernel):
     eq = hessian_spectrum(8, kernel=kernel, point="equidistant")
     tgt = hessian_spectrum(8, kernel=kernel, point="target")

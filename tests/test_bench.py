@@ -12,6 +12,7 @@ import torch
 from georesolver_core import bench
 from georesolver_core.__main__ import main
 from georesolver_core.bench.public import HEADLINE
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.viz.kernels import memory_figure, ratio_figure, time_figure
 
 
@@ -42,7 +43,7 @@ def test_report_has_environment_rows_ratios_and_memory(report):
     for T in (32, 64):
         sdpa = rows[("sdpa", T)]
         assert sdpa["fwd_ratio"] == 1.0 and sdpa["fwdbwd_ratio"] == 1.0
-        for k in ("ida", "hida", "sida"):
+        for k in bench.FUSED:
             r = rows[(k, T)]
             assert len(r["fwd_times_ms"]) == 2 and r["fwd_ms"] > 0
             assert math.isclose(r["fwdbwd_ratio"], r["fwdbwd_ms"] / sdpa["fwdbwd_ms"])
@@ -191,7 +192,7 @@ def test_headline_rows_call_the_public_entry_points(monkeypatch):
     )
     records = public.headline((16,), heads=2, head_dim=8, repeats=2)
     assert [r["row"] for r in records] == list(public.HEADLINE)
-    assert {("ida", g) for g in ("euclidean", "poincare", "sphere")} <= set(calls)
+    assert {("ida", g) for g in GEOMETRIES} <= set(calls)
     assert ("ida_weights", "euclidean") in calls and ("GeoAttention", "euclidean") in calls
     for r in records:
         assert r["ratio_min"] <= r["ratio"] <= r["ratio_max"] and r["repeats"] == 2

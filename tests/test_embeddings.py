@@ -33,11 +33,11 @@ from georesolver_core.embeddings.sphere_maps import (
     sphere_map_notes,
     sphere_map_table,
 )
-from georesolver_core.geometry import ball, pairwise_distance
+from georesolver_core.geometry import GEOMETRIES, ball, pairwise_distance
 from georesolver_core.tasks import balanced_tree, from_edges
 
 DTYPES = [torch.float32, torch.float64]
-GEOS = ["poincare", "sphere", "euclidean"]
+GEOS = list(GEOMETRIES)
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +277,7 @@ def test_embedding_metrics_use_the_learnt_curvature(tree):
 
 
 def test_binary_tree_31_nodes_poincare_2d_beats_euclidean_at_the_same_budget():
-    """The issue's target: MAP >= 0.95 for the depth-4 binary tree in the 2-D disk (default budget),
+    """The target: MAP >= 0.95 for the depth-4 binary tree in the 2-D disk (default budget),
     and the plane with the same budget below it."""
     tree31 = balanced_tree(2, 4)
     hyp = train_embedding(tree31, EmbeddingConfig(geometry="poincare", dim=2))

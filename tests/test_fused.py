@@ -25,9 +25,10 @@ from georesolver_core.attention.reference import reference_ida, reference_ida_we
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench import peak_memory_mb
 from georesolver_core.device import set_process_threads, thread_count
+from georesolver_core.geometry import GEOMETRIES as REGISTRY
 from georesolver_core.geometry import embed
 
-GEOMETRIES = ["euclidean", "poincare", "sphere"]
+GEOMETRIES = list(REGISTRY)  # every geometry of the registry
 
 
 def spec(eps, geometry="euclidean", causal=False, c=1.0, counts=None):

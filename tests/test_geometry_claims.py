@@ -15,7 +15,7 @@ from georesolver_core.claims.geometry_claims import (
     packing_counts,
     uniform_in_geodesic_ball,
 )
-from georesolver_core.geometry import pairwise_distance
+from georesolver_core.geometry import GEOMETRIES, ball_volume, pairwise_distance
 from georesolver_core.theory.geometry import (
     euclidean_ball_volume,
     hyperbolic_ball_volume,
@@ -61,33 +61,33 @@ def test_volume_limits_flat_when_small_exponential_when_large(d):
 
 def test_packing_bound_by_hand():
     # flat: ((R + s/2)/(s/2))^d = (1.5/0.5)^2 = 9; ball: (cosh 1.5 - 1)/(cosh 0.5 - 1) = 10.5967
-    assert packing_number_bound(1.0, 1.0, 2, geometry="euclidean") == pytest.approx(9.0)
+    assert packing_number_bound(1.0, 1.0, 2, volume=ball_volume("euclidean")) == pytest.approx(9.0)
     want = (math.cosh(1.5) - 1.0) / (math.cosh(0.5) - 1.0)
-    assert packing_number_bound(1.0, 1.0, 2, geometry="poincare") == pytest.approx(want, rel=1e-12)
+    assert packing_number_bound(1.0, 1.0, 2, volume=ball_volume("poincare")) == pytest.approx(want, rel=1e-12)
     assert want == pytest.approx(10.5967, abs=1e-4)
     with pytest.raises(ValueError, match="geometry must be"):
-        packing_number_bound(1.0, 1.0, 2, geometry="sphere")
+        packing_number_bound(1.0, 1.0, 2, volume=ball_volume("sphere"))
     with pytest.raises(ValueError, match="s must be > 0"):
-        packing_number_bound(1.0, 0.0, 2, geometry="euclidean")
+        packing_number_bound(1.0, 0.0, 2, volume=ball_volume("euclidean"))
 
 
 # --- the measurement's laws -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("geometry", ["poincare", "euclidean"])
+@pytest.mark.parametrize("geometry", [g for g, entry in GEOMETRIES.items() if entry.ball_volume])
 def test_sampler_is_uniform_by_volume(geometry):
     """The fraction of samples within radius r is V(r)/V(r_max), although the sampler never uses V."""
     n, d, r_max = 4000, 2, 3.0
     x = uniform_in_geodesic_ball(n, d, r_max, geometry=geometry, generator=torch.Generator().manual_seed(1))
     r = pairwise_distance(torch.zeros(1, d, dtype=x.dtype), x, geometry=geometry)[0].numpy()
     assert x.shape == (n, d) and r.max() <= r_max + 1e-9
-    vol = hyperbolic_ball_volume if geometry == "poincare" else euclidean_ball_volume
+    vol = GEOMETRIES[geometry].ball_volume
     for r_in in (1.5, 2.5):
         p = float(vol(r_in, d) / vol(r_max, d))
         assert abs((r <= r_in).mean() - p) < 4 * math.sqrt(p * (1 - p) / n)
 
 
-@pytest.mark.parametrize("geometry", ["poincare", "euclidean"])
+@pytest.mark.parametrize("geometry", [g for g, entry in GEOMETRIES.items() if entry.ball_volume])
 def test_greedy_packing_is_separated_and_maximal(geometry):
     s = 1.0
     x = uniform_in_geodesic_ball(600, 2, 2.5, geometry=geometry, generator=torch.Generator().manual_seed(2))
@@ -97,7 +97,7 @@ def test_greedy_packing_is_separated_and_maximal(geometry):
     assert float(dist.min()) >= s  # separated
     assert float(pairwise_distance(x, kept, geometry=geometry).min(1).values.max()) < s  # maximal
     assert np.all(np.diff(radius) >= 0)  # packed inside out
-    assert len(kept) <= packing_number_bound(2.5, s, 2, geometry=geometry)
+    assert len(kept) <= packing_number_bound(2.5, s, 2, volume=ball_volume(geometry))
 
 
 def test_packing_counts_are_deterministic_and_grow_with_radius():

@@ -84,8 +84,8 @@ def test_figures_are_built_from_data():
 
 def test_scaling_page_judgement_is_proposition1_within_tolerance():
     """A slope far under its prediction (fixed costs) is not 'met': the page and the claim judge alike."""
-    from georesolver_core.attention.hida_scaling import ScalingReport
-    from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
+    from georesolver_core.attention.hida_scaling import ScalingReport, predicted_exponent
+    from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE
 
     lens = [256, 2048]
     rep = ScalingReport(
@@ -94,6 +94,6 @@ def test_scaling_page_judgement_is_proposition1_within_tolerance():
     rep.slopes = {"hida": 2.1, "fp-hida": 0.3, "l-hida": -0.2}
     judged = {j["kernel"]: j for j in judge_slopes(rep)}
     assert judged["hida"]["met"] and not judged["fp-hida"]["met"] and not judged["l-hida"]["met"]
-    assert judged["fp-hida"]["predicted"] == pytest.approx(proposition1_exponent("fp-hida", 256, 2048))
-    assert proposition1_exponent("fp-hida", 256, 2048) > 1.0  # n log n grows faster than n
+    assert judged["fp-hida"]["predicted"] == pytest.approx(predicted_exponent("fp-hida", 256, 2048))
+    assert predicted_exponent("fp-hida", 256, 2048) > 1.0  # n log n grows faster than n
     assert PROPOSITION1_TOLERANCE > 0

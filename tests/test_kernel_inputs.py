@@ -19,7 +19,7 @@ from georesolver_core.attention import (
 )
 from georesolver_core.attention.kernel import REFERENCE_MAX_PAIRS
 from georesolver_core.device import one_cpu_thread, set_process_threads
-from georesolver_core.geometry import embed, pairwise_sq_distance, stereographic_map, to_ball
+from georesolver_core.geometry import GEOMETRIES, embed, pairwise_sq_distance, stereographic_map, to_ball
 from georesolver_core.validate import C_MAX, C_MIN
 
 
@@ -31,7 +31,7 @@ def two_threads():
     set_process_threads(before)
 
 
-@pytest.mark.parametrize("geometry", ["euclidean", "poincare", "sphere"])
+@pytest.mark.parametrize("geometry", list(GEOMETRIES))
 def test_ida_under_inference_mode_with_worker_threads(two_threads, geometry):
     g = torch.Generator().manual_seed(0)
     q, k = (embed(torch.randn(2, 64, 8, generator=g), geometry=geometry) for _ in range(2))  # 64 x 64 pairs: fused
@@ -159,7 +159,7 @@ def test_softmax_causal_with_more_queries_than_keys_gives_zero_rows():
     assert torch.equal(ida(q.detach(), k.detach(), v, eps=0.1, causal=True)[:4], out[:4].detach())
 
 
-@pytest.mark.parametrize("geometry", ["poincare", "sphere", "euclidean"])
+@pytest.mark.parametrize("geometry", list(GEOMETRIES))
 def test_second_derivative_of_the_squared_distance_at_q_equal_k(geometry):
     """Hess_q d(q, k)^2 at q = k: 2 lambda^2 I in the ball (lambda = 2 / (1 - c|k|^2)), 2 I on the sphere and in
     the plane (in ambient coordinates). Squaring a distance whose gradient is set to 0 at q = k gives 0."""

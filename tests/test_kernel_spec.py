@@ -11,9 +11,10 @@ import torch
 from georesolver_core.attention import ALL_KEYS, Gathered, KernelSpec, attend, attend_weights, ida_weights_from_sq
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
+from georesolver_core.geometry import GEOMETRIES as REGISTRY
 from georesolver_core.geometry import embed, pairwise_sq_distance
 
-GEOMETRIES = ["euclidean", "poincare", "sphere"]
+GEOMETRIES = list(REGISTRY)  # every geometry of the registry
 SMALL = dict(block_q=16, block_k=16)  # several tiles with ragged edges
 
 

@@ -12,10 +12,10 @@ import torch
 from scipy.optimize import minimize, minimize_scalar
 
 from georesolver_core.attention import ida_weights
+from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import distance, expmap, sphere
 from georesolver_core.landscape import (
-    DEFAULT_EXTENT,
     LossSetup,
     Patch,
     TwoKeyLine,
@@ -40,13 +40,14 @@ from georesolver_core.landscape import (
     train_model,
     two_key_keys,
 )
+from georesolver_core.landscape.grid import charted, default_extent
 from georesolver_core.landscape.model_slice import SliceModelConfig
 from georesolver_core.landscape.two_key import geodesic_path, ida_line_minimiser, loss_star
 from georesolver_core.theory.landscape import ida_curvature_at_minimiser
 from georesolver_core.viz.landscape import hessian_figure, landscape_figure, model_slice_figure, pl_profile_figure
 
-GEOS = ["euclidean", "poincare", "sphere"]
-EXTENT = DEFAULT_EXTENT
+GEOS = charted()  # every geometry of the registry with a landscape chart
+EXTENT = {geometry: default_extent(geometry) for geometry in GEOS}
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
@@ -109,7 +110,7 @@ def _fd_mu(*, kernel, geometry, eps, delta, tau, basin, n_basin):
 
 
 @pytest.mark.parametrize("geometry", GEOS)
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 @pytest.mark.parametrize(
     ("eps", "delta", "dtype"),
     [(1e-3, 1.0, torch.float64), (1e-2, 2.5, torch.float64), (1e-3, 1.0, torch.float32)],
@@ -171,7 +172,7 @@ def test_geodesic_path_is_parametrised_by_arc_length(geometry):
 
 
 def test_loss_star_is_the_infimum(geometry):
-    for kernel in ("ida", "softmax"):
+    for kernel in KERNEL_CHOICES:
         keys = two_key_keys(1.3, geometry=geometry)
         l_star, s_star = loss_star(keys, LossSetup(kernel, eps=1e-3, geometry=geometry))
         s = torch.linspace(
@@ -203,7 +204,7 @@ def test_retrieval_weights_agree_with_the_attention_kernel(geometry, dtype):
     w = retrieval_weights(q, k, kernel="ida", eps=0.05, geometry=geometry)
     ref = ida_weights(q, k, eps=0.05, geometry=geometry)
     torch.testing.assert_close(w, ref, rtol=1e-4 if dtype == torch.float32 else 1e-9, atol=1e-6)
-    for kernel in ("ida", "softmax"):
+    for kernel in KERNEL_CHOICES:
         w = retrieval_weights(q, k, kernel=kernel, eps=0.05, geometry=geometry)
         torch.testing.assert_close(w.sum(-1), torch.ones(7, dtype=dtype))
         loss = retrieval_loss(q, k, kernel=kernel, eps=0.05, geometry=geometry, target=2)
@@ -288,7 +289,7 @@ def test_ida_grid_minimum_sits_at_the_target_key(geometry):
 
 
 @pytest.mark.parametrize("geometry", GEOS)
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 def test_descent_stays_on_the_manifold_and_caps_its_steps(geometry, kernel, dtype):
     ext = EXTENT[geometry]
     keys = random_keys(5, geometry=geometry, extent=ext, seed=1, dtype=dtype)
@@ -354,7 +355,7 @@ def test_a_confirmed_spurious_minimum_is_a_real_local_minimum():
 
 
 @pytest.mark.parametrize("geometry", GEOS)
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 def test_riemannian_hessian_matches_second_derivative_along_geodesics(geometry, kernel):
     """v^T Hess v = d^2/dt^2 L(exp_x(t v)) at t = 0, at a point where the connection terms matter."""
     from tests.conftest import random_points
@@ -403,7 +404,7 @@ def test_softmax_hessian_has_the_translation_null_direction():
 # ---- trained-model slices ----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=["euclidean", "poincare", "sphere"])
+@pytest.fixture(scope="module", params=GEOS)
 def trained(request):
     geometry = request.param
     cfg = SliceModelConfig(geometry=geometry, steps=40, n_samples=128, dim=3 if geometry == "sphere" else 2)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from georesolver_core.claims import CLAIMS, FAILS, HOLDS, VERDICTS, run_claim
-from georesolver_core.claims.landscape import PAGE, _shape_verdict, spurious_minima_counts
+from georesolver_core.claims.landscape import PAGE, spurious_minima_counts
+from georesolver_core.claims.landscape.evidence import shape_verdict
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.theory import landscape as th
 
@@ -26,7 +27,7 @@ def results():
         return {k: run_claim(k, quick=True) for k in KEYS}
 
 
-def test_the_issue_claims_are_registered():
+def test_the_landscape_claims_are_registered():
     expected = {
         "thm2-pl-ida-eps", "thm2-pl-ida-delta", "thm2-pl-softmax", "thm2-pl-ratio", "thm5.3-pl-hyperbolic",
         "thm8.1-pl-sphere", "lemma2-hessian-spread", "lemma2-softmax-curvature", "thm2-no-spurious-minima",
@@ -95,11 +96,11 @@ def test_ratio_claim_is_the_ratio_of_the_two_measurements(results):
 
 def test_shape_verdict_rules():
     shape = np.exp(-(np.linspace(1, 4, 6) ** 2))
-    assert _shape_verdict(3.0 * shape, shape, kind="theta", what="y")[0] == HOLDS
-    assert _shape_verdict(shape**2, shape, kind="theta", what="y")[0] == FAILS
+    assert shape_verdict(3.0 * shape, shape, kind="theta", what="y")[0] == HOLDS
+    assert shape_verdict(shape**2, shape, kind="theta", what="y")[0] == FAILS
     grow = np.exp(np.linspace(1, 4, 6) ** 2)
-    assert _shape_verdict(grow**1.5, grow, kind="omega", what="y")[0] == HOLDS
-    assert _shape_verdict(grow**0.5, grow, kind="omega", what="y")[0] == FAILS
+    assert shape_verdict(grow**1.5, grow, kind="omega", what="y")[0] == HOLDS
+    assert shape_verdict(grow**0.5, grow, kind="omega", what="y")[0] == FAILS
 
 
 def test_spurious_claim_holds_for_two_keys_and_names_the_breaks_beyond(results):

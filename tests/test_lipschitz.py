@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from georesolver_core.attention.diagnostics import random_points
+from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.lipschitz import (
     KEY_LAYOUTS,
     Ascent,
@@ -18,7 +19,7 @@ from georesolver_core.attention.lipschitz import (
 QUICK = Ascent(n_each=8, steps=10, lr=0.3)
 
 
-@pytest.mark.parametrize("kernel", ["ida", "softmax"])
+@pytest.mark.parametrize("kernel", list(KERNEL_CHOICES))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_supremum_is_at_least_every_probe_and_every_key(kernel, seed):
     g = torch.Generator().manual_seed(seed)

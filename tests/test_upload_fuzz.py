@@ -225,7 +225,7 @@ def test_fuzz_embeddings_csv():
     ],
     ids=["cycle", "self-loop", "columns", "duplicates", "nul", "bom", "empty-cell", "long-name"],
 )
-def test_edge_list_classes_named_in_the_issue(text, match):
+def test_each_class_of_bad_edge_list_is_refused_by_name(text, match):
     if match is None:
         _use_hierarchy(_csv_parse(text.encode()))
     else:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.viz import claims as viz
 from georesolver_core.viz.claims import claim_figure, legend_rows, wrap_text
 
@@ -83,9 +84,9 @@ def test_claims_that_share_a_section_get_titles_that_name_their_geometry():
         geo: claim_figure(
             _result(1, section=section, verdict="holds") | {"key": f"lemma2.3-exact-retrieval-{geo}"}
         ).layout.title.text.replace("<br>", " ")
-        for geo in ("euclidean", "poincare", "sphere")
+        for geo in GEOMETRIES
     }
-    assert len(set(titles.values())) == 3
+    assert len(set(titles.values())) == len(GEOMETRIES)
     for geo, title in titles.items():
         assert geo in title and title.endswith(f"{section}: holds"), title
 

@@ -169,7 +169,7 @@ def test_names_are_written_for_the_top_levels_only_and_all_are_in_the_hover():
 
 
 def test_side_by_side_uses_a_3d_scene_for_the_sphere():
-    views = [embedding_view(_points(g, 2), TREE, geometry=g) for g in ("poincare", "euclidean", "sphere")]
+    views = [embedding_view(_points(g, 2), TREE, geometry=g) for g in GEOMETRIES]
     fig = geometries_figure(views)
     assert any(isinstance(t, go.Scatter3d) for t in fig.data)
     assert fig.layout.scene is not None

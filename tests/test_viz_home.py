@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.viz.home import (
     EYE,
     LABELS_UP_TO,
-    PANELS,
     arc_example,
     arc_figure,
+    panel_geometries,
     project_sphere,
     view_direction,
 )
@@ -28,7 +29,7 @@ def test_each_panel_has_its_arcs_keys_and_query_on_its_own_axes(n_keys, sphere_3
     # per panel: one geodesic per key, the keys, the query; the sphere panel also draws the unit sphere.
     # The flat globe draws each geodesic and the sphere's grid twice: near side solid, far side faint.
     if sphere_3d:
-        assert len(fig.data) == len(PANELS) * (n_keys + 2) + 1
+        assert len(fig.data) == len(panel_geometries()) * (n_keys + 2) + 1
     else:
         assert len(fig.data) == 2 * (n_keys + 2) + 2 * n_keys + 4
     keys = _keys(fig)
@@ -44,7 +45,7 @@ def test_each_panel_has_its_arcs_keys_and_query_on_its_own_axes(n_keys, sphere_3
             assert t.mode == "markers+text" and list(t.text) == [f"k{j + 1}" for j in range(n_keys)]
         else:
             assert t.mode == "markers" and t.text is None  # from 8 keys on the labels ran into each other
-    assert [a.text for a in fig.layout.annotations] == [title for _, title, _ in PANELS]
+    assert [a.text for a in fig.layout.annotations] == [GEOMETRIES[g].panel.title for g in panel_geometries()]
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis2.scaleanchor == "x2"
     assert tuple(fig.layout.xaxis2.range) == (-1.05, 1.05)  # the whole disk, its rim drawn as a shape
     assert (fig.layout.shapes[0].xref, fig.layout.shapes[0].yref) == ("x2", "y2")

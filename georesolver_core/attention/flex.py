@@ -40,7 +40,7 @@ import warnings
 import torch
 
 from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
-from georesolver_core.geometry import check_points
+from georesolver_core.geometry import GEOMETRIES, check_points
 
 SERIES_BELOW = 1e-4  # below this x the hooks use their Taylor series (finite gradient at d = 0)
 _compiled = None
@@ -64,6 +64,7 @@ def flex_applies(q: torch.Tensor, spec: KernelSpec) -> bool:
         and q.dtype == torch.float32
         and isinstance(spec.keys, AllKeys | Causal)
         and spec.counts is None
+        and GEOMETRIES[spec.geometry].tile in AUGMENTED  # the geometry's kernel maths has a score hook
     )
 
 
@@ -96,13 +97,14 @@ def _sphere_augmented(q: torch.Tensor, k: torch.Tensor, c: float) -> tuple[torch
     return q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
 
 
-AUGMENTED = {"euclidean": _flat_augmented, "poincare": _ball_augmented, "sphere": _sphere_augmented}
+# by the name of a geometry's kernel maths (its registry entry's ``tile``), as the fused kernel's tile classes
+AUGMENTED = {"Euclidean": _flat_augmented, "Poincare": _ball_augmented, "Sphere": _sphere_augmented}
 
 
 def augmented(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec) -> tuple[torch.Tensor, torch.Tensor]:
     """q', k' of the module doc, whose dot product is the hook's argument x. (..., n, d), (..., m, d)
     -> (..., n, D), (..., m, D), D = d + 2 (Euclidean, ball) or d (sphere). Differentiable."""
-    return AUGMENTED[spec.geometry](q, k, spec.c)
+    return AUGMENTED[GEOMETRIES[spec.geometry].tile](q, k, spec.c)
 
 
 def _series_or(x: torch.Tensor, series, exact) -> torch.Tensor:
@@ -143,12 +145,12 @@ def _sphere_sq(x: torch.Tensor, c: float) -> torch.Tensor:
     )
 
 
-SQ_DISTANCE = {"euclidean": _euclidean_sq, "poincare": _poincare_sq, "sphere": _sphere_sq}  # x -> d^2
+SQ_DISTANCE = {"Euclidean": _euclidean_sq, "Poincare": _poincare_sq, "Sphere": _sphere_sq}  # x -> d^2, as AUGMENTED
 
 
 def ida_score_mod(spec: KernelSpec):
     """The score hook x -> -log(d^2 + eps) of the spec's geometry (x = q'.k', module doc)."""
-    sq, eps, c = SQ_DISTANCE[spec.geometry], spec.eps, spec.c
+    sq, eps, c = SQ_DISTANCE[GEOMETRIES[spec.geometry].tile], spec.eps, spec.c
 
     def score_mod(score, b, h, qi, kv):
         return -torch.log(sq(score, c) + eps)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from georesolver_core.attention.fused_geometry import TAU, TILE_GEOMETRIES, TileGeometry, blocks, transpose_into
+from georesolver_core.attention.fused_geometry import TAU, TileGeometry, blocks, tile_geometry, transpose_into
 from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, BLOCK_Q_CAUSAL, Schedule
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
 from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
@@ -47,7 +47,7 @@ def fused_preferred(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, sp
 
 def fused_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, spec: KernelSpec) -> bool:
     """Whether the fused kernel applies: one float dtype and device, non-empty, a dense or causal
-    index set, and 1/eps far from overflow."""
+    index set, a geometry with a tile class, and 1/eps far from overflow."""
     tensors = [q, k] if v is None else [q, k, v]
     if any(t.dtype not in TAU or t.dtype != q.dtype or t.device != q.device for t in tensors):
         return False
@@ -55,9 +55,11 @@ def fused_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, sp
         return False
     if min(q.shape[-2], k.shape[-2], q.shape[-1]) == 0 or (v is not None and v.shape[-1] == 0):
         return False
+    if (tile := tile_geometry(spec.geometry)) is None:  # the geometry has no tile class
+        return False
     # Each tile score is at most 1/eps~ and a row sums sum_j n_j of them: keep that inside the float range.
     total = k.shape[-2] if spec.counts is None else max(1.0, float(spec.counts.sum(-1).max()))
-    eps_t = TILE_GEOMETRIES[spec.geometry].scaled_eps(spec.eps, spec.c)
+    eps_t = tile.scaled_eps(spec.eps, spec.c)
     return eps_t * torch.finfo(q.dtype).max > 1e6 * total
 
 
@@ -76,7 +78,7 @@ class _Problem:
         return Schedule(self.q, self.q.shape[1], self.k.shape[1], self.block_q, self.block_k, self.spec.keys)
 
     def tile_geometry(self, hs: slice, sched: Schedule) -> TileGeometry:
-        geo = TILE_GEOMETRIES[self.spec.geometry](self.q[hs], self.k[hs], eps=self.spec.eps, c=self.spec.c)
+        geo = tile_geometry(self.spec.geometry)(self.q[hs], self.k[hs], eps=self.spec.eps, c=self.spec.c)
         geo.tile(sched.tiling.rows, sched.tiling.cols)
         return geo
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import torch
 
-from georesolver_core.geometry import euclidean, poincare
+from georesolver_core.geometry import GEOMETRIES, euclidean, poincare
 from georesolver_core.geometry.sphere import sq_distance as sphere_sq_distance
 
 # Suspect threshold relative to |q|^2 + |k|^2: entries below it are recomputed exactly.
@@ -404,4 +404,7 @@ class Sphere(TileGeometry):
             g.sub_((x * g).sum(-1, keepdim=True) * x).div_(r)
 
 
-TILE_GEOMETRIES: dict[str, type[TileGeometry]] = {"euclidean": Euclidean, "poincare": Poincare, "sphere": Sphere}
+def tile_geometry(geometry: str) -> type[TileGeometry] | None:
+    """The tile class the geometry's registry entry names (``Geometry.tile``); None: no fused kernel."""
+    name = GEOMETRIES[geometry].tile
+    return None if name is None else {cls.__name__: cls for cls in TileGeometry.__subclasses__()}[name]

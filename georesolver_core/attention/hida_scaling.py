@@ -20,64 +20,74 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from georesolver_core.attention.c_hida import CHIDA
-from georesolver_core.attention.fp_hida import fp_hida
-from georesolver_core.attention.kernel import ida
-from georesolver_core.attention.l_hida import l_hida
 from georesolver_core.attention.layer import ATTENTION
-from georesolver_core.attention.reference import reference_ida
-from georesolver_core.attention.spec import KernelSpec
-from georesolver_core.geometry import to_ball
-from georesolver_core.theory.hida import PROPOSITION1_EXPONENTS, PROPOSITION1_TOLERANCE, proposition1_exponent
+from georesolver_core.attention.timing import Timing
+from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
 from georesolver_core.validate import check_positive_int
 
-SCALING_LENS = (1024, 2048, 4096, 8192, 16384, 32768)  # the issue's range n in [1024, 32768]
-SCALING_KERNELS = ("hida", "fp-hida", "l-hida", "c-hida", "hida-naive")
-# How each kernel is timed (here and in the kernel benchmark), shown after its ATTENTION entry's label.
-SETTINGS = {
-    "hida": "fused",
-    "fp-hida": "w = g = log2 n",
-    "l-hida": "16 anchors",
-    "c-hida": "16 summaries, causal",
-    "hida-naive": "naive, n x n",
-}
-LABELS = {name: ATTENTION[name.removesuffix("-naive")].labelled(how) for name, how in SETTINGS.items()}
+SCALING_LENS = (1024, 2048, 4096, 8192, 16384, 32768)  # n in [1024, 32768]
+NAIVE = "-naive"  # "<key>-naive": the n x n reference of a dense entry, beside its fused kernel
 
 
-def _inputs(B, H, n, d, dtype, device, seed=0):
+def timed() -> list[str]:
+    """The entries of ATTENTION with a timing, in registry order."""
+    return [key for key, kind in ATTENTION.items() if kind.timing is not None]
+
+
+def scaling_kernels() -> tuple[str, ...]:
+    """The rows the sweep can time: every timed entry, and the naive reference of each dense one."""
+    keys = timed()
+    return (*keys, *(key + NAIVE for key in keys if ATTENTION[key].timing.naive is not None))
+
+
+def default_kernels() -> tuple[str, ...]:
+    """The rows the sweep times by default: the timed entries marked ``sweep`` (the HIDA family)."""
+    return tuple(key for key in timed() if ATTENTION[key].timing.sweep)
+
+
+def _timing(kernel: str) -> Timing:
+    """The timing of a sweep row: its ATTENTION entry's (the entry's own for "<key>-naive")."""
+    if kernel not in (allowed := scaling_kernels()):
+        raise ValueError(f"kernel must be one of {list(allowed)} (got {kernel!r})")
+    return ATTENTION[kernel.removesuffix(NAIVE)].timing
+
+
+def label(kernel: str) -> str:
+    """A sweep row's label: its entry's label and how it is run, e.g. "FP-HIDA (...) (w = g = log2 n)"."""
+    how = "naive, n x n" if kernel.endswith(NAIVE) else _timing(kernel).setting
+    return ATTENTION[kernel.removesuffix(NAIVE)].labelled(how)
+
+
+def predicted_exponent(kernel: str, n_lo: int, n_hi: int) -> float:
+    """Proposition 1's time exponent of a sweep row over n_lo..n_hi (``theory.hida.proposition1_exponent``)."""
+    timing = _timing(kernel)
+    return proposition1_exponent(timing.exponent, n_lo, n_hi, log_factor=timing.log_factor)
+
+
+def per_token(kernel: str) -> bool:
+    """Whether the row is judged per token (a streaming entry: time / n)."""
+    return _timing(kernel).per_token
+
+
+def _inputs(B, H, n, d, dtype, device, seed=0, geometry="poincare"):
     g = torch.Generator().manual_seed(seed)
-    q = to_ball(torch.randn(B, H, n, d, generator=g, dtype=dtype)).to(device).requires_grad_()
-    k = to_ball(torch.randn(B, H, n, d, generator=g, dtype=dtype)).to(device).requires_grad_()
+    embed = GEOMETRIES[geometry].embed
+    q = embed(torch.randn(B, H, n, d, generator=g, dtype=dtype), 1.0).to(device).requires_grad_()
+    k = embed(torch.randn(B, H, n, d, generator=g, dtype=dtype), 1.0).to(device).requires_grad_()
     v = torch.randn(B, H, n, d, generator=g, dtype=dtype).to(device).requires_grad_()
     return q, k, v
 
 
 def _runner(kernel: str, eps: float, n_anchors: int, n_summaries: int) -> Callable:
-    if kernel == "hida":
-        return lambda q, k, v: ida(q, k, v, eps=eps, geometry="poincare", impl="fused")
-    if kernel == "hida-naive":  # the n x n reference: Theta(n^2) without the fused kernel's fixed costs
-        return lambda q, k, v: reference_ida(q, k, v, KernelSpec(eps, "poincare"))
-    if kernel == "fp-hida":
-        return lambda q, k, v: fp_hida(q, k, v, eps=eps)
-    if kernel == "l-hida":
-        anchors = None
+    """q, k, v -> the row's output: the entry's timed run (its naive reference for "<key>-naive")."""
+    timing = _timing(kernel)
+    run = timing.naive if kernel.endswith(NAIVE) else timing.run
+    return lambda q, k, v: run(q, k, v, eps=eps, n_anchors=n_anchors, n_summaries=n_summaries)
 
-        def run(q, k, v):
-            nonlocal anchors
-            if anchors is None:  # fixed anchors (k-means initialisation is not what is timed)
-                anchors = k.detach()[..., :: max(1, k.shape[-2] // n_anchors), :][..., :n_anchors, :].clone()
-            return l_hida(q, k, v, anchors, eps=eps)
 
-        return run
-    if kernel == "c-hida":
-
-        def run(q, k, v):
-            B, H, n, d = q.shape
-            flat = [t.reshape(B * H, n, d) for t in (q, k, v)]
-            return CHIDA(n_summaries, d, eps=eps)(*flat)
-
-        return run
-    raise ValueError(f"kernel must be one of {list(SCALING_KERNELS)} (got {kernel!r})")
+def _geometry(kernel: str) -> str:
+    return ATTENTION[kernel.removesuffix(NAIVE)].geometry
 
 
 @dataclass
@@ -89,9 +99,13 @@ class ScalingReport:
     seconds: dict = field(default_factory=dict)  # kernel -> [s per length] (None where skipped)
     per_token: dict = field(default_factory=dict)  # kernel -> [s / n]
     peak_mb: dict = field(default_factory=dict)  # kernel -> [MB] or None
-    slopes: dict = field(default_factory=dict)  # kernel -> fitted log-log slope (per token for c-hida)
+    slopes: dict = field(default_factory=dict)  # kernel -> fitted log-log slope (of ``series``)
     predicted: dict = field(default_factory=dict)  # kernel -> Proposition 1 exponent
     config: dict = field(default_factory=dict)
+
+    def series(self, kernel: str) -> list:
+        """What a row is judged on, per length: time per token for a streaming entry, else time."""
+        return (self.per_token if per_token(kernel) else self.seconds)[kernel]
 
 
 def fitted_slope(x, y) -> float | None:
@@ -103,7 +117,7 @@ def fitted_slope(x, y) -> float | None:
 
 def cost_scaling(
     lens=SCALING_LENS,
-    kernels=SCALING_KERNELS[:4],
+    kernels=None,
     *,
     progress: Callable[[float, str], None] | None = None,
     **options,
@@ -115,7 +129,7 @@ def cost_scaling(
     ``max_len`` caps a kernel's lengths (e.g. {"hida": 8192}: the dense kernel's n^2 cost would
     take hours at 32768 on a CPU); skipped points are None and left out of the fit.
     """
-    run = cost_scaling_steps(lens, kernels, **options)
+    run = cost_scaling_steps(lens, kernels, **options)  # kernels None: ``default_kernels()``
     while True:
         try:
             frac, text, _ = next(run)
@@ -127,7 +141,7 @@ def cost_scaling(
 
 def cost_scaling_steps(
     lens=SCALING_LENS,
-    kernels=SCALING_KERNELS[:4],
+    kernels=None,
     *,
     batch: int = 1,
     heads: int = 1,
@@ -145,9 +159,10 @@ def cost_scaling_steps(
     """``cost_scaling`` one timing at a time: yields (fraction done, text, the report so far, with its
     slopes fitted over the lengths timed) and returns the report. A page can stop it and keep what it timed."""
     lens = sorted(check_positive_int("n", int(n), 2) for n in lens)
-    unknown = [k for k in kernels if k not in SCALING_KERNELS]
+    kernels = default_kernels() if kernels is None else kernels
+    unknown = [k for k in kernels if k not in scaling_kernels()]
     if unknown or not kernels:
-        raise ValueError(f"kernels must be a non-empty subset of {list(SCALING_KERNELS)} (got {list(kernels)})")
+        raise ValueError(f"kernels must be a non-empty subset of {list(scaling_kernels())} (got {list(kernels)})")
     check_positive_int("repeats", repeats, 1)
     max_len = max_len or {}
     rep = ScalingReport(lens, list(kernels), config=dict(
@@ -158,7 +173,7 @@ def cost_scaling_steps(
         rep.seconds[kern], rep.peak_mb[kern] = [], []
     total, done = len(lens) * len(kernels), 0
     for kern in kernels:  # warm-up at the smallest length: thread pools, allocator, first-call paths
-        q, k, v = _inputs(batch, heads, lens[0], head_dim, dtype, device)
+        q, k, v = _inputs(batch, heads, lens[0], head_dim, dtype, device, geometry=_geometry(kern))
         out = _runner(kern, eps, n_anchors, n_summaries)(q, k, v)
         if backward:
             out.backward(torch.ones_like(out))
@@ -169,7 +184,7 @@ def cost_scaling_steps(
                 rep.peak_mb[kern].append(None)
                 done += 1
                 continue
-            q, k, v = _inputs(batch, heads, n, head_dim, dtype, device)
+            q, k, v = _inputs(batch, heads, n, head_dim, dtype, device, geometry=_geometry(kern))
             fn = _runner(kern, eps, n_anchors, n_summaries)
 
             def call(fn=fn, q=q, k=k, v=v):
@@ -188,7 +203,7 @@ def cost_scaling_steps(
             rep.seconds[kern].append(statistics.median(times))
             rep.peak_mb[kern].append(_peak_mb(call, str(device).split(":")[0]) if memory else None)
             done += 1
-            yield done / total, f"{LABELS[kern]} at n = {n}: {rep.seconds[kern][-1]:.3g} s", _fit(rep)
+            yield done / total, f"{label(kern)} at n = {n}: {rep.seconds[kern][-1]:.3g} s", _fit(rep)
     return _fit(rep)
 
 
@@ -197,14 +212,13 @@ def _fit(rep: ScalingReport) -> ScalingReport:
     for kern in rep.kernels:
         secs = rep.seconds[kern] + [None] * (len(rep.lens) - len(rep.seconds[kern]))
         rep.per_token[kern] = [None if s is None else s / n for s, n in zip(secs, rep.lens, strict=True)]
-        series = rep.per_token[kern] if kern == "c-hida" else secs
-        rep.slopes[kern] = fitted_slope(rep.lens, series)
-        rep.predicted[kern] = PROPOSITION1_EXPONENTS[kern.removesuffix("-naive")]
+        rep.slopes[kern] = fitted_slope(rep.lens, rep.per_token[kern] if per_token(kern) else secs)
+        rep.predicted[kern] = _timing(kern).exponent
     return rep
 
 
 def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> list[dict]:
-    """Each fitted slope against Proposition 1 (``theory.hida.proposition1_exponent``): met when
+    """Each fitted slope against Proposition 1 (``predicted_exponent``): met when
     |slope - predicted| <= tol, the rule of the claim ``prop1-cost-classes``. A slope far below its
     prediction (fixed costs dominating short lengths) is not met either: it says nothing for the claim."""
     out = []
@@ -212,24 +226,26 @@ def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> lis
     n_lo, n_hi = (timed[0], timed[-1]) if timed else (rep.lens[0], rep.lens[-1])
     for kern in rep.kernels:
         s = rep.slopes.get(kern)
-        p = proposition1_exponent(kern, n_lo, n_hi)
+        p = predicted_exponent(kern, n_lo, n_hi)
         met = None if s is None else bool(abs(s - p) <= tol)
         target = f"{p:.2f} +- {tol:g}"
-        out.append({"kernel": kern, "label": LABELS[kern], "slope": s, "predicted": p, "target": target, "met": met})
+        out.append({"kernel": kern, "label": label(kern), "slope": s, "predicted": p, "target": target, "met": met})
     return out
 
 
 def format_scaling(rep: ScalingReport) -> str:
     """A plain-text table: seconds per kernel and length, then the slopes against their targets."""
     head = f"{'n':>7} " + " ".join(f"{k:>12}" for k in rep.kernels)
+    streamed = [k for k in rep.kernels if per_token(k)]
     lines = [
-        f"time of {'forward+backward' if rep.config.get('backward') else 'forward'} (s); c-hida: per token",
+        f"time of {'forward+backward' if rep.config.get('backward') else 'forward'} (s)"
+        + (f"; per token: {', '.join(streamed)}" if streamed else ""),
         head,
     ]
     for i, n in enumerate(rep.lens):
         cells = []
         for kern in rep.kernels:
-            val = (rep.per_token if kern == "c-hida" else rep.seconds)[kern][i]
+            val = rep.series(kern)[i]
             cells.append(f"{'-':>12}" if val is None else f"{val:12.4g}")
         lines.append(f"{n:>7} " + " ".join(cells))
     judged = judge_slopes(rep)
@@ -248,24 +264,17 @@ def _peak_mb(fn, device: str):
 
 
 def hida_bench_kernels() -> dict:
-    """The family as rows of the kernel benchmark: ATTENTION key -> run(q, k, v, eps, causal) (setting: SETTINGS).
+    """The sub-quadratic rows of the kernel benchmark: ATTENTION key -> (setting, run(q, k, v, eps, causal)).
 
-    L-HIDA keeps 16 anchors taken from the keys (every (n/16)-th); C-HIDA is causal whatever ``causal``.
+    Every timed entry without a naive reference (the dense entries have their own fused and naive rows
+    there): L-HIDA keeps 16 anchors taken from the keys (every (n/16)-th); C-HIDA is causal whatever ``causal``.
     """
-
-    def l_run(q, k, v, eps, causal):
-        anchors = k.detach()[..., :: max(1, k.shape[-2] // 16), :][..., :16, :]
-        return l_hida(q, k, v, anchors, eps=eps, causal=causal)
-
-    def c_run(q, k, v, eps, causal):
-        shape = q.shape
-        flat = [t.reshape(-1, shape[-2], t.shape[-1]) for t in (q, k, v)]  # (B H, T, .)
-        return CHIDA(16, shape[-1], eps=eps)(*flat).view(*shape[:-1], v.shape[-1])
-
     return {
-        "fp-hida": lambda q, k, v, eps, causal: fp_hida(q, k, v, eps=eps, causal=causal),
-        "l-hida": l_run,
-        "c-hida": c_run,
+        key: (ATTENTION[key].timing.setting, lambda q, k, v, eps, causal, run=ATTENTION[key].timing.run: run(
+            q, k, v, eps=eps, causal=causal
+        ))
+        for key in timed()
+        if ATTENTION[key].timing.naive is None
     }
 
 
@@ -274,9 +283,7 @@ def scaling_main(args: argparse.Namespace) -> int:
     lens = tuple(args.seq_lens) if getattr(args, "seq_lens", None) else SCALING_LENS
     if getattr(args, "quick", False) and not getattr(args, "seq_lens", None):
         lens = (256, 512, 1024)
-    kernels = (
-        tuple(k for k in (args.kernels or SCALING_KERNELS[:4]) if k in SCALING_KERNELS) or SCALING_KERNELS[:4]
-    )
+    kernels = tuple(k for k in (args.kernels or ()) if k in scaling_kernels()) or default_kernels()
     try:
         rep = cost_scaling(
             lens, kernels, eps=args.eps, repeats=args.repeats or 1, device=args.device or "cpu",

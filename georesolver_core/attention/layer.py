@@ -16,6 +16,7 @@ from torch import nn
 from georesolver_core.attention import hida_family
 from georesolver_core.attention.kernel import attend_checked
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
+from georesolver_core.attention.timing import C_TIMING, FP_TIMING, L_TIMING, Timing, dense_timing
 from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int
@@ -94,13 +95,14 @@ class AttentionKind:
     # The kernel reads contiguous heads: split them with one copy (``split_heads``) instead of letting
     # it copy q, k and v one by one. SDPA reads strided views itself: the softmax entry keeps views.
     contiguous_heads: bool = False
+    timing: Timing | None = None  # how the benchmarks run it and its predicted cost (None: not benchmarked)
 
     def labelled(self, how: str) -> str:
         """The label with how this entry is run, e.g. "IDA (Euclidean) (fused)" (benchmark rows, legends)."""
         return f"{self.label} ({how})"
 
 
-def _inverse_distance(label: str, geometry: str) -> AttentionKind:
+def _inverse_distance(label: str, geometry: str, *, sweep: bool = False) -> AttentionKind:
     # Learned projections land in the geometry by its own embedding: as is, x = 0.9 tanh(|z|) z/|z|
     # into the ball (section 4), z/|z| onto the sphere (section 8.1).
     return AttentionKind(
@@ -109,23 +111,32 @@ def _inverse_distance(label: str, geometry: str) -> AttentionKind:
         GEOMETRIES[geometry].embed,
         lambda config: InverseDistanceKernel(config, geometry),
         contiguous_heads=True,
+        timing=dense_timing(geometry, sweep=sweep),
     )
 
 
 ATTENTION: dict[str, AttentionKind] = {
     "softmax": AttentionKind("Softmax (dot product)", None, _identity, SoftmaxKernel),
     "ida": _inverse_distance("IDA (Euclidean)", "euclidean"),
-    "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare"),
+    "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare", sweep=True),
     "sida": _inverse_distance("SIDA (sphere)", "sphere"),
     # The sub-quadratic HIDA family (sections 5.4-5.6): sparse pattern, anchors, streaming summaries.
     "fp-hida": AttentionKind(
-        "FP-HIDA (sparse pattern, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_fp_hida
+        "FP-HIDA (sparse pattern, ball)",
+        "poincare",
+        GEOMETRIES["poincare"].embed,
+        hida_family.build_fp_hida,
+        timing=FP_TIMING,
     ),
     "l-hida": AttentionKind(
-        "L-HIDA (anchors, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_l_hida
+        "L-HIDA (anchors, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_l_hida, timing=L_TIMING
     ),
     "c-hida": AttentionKind(
-        "C-HIDA (streaming summaries, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_c_hida
+        "C-HIDA (streaming summaries, ball)",
+        "poincare",
+        GEOMETRIES["poincare"].embed,
+        hida_family.build_c_hida,
+        timing=C_TIMING,
     ),
 }
 
@@ -167,13 +178,17 @@ class GeoAttention(nn.Module):
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=config.bias)
         self.out = nn.Linear(config.d_model, config.d_model, bias=config.bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each head's output before the output projection, and the queries as projected (before the
+        geometry's embedding): (B, T, C) -> (B, nh, T, hs), (B, nh, T, hs). The GeoResolver block gates
+        the heads and routes its memory path on those queries."""
         cfg = self.config
-        B, T, C = x.shape
         q, k, v = split_heads(
             self.qkv(x), cfg.n_heads, contiguous=self.kind.contiguous_heads
         )  # 3 x (B, nh, T, hs)
-        q, k = self.kind.embed(q, cfg.c), self.kind.embed(k, cfg.c)
-        y = self.kernel(q, k, v)  # (B, nh, T, hs)
-        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+        return self.kernel(self.kind.embed(q, cfg.c), self.kind.embed(k, cfg.c), v), q  # (B, nh, T, hs) each
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        y = self.heads(x)[0].transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         return self.out(y)

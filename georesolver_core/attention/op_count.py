@@ -17,8 +17,15 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-from georesolver_core.attention.hida_scaling import SCALING_KERNELS, _inputs, _runner, fitted_slope
-from georesolver_core.theory.hida import PROPOSITION1_EXPONENTS
+from georesolver_core.attention.hida_scaling import (
+    _geometry,
+    _inputs,
+    _runner,
+    _timing,
+    fitted_slope,
+    per_token,
+    scaling_kernels,
+)
 
 __all__ = ["count_ops", "counted_scaling"]
 
@@ -68,9 +75,9 @@ def counted_scaling(
     kernel's lengths (C-HIDA streams token by token, so counting it is slow); skipped points are None.
     Returns {"lens", "ops": {kernel: [..]}, "series": {kernel: [..]}, "slopes", "predicted"}.
     """
-    unknown = [k for k in kernels if k not in SCALING_KERNELS]
+    unknown = [k for k in kernels if k not in scaling_kernels()]
     if unknown or not kernels:
-        raise ValueError(f"kernels must be a non-empty subset of {list(SCALING_KERNELS)} (got {list(kernels)})")
+        raise ValueError(f"kernels must be a non-empty subset of {list(scaling_kernels())} (got {list(kernels)})")
     lens = sorted(int(n) for n in lens)
     ops, series, slopes, predicted = {}, {}, {}, {}
     for kern in kernels:
@@ -79,10 +86,10 @@ def counted_scaling(
             if n > (max_len or {}).get(kern, n):
                 ops[kern].append(None)
                 continue
-            q, k, v = (t.detach() for t in _inputs(1, 1, n, head_dim, torch.float32, "cpu"))
+            q, k, v = (t.detach() for t in _inputs(1, 1, n, head_dim, torch.float32, "cpu", geometry=_geometry(kern)))
             ops[kern].append(count_ops(_runner(kern, eps, n_anchors, n_summaries), q, k, v)[0])
-        per_token = [None if o is None else o / n for o, n in zip(ops[kern], lens, strict=True)]
-        series[kern] = per_token if kern == "c-hida" else ops[kern]
+        per_token_ops = [None if o is None else o / n for o, n in zip(ops[kern], lens, strict=True)]
+        series[kern] = per_token_ops if per_token(kern) else ops[kern]
         slopes[kern] = fitted_slope(lens, series[kern])
-        predicted[kern] = PROPOSITION1_EXPONENTS[kern.removesuffix("-naive")]
+        predicted[kern] = _timing(kern).exponent
     return {"lens": lens, "ops": ops, "series": series, "slopes": slopes, "predicted": predicted}

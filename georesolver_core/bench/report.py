@@ -12,7 +12,7 @@ import re
 from georesolver_core.uploads import json_depth, read_json
 
 SCHEMA = "georesolver-bench/1"
-TARGET_SEQ_LEN = 1024  # the issue's targets are ratios to SDPA at this length (forward + backward)
+TARGET_SEQ_LEN = 1024  # the speed targets are ratios to SDPA at this length (forward + backward)
 # The goals, forward + backward at T = 1024, of the public calls (headline rows; the internal kernel rows
 # where a report has no headline): ida <= 1.0x SDPA, Dense-HIDA <= 1.4x, SIDA <= 1.3x.
 TARGET_RATIO = {"ida": 1.0, "hida": 1.4, "sida": 1.3}
@@ -20,7 +20,8 @@ MEMORY_LIMIT_MB = 256.0  # peak extra memory allowed at the memory-check length
 
 
 def judge(report: dict) -> list[dict]:
-    """The issue's targets, judged from this report's measurements (verdict None when not measured)."""
+    """The speed and memory targets (``TARGET_RATIO``, ``MEMORY_LIMIT_MB``), judged from this report's
+    measurements (verdict None when not measured)."""
     out = []
     rows = {(r["kernel"], r["seq_len"]): r for r in report["rows"]}
     public = {(r["row"], r["seq_len"]): r for r in report.get("headline", [])}

@@ -25,13 +25,13 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.hida_scaling import SETTINGS, hida_bench_kernels, scaling_main
+from georesolver_core.attention.hida_scaling import hida_bench_kernels, scaling_main
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.public import headline
-from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, TARGET_RATIO, format_table, judge
+from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, format_table, judge
 from georesolver_core.budget import check_memory, elements
 from georesolver_core.device import default_device, device_label, thread_count
 from georesolver_core.geometry import GEOMETRIES
@@ -75,7 +75,8 @@ def _naive(geometry):
     return lambda q, k, v, eps, causal: reference_ida(q, k, v, _spec(eps, geometry, causal))
 
 
-FUSED = tuple(TARGET_RATIO)  # ida, hida, sida: the dense inverse-distance entries of ATTENTION
+# the dense inverse-distance entries of ATTENTION (ida, hida, sida): those timed with a naive reference
+FUSED = tuple(key for key, kind in ATTENTION.items() if kind.timing is not None and kind.timing.naive is not None)
 # Row keys: "sdpa" times the softmax entry, "<key>" the fused and "<key>-naive" the reference kernel of
 # each dense entry, then the sub-quadratic HIDA family (attention.hida_scaling has their cost-scaling
 # mode, --scaling).
@@ -83,7 +84,7 @@ KERNELS: dict[str, Kernel] = {
     "sdpa": _timed_entry("softmax", "torch SDPA", _sdpa),
     **{key: _timed_entry(key, "fused", _fused(ATTENTION[key].geometry)) for key in FUSED},
     **{f"{key}-naive": _timed_entry(key, "naive", _naive(ATTENTION[key].geometry), True) for key in FUSED},
-    **{key: _timed_entry(key, SETTINGS[key], run) for key, run in hida_bench_kernels().items()},
+    **{key: _timed_entry(key, setting, run) for key, (setting, run) in hida_bench_kernels().items()},
 }
 
 

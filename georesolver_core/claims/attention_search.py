@@ -35,10 +35,6 @@ __all__ = [
 # --- Theorem 1: designs that need the least softmax width -----------------------------------------
 
 
-def _log_binom(d: int, r: np.ndarray) -> np.ndarray:
-    return np.array([math.lgamma(d + 1) - math.lgamma(x + 1) - math.lgamma(d - x + 1) for x in r])
-
-
 def shell_code_log_leak(n: int, d: int) -> float:
     """log of sum_{j >= 2} exp(-(q.k_1 - q.k_j) / sqrt d) for the Hamming-shell code, q = k_1 = (1, ..., 1).
 

@@ -8,10 +8,9 @@ import numpy as np
 import torch
 
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import GEOMETRIES, ball, pairwise_distance
+from georesolver_core.geometry import GEOMETRIES, ball, ball_volume, pairwise_distance
 from georesolver_core.geometry.core import check_points
 from georesolver_core.theory.geometry import (
-    ball_volume,
     hyperbolic_separation_bound,
     hyperbolic_separation_exact,
     packing_number_bound,
@@ -82,8 +81,9 @@ def uniform_in_geodesic_ball(
     (lambda_x / lambda_max)^d, lambda_x = 2 / (1 - c||x||^2) being geoopt's conformal factor, since the
     volume element of the ball is lambda_x^d dx. Only the metric enters, not the volume formula under test.
     """
-    if geometry not in ("poincare", "euclidean"):
-        raise ValueError(f"geometry must be 'poincare' or 'euclidean' (got {geometry!r})")
+    if geometry not in GEOMETRIES or GEOMETRIES[geometry].closed:  # a geodesic ball of any radius: not the sphere
+        open_spaces = sorted(g for g, entry in GEOMETRIES.items() if not entry.closed)
+        raise ValueError(f"geometry must be one of {open_spaces} (got {geometry!r})")
     hyperbolic = GEOMETRIES[geometry].uses_c  # the ball: coordinates and volume element differ from the plane
     rho = math.tanh(math.sqrt(c) * r_max / 2) / math.sqrt(c) if hyperbolic else r_max
     kept, have = [], 0
@@ -167,8 +167,8 @@ def measure_capacity(quick: bool = False, *, d: int = 2, s: float = 1.0, fit_fro
     density = 18.0 if quick else 40.0  # candidates per unit volume (~15 / ~32 per packing cell of radius s/2)
     hyp, at_cap, exp_verdict, exp_summary, exp_rate = _hyperbolic_growth(radii, d, s, density, fit_from)
     flat = packing_counts(radii, d, s, geometry="euclidean", density=density)
-    hyp_bound = packing_number_bound(radii, s, d, geometry="poincare")
-    flat_bound = packing_number_bound(radii, s, d, geometry="euclidean")
+    hyp_bound = packing_number_bound(radii, s, d, volume=ball_volume("poincare"))
+    flat_bound = packing_number_bound(radii, s, d, volume=ball_volume("euclidean"))
     fit = radii >= fit_from
     pol_verdict, pol_summary, pol_power = verdict_scaling(radii[fit], flat[fit], exponent=d, what=f"N_E (d={d})")
     bound_verdict, bound_summary = verdict_inequality(hyp, hyp_bound, relation="le", rtol=0.0)

@@ -22,7 +22,7 @@ from georesolver_core.compression.methods import QUANTIZERS, quantize
 from georesolver_core.geometry import to_ball
 from georesolver_core.validate import check_positive_int
 
-TARGET_SECONDS = 2.0  # the target: 1,000,000 keys of d = 64 quantised in under 2 s on CPU
+TARGET_SECONDS = 2.0  # the speed target: 1,000,000 keys of d = 64 quantised in under 2 s on CPU
 
 
 def _median_time(fn, repeats: int) -> float:

@@ -76,13 +76,13 @@ def quantised_keys(model: nn.Module, method: str, bits: int):
     """Within the block, every block of ``model`` attends with quantised keys; yields the wrappers."""
     wrappers = []
     for block in model.blocks:
-        wrappers.append(_QuantisedKeys(block.kernel, method, bits, block.attention.causal))
-        block.kernel = wrappers[-1]
+        wrappers.append(_QuantisedKeys(block.attn.kernel, method, bits, block.attention.causal))
+        block.attn.kernel = wrappers[-1]
     try:
         yield wrappers
     finally:
         for block, w in zip(model.blocks, wrappers, strict=True):
-            block.kernel = w.inner
+            block.attn.kernel = w.inner
 
 
 @torch.no_grad()

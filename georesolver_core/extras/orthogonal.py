@@ -29,7 +29,6 @@ KINDS = {
     "hybrid": "hybrid gamma Q x + (1 - gamma) H x",
     "ddl": "Deep Delta Learning (I - beta k k^T) x",
 }
-ORTHOGONAL_KINDS = ("cayley", "householder")  # exactly orthogonal for every input and parameter
 
 
 def _beta(beta, like: Tensor) -> Tensor:

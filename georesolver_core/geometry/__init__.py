@@ -2,7 +2,10 @@
 
 from georesolver_core.geometry.core import (
     GEOMETRIES,
+    Chart,
     Geometry,
+    Panel,
+    ball_volume,
     check_geometry,
     check_points,
     distance,
@@ -24,9 +27,12 @@ from georesolver_core.geometry.sphere import sphere
 __all__ = [
     "BALL_SCALE",
     "GEOMETRIES",
+    "Chart",
     "Geometry",
     "LearnableSphereMap",
+    "Panel",
     "ball",
+    "ball_volume",
     "check_geometry",
     "check_points",
     "distance",

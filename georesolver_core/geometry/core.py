@@ -15,6 +15,8 @@ from torch import Tensor
 
 from georesolver_core.budget import check_memory, elements
 from georesolver_core.geometry import euclidean, poincare, sphere
+from georesolver_core.geometry.cross_maps import stereographic_map
+from georesolver_core.theory.geometry import euclidean_ball_volume, hyperbolic_ball_volume
 from georesolver_core.validate import (
     broadcast_batch,
     check_curvature,
@@ -23,6 +25,28 @@ from georesolver_core.validate import (
     check_on_sphere,
     check_same_dim,
 )
+
+
+@dataclass(frozen=True)
+class Chart:
+    """The 2-D chart of a geometry that the loss-landscape figures draw over (``landscape.grid``).
+
+    Chart coordinates (u, v) are the point itself where the points have two coordinates (the plane,
+    the disk), else normal coordinates at the origin: q = exp_o(u e_1 + v e_2) (the sphere's cap).
+    """
+
+    patch: str  # what the chart covers, for captions
+    axes: tuple[str, str]  # the axis titles of (u, v)
+    extent: float  # default half-width of the patch [-extent, extent]^2 (at c = 1)
+    max_extent: float | None = None  # the largest half-width allowed; None: the rim 1/sqrt(c)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A geometry's panel on the Home figure: the same query and keys drawn in every geometry."""
+
+    title: str
+    from_plane: Callable[[Tensor], Tensor]  # R^2 -> points, pointwise (..., 2) -> (..., 2 + extra_dims)
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,14 @@ class Geometry:
     uses_c: bool = False  # whether the curvature parameter c changes the space (the ball: k = -c)
     origin_name: str = "origin"  # what the base point is called in the UI
     bounded: bool = True  # valid points have bounded coordinates (the ball, the sphere); not R^d
+    colour: str = "#444444"  # the geometry's colour in every figure
+    chart: Chart | None = None  # the loss-landscape chart (None: no landscape of this geometry)
+    panel: Panel | None = None  # its Home panel (None: not on the Home figure)
+    # V(R, d, c) of a geodesic ball of radius R (section 5.2(A)); None where no claim needs it (the sphere)
+    ball_volume: Callable[..., object] | None = None
+    # the name of its streaming-kernel maths: the tile class in ``attention.fused_geometry`` and the score
+    # hook in ``attention.flex`` (None: the reference kernel only)
+    tile: str | None = None
 
     @property
     def closed(self) -> bool:
@@ -142,6 +174,11 @@ GEOMETRIES: dict[str, Geometry] = {
         outside=lambda x, c: x.new_zeros(x.shape[:-1]),
         to_origin=lambda x, p, c: x - p,
         bounded=False,
+        colour="#1f77b4",
+        chart=Chart("square of the plane", ("x", "y"), 1.5, max_extent=100.0),
+        panel=Panel("Plane R^2", lambda z: z),
+        ball_volume=lambda R, d, c=1.0: euclidean_ball_volume(R, d),
+        tile="Euclidean",
     ),
     "poincare": Geometry(
         "poincare",
@@ -164,6 +201,11 @@ GEOMETRIES: dict[str, Geometry] = {
         outside=lambda x, c: (math.sqrt(c) * x.norm(dim=-1) - 1.0).clamp_min(0.0),  # past the rim
         to_origin=poincare.to_origin,
         uses_c=True,
+        colour="#d62728",
+        chart=Chart("the Poincaré disk", ("ball coordinate x_1", "ball coordinate x_2"), 1.0),
+        panel=Panel("Poincaré disk (curvature -1)", lambda z: poincare.to_ball(z, c=1.0)),
+        ball_volume=hyperbolic_ball_volume,
+        tile="Poincare",
     ),
     "sphere": Geometry(
         "sphere",
@@ -188,6 +230,15 @@ GEOMETRIES: dict[str, Geometry] = {
         diameter=math.pi,
         origin_name="north pole",
         extra_dims=1,
+        colour="#2ca02c",
+        chart=Chart(
+            "cap of the sphere S^2 in normal coordinates at the north pole",
+            ("normal coordinate u at the north pole (rad)", "normal coordinate v (rad)"),
+            2.0,
+            max_extent=2.2,  # inside the cut locus: the chart stays one-to-one
+        ),
+        panel=Panel("Sphere S^2", stereographic_map),
+        tile="Sphere",
     ),
 }
 
@@ -197,6 +248,15 @@ def check_geometry(geometry: str) -> str:
     if geometry not in GEOMETRIES:
         raise ValueError(f"geometry must be one of {sorted(GEOMETRIES)} (got {geometry!r})")
     return geometry
+
+
+def ball_volume(geometry: str) -> Callable:
+    """V(R, d, c) of a geodesic ball of the geometry (its registry entry's ``ball_volume``)."""
+    volume = GEOMETRIES[check_geometry(geometry)].ball_volume
+    if volume is None:
+        have = sorted(g for g, entry in GEOMETRIES.items() if entry.ball_volume is not None)
+        raise ValueError(f"geometry must be one of {have} for a ball volume (got {geometry!r})")
+    return volume
 
 
 def check_points(name: str, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:

@@ -19,8 +19,6 @@ from georesolver_core.landscape.descent import (
     reached_global,
 )
 from georesolver_core.landscape.grid import (
-    DEFAULT_EXTENT,
-    PATCHES,
     LandscapeGrid,
     Patch,
     chart_to_points,
@@ -63,10 +61,8 @@ from georesolver_core.landscape.two_key import (
 )
 
 __all__ = [
-    "DEFAULT_EXTENT",
     "KERNELS",
     "OUTCOMES",
-    "PATCHES",
     "DescentPaths",
     "HessianSpectrum",
     "LandscapeGrid",

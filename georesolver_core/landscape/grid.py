@@ -21,24 +21,38 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from georesolver_core.geometry import GEOMETRIES, check_geometry, expmap0, logmap0
+from georesolver_core.geometry import GEOMETRIES, Chart, check_geometry, expmap0, logmap0
 from georesolver_core.landscape.loss import LossSetup
 from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
-PATCHES: dict[str, str] = {
-    "euclidean": "square of the plane",
-    "poincare": "the Poincaré disk",
-    "sphere": "cap of the sphere S^2 in normal coordinates at the north pole",
-}
-DEFAULT_EXTENT: dict[str, float] = {"euclidean": 1.5, "poincare": 1.0, "sphere": 2.0}  # chart half-widths (c = 1)
 DISK_RMAX = 0.98  # chart points of the disk beyond this fraction of the radius 1/sqrt(c) are left out
 GLOBAL_TOL = 1e-3  # a grid minimum within this fraction of the loss range of the lowest one is global
 
 
+def chart(geometry: str) -> Chart:
+    """The geometry's landscape chart (its registry entry's ``chart``); ValueError where it has none."""
+    entry = GEOMETRIES[check_geometry(geometry)].chart
+    if entry is None:
+        raise ValueError(f"geometry must be one of {charted()} for a landscape (got {geometry!r})")
+    return entry
+
+
+def charted() -> list[str]:
+    """The geometries with a landscape chart, in registry order."""
+    return [name for name, entry in GEOMETRIES.items() if entry.chart is not None]
+
+
+def default_extent(geometry: str) -> float:
+    """The chart half-width a landscape of ``geometry`` starts from (c = 1)."""
+    return chart(geometry).extent
+
+
 def check_extent(extent: float, geometry: str, c: float = 1.0) -> float:
-    """Half-width of the chart: (0, 100] plane, (0, 1/sqrt c] disk, (0, 2.2] sphere (inside the cut locus)."""
-    check_geometry(geometry)
-    hi = {"euclidean": 100.0, "poincare": 1.0 / math.sqrt(check_curvature(c)), "sphere": 2.2}[geometry]
+    """Half-width of the chart, up to its ``max_extent``: (0, 100] plane, (0, 1/sqrt c] disk (the rim),
+    (0, 2.2] sphere (inside the cut locus)."""
+    hi = chart(geometry).max_extent
+    if hi is None:
+        hi = GEOMETRIES[geometry].rim(check_curvature(c))
     value = check_range("extent", extent, 0.0, hi)
     if value <= 0:
         raise ValueError(f"extent must be a number in (0, {hi:g}] (got {extent!r})")

@@ -28,7 +28,7 @@ from georesolver_core.landscape.descent import (
     descent_paths,
     reached_global,
 )
-from georesolver_core.landscape.grid import DEFAULT_EXTENT, LandscapeGrid, Patch, landscape_grid
+from georesolver_core.landscape.grid import LandscapeGrid, Patch, default_extent, landscape_grid
 from georesolver_core.landscape.hessian import HessianSpectrum, hessian_sweep
 from georesolver_core.landscape.loss import KERNELS
 from georesolver_core.landscape.two_key import PLProfile, TwoKeyLine, mu_over, pl_profile
@@ -139,7 +139,7 @@ def pl_sweeps(geometry: str, *, n_basin: int = 401, **line) -> PLSweeps:
 
 def patch_extent(geometry: str, c: float = 1.0) -> float:
     """Half-width of the chart patch: the geometry's default, scaled with the ball's radius 1/sqrt(c)."""
-    base = DEFAULT_EXTENT[geometry]
+    base = default_extent(geometry)
     rim = GEOMETRIES[geometry].rim(check_curvature(c))  # the ball's radius 1/sqrt(c); None elsewhere
     return base * rim if rim is not None else base
 

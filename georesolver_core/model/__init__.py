@@ -1,6 +1,6 @@
 """The unified GeoResolver model (paper sections 7 and 11.1): HyperGate, the block, small sequence models."""
 
-from georesolver_core.model.block import GeoResolverBlock, build_kernel
+from georesolver_core.model.block import GeoResolverBlock
 from georesolver_core.model.gate import GateValues, HyperGate, gate_jacobian
 from georesolver_core.model.model import (
     MEMORY_PATHS,
@@ -18,7 +18,6 @@ __all__ = [
     "GeoResolverModel",
     "HyperGate",
     "ModelConfig",
-    "build_kernel",
     "build_model",
     "count_parameters",
     "gate_jacobian",

@@ -37,11 +37,11 @@ def head_weights(model: nn.Module, x: torch.Tensor, layer: int, head: int) -> to
     block = model.blocks[layer]
     if not 0 <= head < block.attention.n_heads:
         raise ValueError(f"head must be in [0, {block.attention.n_heads - 1}] (got {head})")
-    rec = _Recorder(block.kernel)
-    block.kernel = rec
+    rec = _Recorder(block.attn.kernel)
+    block.attn.kernel = rec
     try:
         model.eval()
         model(x)
     finally:
-        block.kernel = rec.inner
+        block.attn.kernel = rec.inner
     return kernel_weights(rec.inner, rec.q, rec.k, block.attention.causal)[0, head].float().cpu()

@@ -15,14 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from georesolver_core.attention import ATTENTION, AttentionConfig
-from georesolver_core.attention.layer import split_heads
+from georesolver_core.attention import AttentionConfig, GeoAttention
 from georesolver_core.model.gate import HyperGate
-
-
-def build_kernel(config: AttentionConfig) -> nn.Module:
-    """The registry entry's kernel module: q, k, v (B, nh, T, hs), already embedded -> (B, nh, T, hs)."""
-    return ATTENTION[config.kernel].build(config)
 
 
 class MLP(nn.Module):
@@ -36,7 +30,11 @@ class MLP(nn.Module):
 
 
 class GeoResolverBlock(nn.Module):
-    """One block: (B, T, C) -> (B, T, C). ``memory`` is an optional module (B, T, C) queries -> (B, T, C)."""
+    """One block: (B, T, C) -> (B, T, C). ``memory`` is an optional module (B, T, C) queries -> (B, T, C).
+
+    The storage path is a ``GeoAttention`` (its projections and kernel: ``self.attn``); the block gates
+    its heads with the memory path's output before the attention's output projection.
+    """
 
     def __init__(
         self, attention: AttentionConfig, *, mlp_hidden: int, gating: bool, memory: nn.Module | None = None
@@ -44,23 +42,17 @@ class GeoResolverBlock(nn.Module):
         super().__init__()
         C = attention.d_model
         self.attention = attention
-        self.entry = ATTENTION[attention.kernel]
         self.ln1 = nn.LayerNorm(C)
-        self.qkv = nn.Linear(C, 3 * C, bias=attention.bias)
-        self.kernel = build_kernel(attention)
+        self.attn = GeoAttention(attention)
         self.memory = memory
         self.gate = HyperGate(C, attention.n_heads, memory=memory is not None) if gating else None
-        self.out = nn.Linear(C, C, bias=attention.bias)
         self.ln2 = nn.LayerNorm(C)
         self.mlp = MLP(C, mlp_hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
-        nh = self.attention.n_heads
         a = self.ln1(x)
-        q, k, v = split_heads(self.qkv(a), nh, contiguous=self.entry.contiguous_heads)  # 3 x (B, nh, T, hs)
-        c = self.attention.c
-        heads = self.kernel(self.entry.embed(q, c), self.entry.embed(k, c), v)  # (B, nh, T, hs): o_main per head
+        heads, q = self.attn.heads(a)  # (B, nh, T, hs) each: o_main per head, and the queries
         # The memory path reads the same queries, before any geometry's embedding: it routes on the sphere.
         o_memory = self.memory(q.transpose(1, 2).reshape(B, T, C)) if self.memory is not None else None
         if self.gate is not None:
@@ -69,5 +61,5 @@ class GeoResolverBlock(nn.Module):
             o = heads.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
             if o_memory is not None:
                 o = o + o_memory
-        x = x + self.out(o)
+        x = x + self.attn.out(o)
         return x + self.mlp(self.ln2(x))

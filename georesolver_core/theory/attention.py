@@ -73,11 +73,6 @@ def softmax_width_paper_formula(n, R, delta):
     return (R**2 / np.log((n - 1.0) / (2.0 * delta))) ** 2
 
 
-def orthogonal_softmax_norm_needed(n, d, delta):
-    """The squared key norm softmax needs on the orthogonal instance: R^2 >= sqrt(d) log((n-1)(1-delta)/delta)."""
-    return np.sqrt(_f(d)) * delta_log(n, delta)
-
-
 def softmax_width_lower_bound_bounded(n, delta, b=1.0):
     """A lower bound on softmax width when every coordinate of q and k lies in [-b, b] (scale 1/sqrt d).
 

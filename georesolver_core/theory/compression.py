@@ -32,11 +32,6 @@ def hcc_radius_step(bits_radius):
     return 2.0 ** -_f(bits_radius)
 
 
-def hcc_triangle_bound(bits_dir, bits_radius):
-    """The proof's last step: ||k - k_hat|| <= r ||u - u_hat|| + |r - r_hat| <= 2 * 2^-b + 2^-b_r (not squared)."""
-    return hcc_direction_step(bits_dir) + hcc_radius_step(bits_radius)
-
-
 def direction_error_range(d, bits_dir):
     """Worst ||u - u_hat||^2 of per-coordinate rounding, all d coordinates stored: in [(d-1)/L^2, d/L^2], L = 2^b - 1.
 

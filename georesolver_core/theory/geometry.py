@@ -78,25 +78,14 @@ def euclidean_ball_volume(R, d: int):
     return math.pi ** (d / 2) / math.gamma(d / 2 + 1) * np.asarray(R, dtype=float) ** d
 
 
-def packing_number_bound(R, s: float, d: int, *, geometry: str, c: float = 1.0):
+def packing_number_bound(R, s: float, d: int, *, volume, c: float = 1.0):
     """The volume law as a capacity bound: at most V(R + s/2) / V(s/2) points s apart fit in a ball of radius R.
 
     The balls of radius s/2 around such points are disjoint, all lie in the ball of radius R + s/2,
-    and each has volume V(s/2) because the space is homogeneous. ``geometry``: "poincare" or "euclidean".
+    and each has volume V(s/2) because the space is homogeneous. ``volume``: V(R, d, c) of the space
+    (a geometry's ``ball_volume``: ``hyperbolic_ball_volume``, or ``euclidean_ball_volume`` with c unused).
     """
     if s <= 0:
         raise ValueError(f"s must be > 0 (got {s})")
     R = np.asarray(R, dtype=float)
-    volume = ball_volume(geometry)
     return volume(R + s / 2, d, c) / volume(s / 2, d, c)
-
-
-def ball_volume(geometry: str):
-    """V(R, d, c) of a geodesic ball: ``hyperbolic_ball_volume`` (the Poincaré ball) or ``euclidean_ball_volume``."""
-    volumes = {
-        "poincare": hyperbolic_ball_volume,
-        "euclidean": lambda R, d, c=1.0: euclidean_ball_volume(R, d),
-    }
-    if geometry not in volumes:
-        raise ValueError(f"geometry must be 'poincare' or 'euclidean' (got {geometry!r})")
-    return volumes[geometry]

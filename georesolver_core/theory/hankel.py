@@ -39,11 +39,3 @@ def dyadic_scale_count(n_right: int, h0: float) -> int:
     return math.ceil(math.log2((n_right + 1) / h0))
 
 
-def dense_flops(m: int, w: int, d: int) -> int:
-    """Multiply-adds of the dense cross block H X: m w d."""
-    return m * w * d
-
-
-def factored_flops(m: int, w: int, d: int, rank: int) -> int:
-    """Multiply-adds of U (V^T X): (m + w) N d."""
-    return (m + w) * rank * d

@@ -22,17 +22,6 @@ def fp_index_size_bound(n: int, window: int, n_global: int) -> int:
     return (2 * window + 1) + n_global + 2 * (L + 1) + 1
 
 
-def fp_work_bound(n, window, n_global, d=1):
-    """Theorem 5.4: sum_i |S_i| d <= n d ((2w + 1) + g + 2(ceil(log2 n) + 1) + 1) = O(n log n d)."""
-    return float(n) * d * fp_index_size_bound(int(n), int(window), int(n_global))
-
-
-def fp_retrieval_coverage(mean_index_size, n):
-    """The fraction of target positions a query can retrieve at all: |S_i| / n (a target outside S_i
-    gets weight 0, so Lemma 5.1(a)'s exact retrieval holds for at most this fraction)."""
-    return _f(mean_index_size) / _f(n)
-
-
 def l_hida_error_bound_paper(n, m, eps):
     """Theorem 5.5 as printed in the paper (seed 000): ||o^L - o^H||_F <= O(n / (m eps^2)); constant 1 here."""
     return _f(n) / (_f(m) * _f(eps) ** 2)
@@ -47,18 +36,9 @@ L_HIDA_EXPONENT_PAPER = -1.0  # error ~ m^-1 (seed 000)
 L_HIDA_EXPONENT_SUMMARY = -0.5  # error ~ m^-1/2 (seed 001)
 
 
-def nystrom_output_error_bound(v_fro, eps, kernel_error_fro):
-    """Section 5.5: ||o^L - o^H||_F <= (2 ||V||_F / eps) ||K_nn - K~_nn||_F."""
-    return 2.0 * _f(v_fro) / _f(eps) * _f(kernel_error_fro)
-
-
 def c_hida_regret_bound(T, c, diameter, eps_opt=0.0):
     """Theorem 5.6: sum_t min_k d_H(k_t, s_k)^2 - (best fixed) <= O(Delta_H^2 c log T) + O(T eps_opt); constants 1."""
     return _f(diameter) ** 2 * _f(c) * np.log(_f(T)) + _f(T) * _f(eps_opt)
-
-
-# Proposition 1: time exponents in n (per token for C-HIDA) of the four cost classes.
-PROPOSITION1_EXPONENTS = {"hida": 2.0, "fp-hida": 1.0, "l-hida": 1.0, "c-hida": 0.0}
 
 
 def n_log_n_local_exponent(n_lo, n_hi):
@@ -69,12 +49,10 @@ def n_log_n_local_exponent(n_lo, n_hi):
 PROPOSITION1_TOLERANCE = 0.25  # |fitted - predicted exponent| allowed on timings (a shared CPU is noisy)
 
 
-def proposition1_exponent(kernel: str, n_lo: int, n_hi: int) -> float:
-    """Proposition 1's time exponent of ``kernel`` over lengths n_lo..n_hi: 2 (Dense), the local slope of
-    n log n (FP), 1 (L), 0 (C, per token). The one prediction every timing of the family is judged against."""
-    name = kernel.removesuffix("-naive")
-    if name not in PROPOSITION1_EXPONENTS:
-        raise ValueError(f"kernel must be one of {sorted(PROPOSITION1_EXPONENTS)} (got {kernel!r})")
-    if name == "fp-hida" and n_hi > n_lo > 1:
-        return n_log_n_local_exponent(n_lo, n_hi)
-    return PROPOSITION1_EXPONENTS[name]
+def proposition1_exponent(exponent: float, n_lo: int, n_hi: int, *, log_factor: bool = False) -> float:
+    """Proposition 1's time exponent of a cost class over lengths n_lo..n_hi: ``exponent`` (Dense 2, L 1,
+    C 0 per token), or for a cost n^exponent log n (FP: n log n) the local slope between n_lo and n_hi.
+    Each attention entry's class is its registry entry's ``timing`` (``attention.timing``)."""
+    if log_factor and n_hi > n_lo > 1:
+        return n_log_n_local_exponent(n_lo, n_hi) + exponent - 1.0
+    return float(exponent)

@@ -9,12 +9,6 @@ def _f(x):
     return np.asarray(x, dtype=float)
 
 
-def cayley_angle(beta, area):
-    """Seed 003 section 2.1: Q = Cayley(beta/2 A), A = u v^T - v u^T, rotates span{u, v} by
-    theta = 2 atan(beta |u ^ v| / 2) in (-pi, pi): any finite beta stays short of pi (Theorem 4.6)."""
-    return 2.0 * np.arctan(_f(beta) * _f(area) / 2.0)
-
-
 def cayley_gap_to_minus_one(beta, area):
     """min |lambda + 1| over the spectrum of Q: |e^{i theta} + 1| = 2 cos(theta / 2) = 2 / sqrt(1 + t^2),
     t = beta |u ^ v| / 2. Positive for every finite beta: no eigenvalue -1 (Theorem 4.6)."""
@@ -38,11 +32,3 @@ def hybrid_orthogonality_defect_bound(gamma):
     return 4.0 * gamma * (1.0 - gamma)
 
 
-def gate_regulariser_gradient(gamma):
-    """d/dgamma of 4 gamma (1 - gamma) = 4 (1 - 2 gamma): zero at the midpoint 1/2 (Theorem 7.3)."""
-    return 4.0 * (1.0 - 2.0 * _f(gamma))
-
-
-def ddl_norm_ratio_bound(beta, depth):
-    """|x_L| / |x_0| <= max(1, |1 - beta|)^L through L DDL shortcuts with beta in [0, beta_max]."""
-    return np.maximum(1.0, np.abs(1.0 - _f(beta))) ** _f(depth)

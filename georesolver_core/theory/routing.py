@@ -43,19 +43,9 @@ def gsr_bytes_paper(n_pool, k, dim, precision_bytes):
     return (_f(n_pool) + _f(k)) * _f(dim) * _f(precision_bytes)
 
 
-def a2a_messages_paper(world):
-    """Theorem 10.2's message count for all-to-all MoE: P^2 (every worker to every worker)."""
-    return _f(world) ** 2
-
-
 def a2a_bytes_paper(batch, k, dim, precision_bytes):
     """Theorem 10.2's bytes for all-to-all MoE: B K d_h x precision, linear in the batch."""
     return _f(batch) * _f(k) * _f(dim) * _f(precision_bytes)
-
-
-def dmg_spawn_bound(t, c=1.0):
-    """Lemma 9.1: E[T_s(T)] <= C log T spawns on a stationary stream (C unstated; fitted by the claim)."""
-    return _f(c) * np.log(np.maximum(_f(t), 1.0))
 
 
 def dmg_null_spawn_rate(z, gamma_over_sigma=0.0, iters=200):
@@ -82,9 +72,3 @@ def quantisation_error_paper(k_max, c=1.0):
     return _f(c) / _f(k_max)
 
 
-def quantisation_error_zador(k_max, intrinsic_dim, c=1.0):
-    """Zador's rate for K-point quantisers of an m-dimensional density: mean squared error ~ C K^(-2/m).
-
-    On S^2 (m = 2) this is 1/K, Proposition 3's rate; on S^{m} with m > 2 it is slower.
-    """
-    return _f(c) * _f(k_max) ** (-2.0 / _f(intrinsic_dim))

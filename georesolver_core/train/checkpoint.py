@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,34 @@ MAX_CHECKPOINT_BYTES = 200 * 2**20
 # per session. A file read from disk (the command line) may expand to the memory budget instead.
 MAX_UPLOAD_EXPANDED_BYTES = 256 * 2**20
 HISTORY_NUMBERS = ("step", "loss", "accuracy", "test_loss", "test_accuracy", "seconds")  # numbers or None
+
+
+# Before a GeoResolver block held a GeoAttention, its projections and kernel sat on the block itself:
+# blocks.<i>.qkv.weight is now blocks.<i>.attn.qkv.weight (and likewise out.*, kernel.*).
+_BLOCK_KEY = re.compile(r"^((?:.*\.)?blocks\.\d+\.)(qkv|out|kernel)\.")
+
+
+def upgrade_model_keys(model: dict) -> dict:
+    """A model state dict with the keys of this version, in the same order (``_BLOCK_KEY``)."""
+    return {_BLOCK_KEY.sub(r"\1attn.\2.", key): value for key, value in model.items()}
+
+
+def optimizer_state_for(model: torch.nn.Module, data: dict) -> dict:
+    """``data["optimizer"]`` with its parameters numbered in ``model``'s order.
+
+    An optimiser state numbers the parameters in the order the model listed them when it was saved,
+    which is the order of the parameter keys of ``data["model"]``. A checkpoint written before a layout
+    change (``upgrade_model_keys``) listed them in another order: its numbers are mapped by name.
+    """
+    names = [name for name, _ in model.named_parameters()]
+    position = {name: j for j, name in enumerate(names)}
+    saved = [key for key in data["model"] if key in position]
+    opt = data["optimizer"]
+    if saved == names or sorted(saved) != sorted(names) or not set(opt["state"]) <= set(range(len(saved))):
+        return opt  # the same order, or a mismatch that loading the weights reports by name
+    new = {i: position[name] for i, name in enumerate(saved)}
+    groups = [dict(g, params=sorted(new[i] for i in g.get("params", []))) for g in opt["param_groups"]]
+    return {"state": {new[i]: state for i, state in opt["state"].items()}, "param_groups": groups}
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
@@ -67,7 +96,7 @@ def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES, max_expanded:
     if missing:
         raise ValueError(f"checkpoint is missing {missing}; it was not written by this trainer")
     _check_fields(data)
-    return data
+    return {**data, "model": upgrade_model_keys(data["model"])}
 
 
 def _check_fields(data: dict) -> None:

@@ -7,7 +7,7 @@ Every other key of ``attention.ATTENTION`` is a GeoResolver model with that stor
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import torch
 
@@ -21,6 +21,7 @@ from georesolver_core.train.checkpoint import (
     MAX_UPLOAD_EXPANDED_BYTES,
     REQUIRED,
     load_checkpoint,
+    optimizer_state_for,
 )
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.trainer import Trainer
@@ -131,11 +132,12 @@ def check_checkpoint(data: dict) -> RunSpec:
         wrong = sorted(set(expected) ^ set(got)) or [k for k in expected if expected[k] != got[k]]
         raise ValueError(f"checkpoint weights do not fit the model it describes (first mismatch: {wrong[0][:60]!r})")
     params = list(model.parameters())
-    ids = [i for g in data["optimizer"]["param_groups"] for i in g.get("params", [])]
+    optimizer = optimizer_state_for(model, data)
+    ids = [i for g in optimizer["param_groups"] for i in g.get("params", [])]
     if len(ids) != len(params):
         raise ValueError(f"checkpoint optimizer holds {len(ids)} parameters; the model has {len(params)}")
     for i, p in zip(ids, params, strict=True):
-        for name, t in data["optimizer"]["state"].get(i, {}).items():
+        for name, t in optimizer["state"].get(i, {}).items():
             if name != "step" and t.shape != p.shape:
                 raise ValueError(f"checkpoint optimizer state {name} of parameter {i} does not fit its shape")
     return spec
@@ -161,5 +163,3 @@ def resume(data: dict, config: TrainConfig | None = None, callbacks=(), **kwargs
     return trainer
 
 
-def with_steps(config: TrainConfig, steps: int) -> TrainConfig:
-    return replace(config, steps=steps)

@@ -28,7 +28,7 @@ from torch import nn
 
 from georesolver_core.tasks.base import IGNORE, Batch, Task
 from georesolver_core.train import distributed
-from georesolver_core.train.checkpoint import save_checkpoint
+from georesolver_core.train.checkpoint import optimizer_state_for, save_checkpoint
 from georesolver_core.train.config import TrainConfig
 
 COLUMNS = ("step", "loss", "accuracy", "test_loss", "test_accuracy", "seconds")
@@ -238,7 +238,7 @@ class Trainer:
             self.model.load_state_dict(data["model"])
         except RuntimeError as err:
             raise ValueError(f"checkpoint does not fit this model: {str(err).splitlines()[0]}") from None
-        self.optimizer.load_state_dict(data["optimizer"])
+        self.optimizer.load_state_dict(optimizer_state_for(self.model, data))
         self.step = int(data["step"])
         self.seconds = float(data.get("seconds", 0.0))
         if "generator" in data:

@@ -10,7 +10,6 @@ from plotly.subplots import make_subplots
 
 from georesolver_core.geometry import GEOMETRIES, geodesic
 from georesolver_core.viz.style import (
-    GEOMETRY_COLORS,
     KERNEL_COLORS,
     base_layout,
     log_axis,
@@ -187,7 +186,7 @@ def geometry_scatter(
     d = keys.shape[1]
     if not (d == 2 or (d == 3 and GEOMETRIES[geometry].closed)):  # the plane/disk/circle, or S^2
         raise ValueError(f"keys must be 2-D (or 3-D on the sphere) to draw (got d = {d}, geometry {geometry!r})")
-    color = GEOMETRY_COLORS.get(geometry, "#444444")
+    color = GEOMETRIES[geometry].colour
     labels = key_labels(len(keys))
     hover = [f"{lab}<br>weight {wj:.4f}" for lab, wj in zip(labels, w, strict=True)]
     heavy = np.argsort(-w, kind="stable")

@@ -7,7 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, equal_aspect, log_axis, unit_disk_shapes
+from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.viz.style import base_layout, equal_aspect, log_axis, unit_disk_shapes
 
 METHOD_COLORS = {
     "hcc": "#d62728",
@@ -154,18 +155,17 @@ def attention_effect_figure(effect, title: str = "") -> go.Figure:
                                         "top-1 key agrees with full keys"),
     )  # fmt: skip
     dashes = ["solid", "dash", "dot", "dashdot"]
-    palette = GEOMETRY_COLORS
     for a, gm in enumerate(effect.geometries):
         label = ATTENTION_GEOMETRIES.get(gm, gm)
         for i, eps in enumerate(effect.eps):
             fig.add_trace(
                 go.Scatter(x=effect.bits, y=effect.rel_error[a, i], mode="lines+markers",
-                           name=f"{label}, eps = {eps:g}", line=dict(color=palette.get(gm), dash=dashes[i % 4])),
+                           name=f"{label}, eps = {eps:g}", line=dict(color=GEOMETRIES[gm].colour, dash=dashes[i % 4])),
                 row=1, col=1,
             )  # fmt: skip
         fig.add_trace(
             go.Scatter(x=effect.bits, y=effect.top1_agreement[a], mode="lines+markers",
-                       name=f"{label}: top-1 agreement (any eps)", line=dict(color=palette.get(gm), width=3)),
+                       name=f"{label}: top-1 agreement (any eps)", line=dict(color=GEOMETRIES[gm].colour, width=3)),
             row=1, col=2,
         )  # fmt: skip
     log_axis(fig, "y", row=1, col=1)

@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 from georesolver_core.embeddings.metrics import center_on, distance_to_origin
 from georesolver_core.geometry import GEOMETRIES, geodesic, logmap0
 from georesolver_core.tasks.hierarchy import Hierarchy
-from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, points_trace, sphere_surface, unit_disk_shapes
+from georesolver_core.viz.style import base_layout, points_trace, sphere_surface, unit_disk_shapes
 
 ARC_POINTS = 24  # points per drawn geodesic
 NAME_CHARS = 16  # on-figure labels are cut to this; the hover shows the whole name
@@ -89,7 +89,8 @@ def embedding_view(
     if GEOMETRIES[geometry].closed and d == 3:  # S^2 in R^3
         kind, coords, lines, note = "sphere", x.numpy(), _join(arcs), "coordinates in R^3"
     elif d <= 2:
-        kind = {"poincare": "disk", "euclidean": "plane", "sphere": "circle"}[geometry]
+        rim, closed = GEOMETRIES[geometry].rim(c) is not None, GEOMETRIES[geometry].closed
+        kind = "disk" if rim else "circle" if closed else "plane"
         coords, lines = _pad2(x.numpy()), _join([_pad2(a.numpy()) for a in arcs])
         note = {
             "disk": f"curvature k = -{c:.3g}; the circle is the rim, infinitely far away",
@@ -174,7 +175,7 @@ def named_depth(depth: np.ndarray, limit: int = MAX_LABELS) -> int:
 
 def _traces(view: EmbeddingView, *, showscale: bool = True, names: bool = False, marker_size: float = 8) -> list:
     """Edges and nodes of one embedding; with ``names``, the top levels' names beside their nodes."""
-    color = GEOMETRY_COLORS[view.geometry]
+    color = GEOMETRIES[view.geometry].colour
     sphere = view.kind == "sphere"
     marker = dict(
         color=view.depth,
@@ -329,7 +330,7 @@ def norm_depth_figure(series: dict[str, tuple[np.ndarray, np.ndarray]], *, y_tit
                 x=np.asarray(depth),
                 y=np.asarray(value),
                 name=label,
-                marker_color=GEOMETRY_COLORS.get(geo, "#7f7f7f"),
+                marker_color=GEOMETRIES[geo].colour if geo in GEOMETRIES else "#7f7f7f",
                 boxpoints="all",
                 jitter=0.3,
                 pointpos=0,

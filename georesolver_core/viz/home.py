@@ -1,4 +1,5 @@
-"""The Home page's figure: the same keys and query in the plane, the Poincaré disk and on the sphere.
+"""The Home page's figure: the same keys and query in the plane, the Poincaré disk and on the sphere
+(one panel per geometry whose registry entry has a ``panel``).
 
 Each key's marker size is its inverse-distance attention weight for the query, and each query-key
 pair is joined by the geodesic of its geometry (a segment, a circular arc orthogonal to the rim,
@@ -16,17 +17,10 @@ import torch
 from plotly.subplots import make_subplots
 
 from georesolver_core.attention import ida_weights
-from georesolver_core.geometry import geodesic, stereographic_map, to_ball
+from georesolver_core.geometry import GEOMETRIES, geodesic
 from georesolver_core.validate import check_eps, check_positive_int
-from georesolver_core.viz.style import GEOMETRY_COLORS, equal_aspect, sphere_wireframe, unit_disk_shapes
+from georesolver_core.viz.style import sphere_wireframe, unit_disk_shapes
 
-# geometry, panel title, the panel's axes (the references plotly's subplots use)
-PANELS = (
-    ("euclidean", "Plane R^2", dict(xaxis="x", yaxis="y")),
-    ("poincare", "Poincaré disk (curvature -1)", dict(xaxis="x2", yaxis="y2")),
-    ("sphere", "Sphere S^2", dict(scene="scene")),
-)
-FLAT_SPHERE_AXES = dict(xaxis="x3", yaxis="y3")  # the sphere panel drawn as a picture of the globe (the default)
 EYE = np.array([1.7, 1.7, 1.1])  # the sphere seen from here when the points spread all round it
 
 
@@ -60,13 +54,23 @@ def arc_example(
     z = spread * torch.randn(n_keys + 1, 2, generator=g, dtype=torch.float64)  # (1 + n, 2)
     if query == "key":
         z[0] = z[1]
-    pts = {"euclidean": z, "poincare": to_ball(z), "sphere": stereographic_map(z)}
+    pts = {geo: GEOMETRIES[geo].panel.from_plane(z) for geo in panel_geometries()}
     t = torch.linspace(0, 1, 24, dtype=torch.float64)  # 24 points draw an arc smoothly at this size
     weights, arcs = {}, {}
     for geo, p in pts.items():
         weights[geo] = ida_weights(p[:1], p[1:], eps=eps, geometry=geo)[0].numpy()
         arcs[geo] = [geodesic(p[0], p[j], t, geometry=geo).numpy() for j in range(1, n_keys + 1)]
     return ArcExample({k: v.numpy() for k, v in pts.items()}, weights, arcs, eps)
+
+
+def panel_geometries() -> list[str]:
+    """The geometries drawn on the Home figure, in registry order: those whose entry has a ``panel``."""
+    return [name for name, entry in GEOMETRIES.items() if entry.panel is not None]
+
+
+def _on_globe(geo: str) -> bool:
+    """Points in R^3 on a closed surface (the sphere): drawn as a globe, in 3-D or as its picture."""
+    return GEOMETRIES[geo].closed and GEOMETRIES[geo].extra_dims == 1
 
 
 LABELS_UP_TO = 7  # key labels k1, k2, ... are drawn up to this many keys; from 8 on they run into each other
@@ -132,20 +136,20 @@ def _near_far(p: np.ndarray, toward: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return near, far
 
 
-def _flat_sphere(ex: ArcExample, w: np.ndarray, labels: list[str], text: dict) -> list[dict]:
+def _flat_sphere(ex: ArcExample, geo: str, w: np.ndarray, labels: list[str], text: dict) -> list[dict]:
     """The sphere panel as a 2-D picture of the globe: near side solid, far side faint.
 
     A browser draws it several times faster than a 3-D scene (which it rebuilds on every slider move);
     the 3-D view stays one toggle away.
     """
-    color, toward = GEOMETRY_COLORS["sphere"], view_direction(ex.points["sphere"])
+    color, toward = GEOMETRIES[geo].colour, view_direction(ex.points[geo])
     grid = np.stack([_sphere()[axis] for axis in "xyz"], 1)  # (rows, 3), NaN rows between circles
     grid_near, grid_far = _near_far(grid, toward)
     traces = [
         _through(grid_far, mode="lines", line=dict(color="#e4e4e4", width=1, dash="dot"), hoverinfo="skip"),
         _through(grid_near, mode="lines", line=dict(color="#c8c8c8", width=1), hoverinfo="skip"),
     ]
-    for arc, wj in zip(ex.arcs["sphere"], w, strict=True):
+    for arc, wj in zip(ex.arcs[geo], w, strict=True):
         near, far = _near_far(arc, toward)
         width = 1 + 5 * float(wj)
         traces += [
@@ -154,7 +158,7 @@ def _flat_sphere(ex: ArcExample, w: np.ndarray, labels: list[str], text: dict) -
             ),
             _through(near, mode="lines", line=dict(color=color, width=width), hoverinfo="skip"),
         ]
-    xy, depth = project_sphere(ex.points["sphere"], toward)
+    xy, depth = project_sphere(ex.points[geo], toward)
     side = ["near side" if d >= 0 else "far side" for d in depth[1:]]
     keys = _through(
         xy[1:],
@@ -163,7 +167,7 @@ def _flat_sphere(ex: ArcExample, w: np.ndarray, labels: list[str], text: dict) -
         marker=dict(size=_size(w), color=color, opacity=np.where(depth[1:] >= 0, 0.85, 0.3)),
         hovertext=[f"key {lab} ({s})<br>IDA weight {wj:.3f}" for lab, s, wj in zip(labels, side, w, strict=True)],
         hoverinfo="text",
-        name="keys (sphere)",
+        name=f"keys ({geo})",
     )
     query = _through(
         xy[:1],
@@ -178,14 +182,15 @@ def _flat_sphere(ex: ArcExample, w: np.ndarray, labels: list[str], text: dict) -
     ]
 
 
-def _panel(ex: ArcExample, geo: str, sphere_3d: bool = False) -> list[dict]:
-    """One geometry's traces: the query-key geodesics (width ~ weight), the keys (area ~ weight), the query."""
-    p, w, color = ex.points[geo], ex.weights[geo], GEOMETRY_COLORS[geo]
-    on_sphere = geo == "sphere"
+def _panel(ex: ArcExample, geo: str, sphere_3d: bool = False, legend: bool = False) -> list[dict]:
+    """One geometry's traces: the query-key geodesics (width ~ weight), the keys (area ~ weight), the query
+    (in the legend where ``legend``)."""
+    p, w, color = ex.points[geo], ex.weights[geo], GEOMETRIES[geo].colour
+    on_sphere = _on_globe(geo)
     labels = [f"k{j + 1}" for j in range(len(w))]
     text = dict(mode="markers+text", text=labels) if len(w) <= LABELS_UP_TO else dict(mode="markers")
     if on_sphere and not sphere_3d:
-        return _flat_sphere(ex, w, labels, text)
+        return _flat_sphere(ex, geo, w, labels, text)
     if on_sphere:
         # 3-D marker sizes render smaller than 2-D ones at the same number: 0.8 keeps them comparable
         key_marker = dict(size=0.8 * _size(w), color=color, line=dict(width=0))
@@ -210,24 +215,39 @@ def _panel(ex: ArcExample, geo: str, sphere_3d: bool = False) -> list[dict]:
         showlegend=False,
     )
     query = _through(
-        p[:1], mode="markers", marker=query_marker, name="query", showlegend=geo == "euclidean", hoverinfo="name"
+        p[:1], mode="markers", marker=query_marker, name="query", showlegend=legend, hoverinfo="name"
     )
     sphere = [_sphere()] if on_sphere else []
     return sphere + arcs + [keys, query]
 
 
+def _panel_axes(geometries: tuple[str, ...], sphere_3d: bool) -> list[dict]:
+    """Each panel's axis references as plotly's subplots number them: x, x2, ... over the 2-D panels,
+    scene, scene2, ... over the 3-D ones (a globe when ``sphere_3d``)."""
+    out, n_xy, n_scene = [], 0, 0
+    for geo in geometries:
+        if sphere_3d and _on_globe(geo):
+            n_scene += 1
+            out.append(dict(scene=f"scene{n_scene if n_scene > 1 else ''}"))
+        else:
+            n_xy += 1
+            suffix = str(n_xy) if n_xy > 1 else ""
+            out.append(dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+    return out
+
+
 @functools.cache
-def _panels_layout(sphere_3d: bool) -> dict:
-    """The three panels' axes, scene and subplot titles (plotly's ``make_subplots``) on the white template.
+def _panels_layout(geometries: tuple[str, ...], sphere_3d: bool) -> dict:
+    """The panels' axes, scenes and subplot titles (plotly's ``make_subplots``) on the white template.
 
     The same on every move and slow to build (the template alone is a deep copy), so built once per sphere
     view; callers copy what they change.
     """
     fig = make_subplots(
         rows=1,
-        cols=3,
-        specs=[[{"type": "xy"}, {"type": "xy"}, {"type": "scene" if sphere_3d else "xy"}]],
-        subplot_titles=[title for _, title, _ in PANELS],
+        cols=len(geometries),
+        specs=[[{"type": "scene" if sphere_3d and _on_globe(geo) else "xy"} for geo in geometries]],
+        subplot_titles=[GEOMETRIES[geo].panel.title for geo in geometries],
         horizontal_spacing=0.06,
     )
     fig.update_layout(template="plotly_white")
@@ -239,47 +259,57 @@ def _panels_layout(sphere_3d: bool) -> dict:
     return layout
 
 
+def _square(axes: dict, lim: float, **extra) -> dict:
+    """Layout updates that give a 2-D panel square axes of one scale on [-lim, lim] (discs look like discs)."""
+    x, y = axes["xaxis"], axes["yaxis"]
+    return {
+        f"xaxis{x[1:]}": dict(range=[-lim, lim], zeroline=False, constrain="domain", **extra),
+        f"yaxis{y[1:]}": dict(range=[-lim, lim], zeroline=False, scaleanchor=x, scaleratio=1, **extra),
+    }
+
+
 def arc_figure(ex: ArcExample, sphere_3d: bool = False) -> go.Figure:
-    """Three panels; marker area ~ IDA weight, hover shows the exact weight.
+    """One panel per geometry; marker area ~ IDA weight, hover shows the exact weight.
 
     ``sphere_3d``: the sphere as a 3-D scene to turn with the mouse; by default a picture of the globe seen
     from the same eye (near side solid, far side faint), which a browser redraws several times faster.
     The figure is rebuilt on every slider move, so it is assembled as plain dicts and validated once by
     ``go.Figure``: a tenth of the time of ``make_subplots`` and one ``add_trace`` per trace.
     """
-    panels = _panels_layout(sphere_3d)
+    geometries = tuple(ex.points)
+    panels = _panels_layout(geometries, sphere_3d)
+    n_keys = len(next(iter(ex.weights.values())))
     layout = dict(
         panels,
         height=420,
         margin=dict(l=10, r=10, t=70, b=30),
-        shapes=[dict(shape, xref="x2", yref="y2") for shape in unit_disk_shapes()],
-        title=f"One query (x/diamond), {len(ex.weights['euclidean'])} keys; marker size = IDA weight, eps = {ex.eps:g}",
+        shapes=[],
+        title=f"One query (x/diamond), {n_keys} keys; marker size = IDA weight, eps = {ex.eps:g}",
     )
-    if sphere_3d:
-        layout["scene"] = dict(
-            panels["scene"],
-            aspectmode="cube",
-            xaxis_title="x",
-            yaxis_title="y",
-            zaxis_title="z",
-            # facing the query and its keys, as the flat picture does; 2.1 from the centre: the axis titles fit
-            camera=dict(eye=dict(zip("xyz", (2.1 * view_direction(ex.points["sphere"])).tolist(), strict=True))),
-        )
-    else:  # the globe's outline, with the same scale on both axes
-        layout["shapes"] += [
-            dict(shape, xref="x3", yref="y3", line=dict(color="gray", width=1.5)) for shape in unit_disk_shapes()
-        ]
-    sphere_axes = PANELS[2][2] if sphere_3d else FLAT_SPHERE_AXES
-    traces = [
-        dict(trace, **(sphere_axes if geo == "sphere" else axes))
-        for geo, _, axes in PANELS
-        for trace in _panel(ex, geo, sphere_3d)
-    ]
-    fig = go.Figure(data=traces, layout=layout)
-    equal_aspect(fig, float(np.abs(ex.points["euclidean"]).max()) * 1.15)
-    fig.layout.xaxis2.range = fig.layout.yaxis2.range = [-1.05, 1.05]  # the disk and a little room
-    fig.layout.yaxis2.scaleanchor = "x2"
-    if not sphere_3d:
-        fig.layout.xaxis3.update(range=[-1.05, 1.05], visible=False)
-        fig.layout.yaxis3.update(range=[-1.05, 1.05], visible=False, scaleanchor="x3")
-    return fig
+    traces = []
+    for i, (geo, axes) in enumerate(zip(geometries, _panel_axes(geometries, sphere_3d), strict=True)):
+        traces += [dict(trace, **axes) for trace in _panel(ex, geo, sphere_3d, legend=i == 0)]
+        entry = GEOMETRIES[geo]
+        if "scene" in axes:
+            layout[axes["scene"]] = dict(
+                panels[axes["scene"]],
+                aspectmode="cube",
+                xaxis_title="x",
+                yaxis_title="y",
+                zaxis_title="z",
+                # facing the query and its keys, as the flat picture does; 2.1 from the centre: the axis titles fit
+                camera=dict(eye=dict(zip("xyz", (2.1 * view_direction(ex.points[geo])).tolist(), strict=True))),
+            )
+            continue
+        refs = dict(xref=axes["xaxis"], yref=axes["yaxis"])
+        if _on_globe(geo):  # the globe's outline, with the same scale on both axes
+            square = _square(axes, 1.05, visible=False)
+            layout["shapes"] += [dict(s, **refs, line=dict(color="gray", width=1.5)) for s in unit_disk_shapes()]
+        elif (rim := entry.rim(1.0)) is not None:  # the disk and a little room, its rim drawn as a shape
+            square = _square(axes, 1.05 * rim)
+            layout["shapes"] += [dict(s, **refs) for s in unit_disk_shapes(rim)]
+        else:
+            square = _square(axes, float(np.abs(ex.points[geo]).max()) * 1.15)
+        for name, update in square.items():
+            layout[name] = dict(panels.get(name, {}), **update)
+    return go.Figure(data=traces, layout=layout)

@@ -17,10 +17,9 @@ from georesolver_core.viz.landscape_pl import (
     pl_profile_figure,
     sweep_figure,
 )
-from georesolver_core.viz.landscape_surface import CHART_TITLES, landscape_figure
+from georesolver_core.viz.landscape_surface import landscape_figure
 
 __all__ = [
-    "CHART_TITLES",
     "KERNEL_LABELS",
     "PATH_COLORS",
     "fitted_shape",

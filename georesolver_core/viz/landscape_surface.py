@@ -8,14 +8,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.landscape.grid import chart
 from georesolver_core.viz.landscape_descent import add_descent_paths
 from georesolver_core.viz.style import base_layout, unit_disk_shapes
-
-CHART_TITLES = {
-    "euclidean": ("x", "y"),
-    "poincare": ("ball coordinate x_1", "ball coordinate x_2"),
-    "sphere": ("normal coordinate u at the north pole (rad)", "normal coordinate v (rad)"),
-}
 
 
 def surface_and_contour(
@@ -64,7 +59,7 @@ def landscape_figure(
 ) -> go.Figure:
     """3-D surface (left) and contour map (right) of a LandscapeGrid; descent paths overlaid and
     animated with plotly frames (Play / slider). Keys are markers, the target key a star."""
-    xt, yt = CHART_TITLES.get(grid.geometry, ("u", "v"))
+    xt, yt = chart(grid.geometry).axes
     fig = surface_and_contour(
         grid.u,
         grid.v,

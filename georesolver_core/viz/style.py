@@ -1,4 +1,4 @@
-"""Shared look of every figure: one colour per geometry and kernel, the layout and log-axis helpers."""
+"""Shared look of every figure: one colour per kernel (a geometry's is its registry entry's), the layout and log-axis helpers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-GEOMETRY_COLORS = {"euclidean": "#1f77b4", "poincare": "#d62728", "sphere": "#2ca02c"}
 KERNEL_COLORS = {"ida": "#1f77b4", "hida": "#d62728", "sida": "#2ca02c", "softmax": "#7f7f7f"}
 VERDICT_COLORS = {"holds": "#2ca02c", "holds only under conditions": "#ff7f0e", "fails": "#d62728"}
 

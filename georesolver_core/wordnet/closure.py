@@ -44,7 +44,6 @@ MAMMAL_FILTER = frozenset(
     "male.n.01".split()
 )
 MAMMAL_DROP = frozenset({"tusker.n.01", "female_mammal.n.01"})
-NOUN_ROOT = "entity.n.01"
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 MAMMALS_CSV = ASSETS / "wordnet_mammals.csv"
 

@@ -10,7 +10,7 @@ lists them all, in this order:
 
 from __future__ import annotations
 
-from georesolver_core.claims.landscape.evidence import BASIN, PAGE, TAU, fitted, shape_verdict
+from georesolver_core.claims.landscape.evidence import BASIN, PAGE, TAU
 from georesolver_core.claims.landscape.hessian import (
     HESSIAN_CLAIMS,
     HESSIAN_SETUP,
@@ -31,9 +31,6 @@ from georesolver_core.claims.landscape.spurious import SPURIOUS_CLAIMS, measure_
 from georesolver_core.verdicts import FAILS, HOLDS
 
 CLAIMS = (*PL_CLAIMS, *HESSIAN_CLAIMS, *SPURIOUS_CLAIMS)  # the order of the claims table
-
-_fitted = fitted  # the names these helpers had before the split
-_shape_verdict = shape_verdict
 
 __all__ = [
     "BASIN",

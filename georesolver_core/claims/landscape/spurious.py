@@ -8,7 +8,7 @@ import numpy as np
 
 from georesolver_core.claims.landscape.evidence import landscape_claim
 from georesolver_core.landscape.descent import confirmed_spurious
-from georesolver_core.landscape.grid import DEFAULT_EXTENT, landscape_grid, random_keys
+from georesolver_core.landscape.grid import charted, default_extent, landscape_grid, random_keys
 from georesolver_core.verdicts import CONDITIONAL, Axes, Evidence, sweep_evidence, verdict_inequality
 
 RESOLUTION = 48  # coarser grids show extra candidates that descent then rejects: more descents, same count
@@ -17,11 +17,12 @@ RESOLUTION = 48  # coarser grids show extra candidates that descent then rejects
 def spurious_minima_counts(
     ns, seeds: int, *, kernel: str, eps: float = 1e-3, resolution: int = RESOLUTION
 ) -> np.ndarray:
-    """Confirmed spurious local minima of L over 2-D grids, summed over seeds and the three geometries."""
+    """Confirmed spurious local minima of L over 2-D grids, summed over seeds and every geometry with a landscape chart."""
     out = []
     for n in ns:
         total = 0
-        for geometry, extent in DEFAULT_EXTENT.items():
+        for geometry in charted():
+            extent = default_extent(geometry)
             for seed in range(seeds):
                 keys = random_keys(int(n), geometry=geometry, extent=extent, seed=seed)
                 grid = landscape_grid(
