@@ -66,12 +66,16 @@ def greedy_orders(keys: torch.Tensor, openings: torch.Tensor, eps: float = 0.1) 
     rows = torch.arange(B)
     for _ in range(T - c):
         x = keys.unsqueeze(0).expand(B, -1, -1).reshape(B * T, d)
-        d2 = _sq_dist(x, s.repeat_interleave(T, 0), den_k.repeat(B).unsqueeze(-1), den_s.repeat_interleave(T, 0), 1.0)
+        d2 = _sq_dist(
+            x, s.repeat_interleave(T, 0), den_k.repeat(B).unsqueeze(-1), den_s.repeat_interleave(T, 0), 1.0
+        )
         loss, near = d2.view(B, T, c).min(-1)  # (B, T)
         loss = loss.masked_fill(used, -1.0)
         t = loss.argmax(-1)  # (B,) the farthest remaining key
         j = near[rows, t]  # (B,) its nearest summary
-        moved = two_point_midpoint(s[rows, j], counts[rows, j, None], keys[t], den_s[rows, j, None], den_k[t, None], 1.0)
+        moved = two_point_midpoint(
+            s[rows, j], counts[rows, j, None], keys[t], den_s[rows, j, None], den_k[t, None], 1.0
+        )
         s = s.clone()
         s[rows, j] = moved
         den_s = den_s.clone()

@@ -20,7 +20,7 @@ from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import CONDITIONAL, FAILS, HOLDS, Axes, sweep_evidence, verdict_inequality
 
 F64 = torch.float64
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "landscapes"  # its topic page (url path); the Claims page lists every claim
 
 
 def sphere_w1(t: float, theta: float, eps: float) -> float:
@@ -262,7 +262,7 @@ CLAIMS = (
         "M_t = S_t + (1/gamma) sum_{i <= t} (tau_i - tau_base - kappa sigma_i) is a martingale under the null model.",
         "E[M_{t+1} - M_t | F_t] = 0",
         measure_martingale,
-        page=PAGE,
+        page="routing",
     ),
     claim(
         "abstract-preserved",
@@ -270,7 +270,7 @@ CLAIMS = (
         "The advantages of IDA over softmax are preserved in hyperbolic and spherical geometries (read: exact retrieval).",
         "softmax leak / IDA leak > 1 in every geometry",
         measure_preserved,
-        page="claims",
+        page="attention",
     ),
     claim(
         "abstract-amplified",
@@ -278,6 +278,6 @@ CLAIMS = (
         "The advantages of IDA over softmax are amplified in hyperbolic and spherical geometries (read: exact retrieval).",
         "advantage(ball), advantage(sphere) >= advantage(plane)",
         measure_amplified,
-        page="claims",
+        page="attention",
     ),
 )

@@ -63,7 +63,10 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
         starts = [gs.search_starts(t, n_rand, seed=i) for i, t in enumerate(tokens)]
         slack = min((gs.min_margin(g, st, steps=steps) for g, st in zip(gates, starts, strict=True)),
                     key=lambda w: w.margin)  # fmt: skip
-        radii = [r0 * f for f in ((1 / 8, 1 / 2, 1.0, 4.0) if quick else (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 16.0))]
+        radii = [
+            r0 * f
+            for f in ((1 / 8, 1 / 2, 1.0, 4.0) if quick else (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 16.0))
+        ]
         worst = [
             min((gs.min_ratio_in_ball(g, st, r, steps=steps) for g, st in zip(gates, starts, strict=True)),
                 key=lambda w: w.sigma_min)
@@ -190,7 +193,7 @@ def measure_ida_noise(quick: bool = False) -> Evidence:
     return Evidence(
         x=etas, x_label="label flip rate eta", measured=ida, bound=bound, y_label="test error on clean labels",
         relation="IDA test error - 1/n ~ C eta^2 where 1/n is small", verdict=verdict, summary=summary,
-        measured_value=slope, bound_value=2.0, log_x=True, log_y=True,
+        measured_value=slope, bound_value=2.0, headline="exponent of the excess test error in eta (fitted; predicted)", log_x=True, log_y=True,
         extra={"softmax test error": sm, "per seed": runs, "excess over 1/n": excess.tolist()},
         reading="E_test - 1/n against C eta^2, n large against the eta^2 scale, mean of several seeds",
     )  # fmt: skip
