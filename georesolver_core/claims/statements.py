@@ -3,6 +3,7 @@ part of the seeds, in the order of the seeds' sections; the claims table appends
 
 from georesolver_core.claims import (
     statements_descent,
+    statements_dmg,
     statements_hida,
     statements_ida,
     statements_noise,
@@ -21,6 +22,7 @@ STATEMENT_MODULES = (
     statements_hida,
     statements_nystrom,
     statements_sphere,
+    statements_dmg,
     statements_seed003,
     statements_seed004,
 )
