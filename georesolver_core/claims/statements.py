@@ -4,6 +4,7 @@ part of the seeds, in the order of the seeds' sections; the claims table appends
 from georesolver_core.claims import (
     statements_descent,
     statements_dmg,
+    statements_heads,
     statements_hida,
     statements_ida,
     statements_noise,
@@ -16,6 +17,7 @@ from georesolver_core.claims import (
 
 STATEMENT_MODULES = (
     statements_ida,
+    statements_heads,
     statements_rank,
     statements_noise,
     statements_descent,
