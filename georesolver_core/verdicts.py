@@ -103,9 +103,12 @@ class Evidence:
     inside: list[bool] | None = None  # which points satisfy every hypothesis of the statement (None: all)
     reading: str = ""  # the reading of the statement the verdict is for, in words
     parts: list[dict] = field(default_factory=list)  # one {"part", "verdict", "summary"} per part
+    headline: str = ""  # what measured_value and bound_value are, with their unit (default: y_label)
 
     def __post_init__(self):
         _apply_rule(self)
+        if not self.headline:
+            self.headline = self.y_label
 
     def to_dict(self) -> dict:
         return _jsonable(asdict(self))
@@ -204,13 +207,15 @@ def sweep_evidence(
     inside=None,
     reading: str = "",
     parts: list[dict] | None = None,
+    headline: str = "",
 ) -> Evidence:
     """Evidence of one sweep: x, measured and bound as lists of floats, drawn on ``axes``.
 
     ``judged`` is (verdict, summary), e.g. what ``verdict_inequality(measured, bound)`` returns;
     ``note`` follows the summary. The headline numbers are measured[at] and bound[at] unless given.
     ``sense`` ("le"/"ge") and ``inside`` (a flag per point: every hypothesis holds there) let the
-    verdict rule check the verdict; ``reading`` names the reading judged; ``parts`` one verdict per part.
+    verdict rule check the verdict; ``reading`` names the reading judged; ``parts`` one verdict per part;
+    ``headline`` says what the headline numbers are when they are not points of the sweep (an exponent).
     """
     measured, bound = [float(v) for v in measured], [float(v) for v in bound]
     verdict, summary = judged
@@ -232,6 +237,7 @@ def sweep_evidence(
         inside=None if inside is None else [bool(v) for v in np.asarray(inside, dtype=bool)],
         reading=reading,
         parts=[] if parts is None else list(parts),
+        headline=headline,
     )
 
 

@@ -77,6 +77,7 @@ table = pd.DataFrame(
         "statement": [r["statement"] for r in shown],
         "measured": [r["measured_value"] for r in shown],
         "bound": [r["bound_value"] for r in shown],
+        "what": [r.get("headline") or r["y_label"] for r in shown],
         "live verdict": [live[r["key"]]["verdict"] if r["key"] in live else None for r in shown],
         "live measured": [live[r["key"]]["measured_value"] if r["key"] in live else None for r in shown],
         "shown on": [
@@ -90,7 +91,7 @@ table = pd.DataFrame(
 # On screen only what a reader scans for, in widths that add up to the ~930 px the table gets in a 1400 px
 # window, so it never scrolls sideways: the statement is in the claim's detail below, the page behind
 # the link, and the CSV has every column. Cells cut short show their whole text on hover.
-on_screen = ["key", "section", "verdict", "measured", "bound", "link"]
+on_screen = ["key", "section", "verdict", "measured", "bound", "what", "link"]
 if live:
     on_screen[3:3] = ["live verdict"]
 st.dataframe(
@@ -103,10 +104,13 @@ st.dataframe(
     height=min(38 * (len(table) + 1), 800),
     column_order=on_screen,
     column_config={
-        "key": st.column_config.TextColumn(width=235, help="the claim's name, as in its figure's title"),
-        "section": st.column_config.TextColumn(width=300 - (60 if live else 0), help="where the paper states it"),
+        "key": st.column_config.TextColumn(width=200, help="the claim's name, as in its figure's title"),
+        "section": st.column_config.TextColumn(width=185 - (60 if live else 0), help="where the paper states it"),
         "verdict": st.column_config.TextColumn(width=175 - (50 if live else 0)),
         "live verdict": st.column_config.TextColumn(width=110, help="re-measured on this machine, this session"),
+        "what": st.column_config.TextColumn(
+            width=150, help="what the measured and bound columns are, with their unit (an exponent, a count, ...)"
+        ),
         "measured": st.column_config.NumberColumn(
             width=75, format="%.4g", help="headline measurement (see the figure)"
         ),

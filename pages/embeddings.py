@@ -501,3 +501,7 @@ with tabs[4]:
             ui.download_csv("Download the embedding (CSV)", coords, "embedding.csv", "emb_dl_coords")
             run = {"config": tr.config.__dict__, "history": history_table(tr)}
             ui.download_json("Download the run history (JSON)", run, "embedding_history.json", "emb_dl_history")
+
+st.header("The paper's claims for this page, measured")
+if st.toggle("Show the claims' panels", key="emb_claims", bind="query-params"):
+    ui.page_claims("embeddings", "emb")

@@ -390,3 +390,8 @@ if tabs[3].open:
             "model_slice.json",
             "land_m_dl",
         )
+
+# ---- Every claim of this page (the tabs' boxes show the ones each tab draws) --------------------------
+st.header("Every claim of this page, measured")
+if show_claims:
+    ui.page_claims("landscapes", "land_all")

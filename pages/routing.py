@@ -27,15 +27,6 @@ from georesolver_core.viz.routing import (
 )
 
 ASSET = Path(__file__).resolve().parent.parent / "assets" / "routing_comm.json"
-CLAIM_KEYS = [
-    "thm10.1-gsr-quality",
-    "thm10.1-eps-limit",
-    "thm10.2-gsr-communication",
-    "lemma9.1-dmg-spawns",
-    "prop2-routing-entropy",
-    "prop3-quantisation",
-    "sec8.2-map-routing",
-]
 
 ui.page_header(
     "Routing & memory",
@@ -373,12 +364,12 @@ with tabs[3]:
 with tabs[4]:
     if tabs[4].open:
         st.markdown(
-            "Every routing and memory claim, measured with small sweeps (the distributed one starts two "
-            "worker processes)."
+            "Every claim of this page (its `page` field), as the shipped report measured them; a claim the "
+            "report lacks is measured here with small sweeps."
         )
         if st.button("Measure the routing claims", key="rt_claims_run", icon=":material/fact_check:"):
             state["rt_claims"] = True
         if state.get("rt_claims"):
-            ui.theory_box(ui.measure_claims(CLAIM_KEYS))
+            ui.page_claims("routing", "rt")
         else:
-            st.info("Press **Measure the routing claims** (about half a minute on a CPU).")
+            st.info("Press **Measure the routing claims** to show them.")

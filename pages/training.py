@@ -31,7 +31,6 @@ CHUNK_SECONDS = 0.4  # training time per fragment rerun: curves refresh about tw
 SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs about as much as a few steps)
 SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
-CLAIM_KEYS = ["thm7-1-hypergate-gradient", "thm3-noise-memorisation", "sec2-8-small-eps"]
 
 ui.page_header(
     "Training lab",
@@ -388,7 +387,7 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
             )
 
 if st.toggle(
-    "Measure the training claims (Theorems 3 and 7.1, section 2.8; small sweeps, several seconds)",
+    "Show the training claims (Theorems 3 and 7.1, section 2.8; the shipped measurements)",
     key="trn_claims",
 ):
-    ui.theory_box(ui.measure_claims(CLAIM_KEYS), "Training claims: theory vs measured")
+    ui.page_claims("training", "trn")

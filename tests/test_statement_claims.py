@@ -81,3 +81,27 @@ def test_power_law_tail_bound_covers_power_law():
         lam = 3.0 * k**-alpha
         for m in (1, 10, 100):
             assert np.sum(lam[m:] ** 2) <= th.power_law_tail_bound(m, 3.0, alpha)
+
+
+def test_noise_nystrom_and_sphere_ratio_forms():
+    assert th.memoriser_test_error_paper(0.1) == pytest.approx(0.2)
+    # binary: two flips differ with probability 2 eta (1 - eta)
+    assert th.noisy_pair_disagreement(0.1, 2) == pytest.approx(2 * 0.1 * 0.9)
+    assert th.nystrom_frobenius_step_bound(2.0, 3.0, 0.5) == pytest.approx(3.0)
+    assert th.pl_ratio_sphere_omega(np.pi / 2) == pytest.approx(np.e / (np.pi / 2) ** 2)
+
+
+def test_per_sample_error_is_the_exact_expectation():
+    import torch
+
+    from georesolver_core.claims.statements_noise import per_sample_error
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 3, generator=g, dtype=torch.float64)
+    y = torch.tensor([1.0, -1, 1, 1, -1, -1], dtype=torch.float64)
+    exact, _ = per_sample_error(x, y, 0.2, 0.1)
+    flips = torch.where(torch.rand(200000, 6, generator=g) < 0.2, -1.0, 1.0).to(torch.float64)
+    from georesolver_core.attention import ida_weights
+
+    mc = ((y - (flips * y) @ ida_weights(x, x, eps=0.1).T) ** 2).mean(0).numpy()
+    assert np.allclose(exact, mc, rtol=0.02, atol=1e-3)

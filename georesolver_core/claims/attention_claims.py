@@ -276,7 +276,11 @@ def measure_nn_radius(quick: bool = False):
         log="xy",
     )
     extra = {"measured, d = 4": r2[4], "d n^{-2/d}, d = 4": th.gaussian_nn_radius_sq(n_a, 4).tolist()}
-    headline = dict(measured_value=fits[2][2], bound_value=-2.0 / 2)  # the fitted exponent for d = 2
+    headline = dict(
+        measured_value=fits[2][2],
+        bound_value=-2.0 / 2,
+        headline="log-log exponent of r^2 in n at d = 2 (fitted; predicted)",
+    )  # the fitted exponent for d = 2
     predicted = th.gaussian_nn_radius_sq(n_a, 2)
     return sweep_evidence(ns, r2[2], predicted, (verdict, summary), axes, extra=extra, **headline)
 

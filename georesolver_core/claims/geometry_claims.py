@@ -222,7 +222,11 @@ def measure_capacity(quick: bool = False, *, d: int = 2, s: float = 1.0, fit_fro
         f"(log-log slopes fitted over R >= {fit_from:g}, tolerance 0.25)",
         log="y",
     )
-    headline = dict(measured_value=exp_rate, bound_value=float(d - 1))  # the fitted rate, not a count
+    headline = dict(
+        measured_value=exp_rate,
+        bound_value=float(d - 1),
+        headline="exponential growth rate of the packing in R (fitted; predicted d - 1)",
+    )  # the fitted rate, not a count
     return sweep_evidence(radii, hyp, hyp_bound, (verdict, summary), axes, extra=extra, **headline)
 
 

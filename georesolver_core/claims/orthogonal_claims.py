@@ -198,6 +198,7 @@ def _negation_evidence(quick: bool, metric: str) -> Evidence:
         note=". " + line,
         measured_value=float(np.mean(vals)),
         bound_value=target,
+        headline=f"{axes.y_label}, mean over the seeds; the seed's reported figure",
         extra=extra,
     )
 

@@ -51,7 +51,7 @@ def measure_effrank_eps(quick: bool = False, *, n: int = 64, d: int = 8):
     note = (
         f". At eps = {rho[i]:g} d_min^2, n={n} Euclidean keys give eff-rank {ranks['euclidean'][i]:.3g} against the "
         f"bound {bound[i]:.3g} (Poincaré: {ranks['poincare'][i]:.3g}). As eps -> 0, K -> I/eps and eff-rank -> n; "
-        + (f"the bound holds from eps >= {held.min():.3g} d_min^2 on" if held.size else "the bound never holds")
+        + (f"the bound holds from eps >= {held.min():.3g} d_min^2 on." if held.size else "the bound never holds.")
     )
     msq = mean_sq_distance(pts["euclidean"], pts["euclidean"])
     axes = Axes(

@@ -3,8 +3,12 @@ part of the seeds, in the order of the seeds' sections; the claims table appends
 
 from georesolver_core.claims import (
     statements_descent,
+    statements_dmg,
+    statements_heads,
     statements_hida,
     statements_ida,
+    statements_noise,
+    statements_nystrom,
     statements_rank,
     statements_seed003,
     statements_seed004,
@@ -13,10 +17,14 @@ from georesolver_core.claims import (
 
 STATEMENT_MODULES = (
     statements_ida,
+    statements_heads,
     statements_rank,
+    statements_noise,
     statements_descent,
     statements_hida,
+    statements_nystrom,
     statements_sphere,
+    statements_dmg,
     statements_seed003,
     statements_seed004,
 )

@@ -15,7 +15,7 @@ from georesolver_core.landscape.two_key import TwoKeyLine, geodesic_path, loss_s
 from georesolver_core.theory.landscape import ida_curvature_at_minimiser
 from georesolver_core.verdicts import CONDITIONAL, FAILS, Axes, sweep_evidence, verdict_inequality, verdict_scaling
 
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "landscapes"  # its topic page (url path); the Claims page lists every claim
 F64 = torch.float64
 
 
@@ -107,6 +107,7 @@ def _escape(quick: bool, kernel: str, exponent: float, claim_text: str, upper_bo
         axes,
         measured_value=p,
         bound_value=exponent,
+        headline="log-log exponent of the escape steps in n (fitted; predicted)",
         extra={"other kernel": other},
     )
 

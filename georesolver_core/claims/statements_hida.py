@@ -30,7 +30,7 @@ from georesolver_core.verdicts import (
 )
 
 F64 = torch.float64
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "hida"  # its topic page (url path); the Claims page lists every claim
 
 
 def offdiagonal(K: torch.Tensor) -> torch.Tensor:
@@ -190,6 +190,7 @@ def measure_fp_memory(quick: bool = False):
         extra={"valid entries only": valid},
         measured_value=p,
         bound_value=1.0,
+        headline="log-log exponent of the index bytes in n log n (fitted; predicted)",
     )
 
 
@@ -316,6 +317,7 @@ def measure_prop2_volume(quick: bool = False, *, d: int = 3, h: float = 1e-6):
         axes,
         measured_value=p,
         bound_value=float(d),
+        headline="log-log exponent of the volume element (fitted; predicted d)",
     )
 
 

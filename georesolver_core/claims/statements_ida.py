@@ -23,7 +23,7 @@ from georesolver_core.verdicts import (
     verdict_inequality,
 )
 
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "attention"  # its topic page (url path); the Claims page lists every claim
 F64 = torch.float64
 ROUNDING = "measured <= float64 rounding budget (exact identity)"
 

@@ -29,7 +29,7 @@ from georesolver_core.verdicts import (
 )
 
 F64 = torch.float64
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "attention"  # its topic page (url path); the Claims page lists every claim
 
 
 def measure_taylor(quick: bool = False, *, eps: float = 1e-2):
@@ -116,7 +116,7 @@ def measure_eigen_bound(quick: bool = False, *, eps: float = 1e-3):
         "E is ambiguous: printed as E_ij = K_ij - 1/eps, but the trace step tr(K^2) = n/eps^2 + ||E||_F^2 needs E = K - "
         f"diag(K). Reading E = K - diag(K), on the regular simplex (every distance = d_min, the extremal case): {s_off}; "
         f"random keys reach at most {max(rand_off):.3g} of the bound. Reading E_ij = K_ij - 1/eps: {s_pr} (its entries "
-        f"approach -1/eps, so |lambda| ~ (n - 1)/eps). Verdict for the first reading, eps = {eps:g}, d_min = 1"
+        f"approach -1/eps, so |lambda| ~ (n - 1)/eps). Verdict for the first reading, eps = {eps:g}, d_min = 1."
     )
     axes = Axes("number of keys n", "max |lambda_m(E)|", "measured <= (n - 1) / d_min^2", log="xy")
     extra = {"printed E = K - 1/eps": printed, "random keys, measured / bound": rand_off}
@@ -194,7 +194,16 @@ def measure_uniform_limit(quick: bool = False, *, n: int = 32, eps: float = 1e-2
     )
     pred = tv[0] * (np.array(dims) / dims[0]) ** -0.5
     axes = Axes("dimension d_h", "max_i TV(W_i, uniform)", "log-log slope = -1/2", log="xy")
-    return sweep_evidence(dims, tv, pred, (verdict, summary), axes, measured_value=p, bound_value=-0.5)
+    return sweep_evidence(
+        dims,
+        tv,
+        pred,
+        (verdict, summary),
+        axes,
+        measured_value=p,
+        bound_value=-0.5,
+        headline="log-log exponent of TV in d (fitted; predicted)",
+    )
 
 
 def measure_softmax_effrank(quick: bool = False, *, alpha: float = 1.0):
@@ -219,7 +228,15 @@ def measure_softmax_effrank(quick: bool = False, *, alpha: float = 1.0):
         log="xy",
     )
     return sweep_evidence(
-        ns, soft, ns, (verdict, summary), axes, extra={"IDA, eps = 0.01": ida}, measured_value=p, bound_value=1.0
+        ns,
+        soft,
+        ns,
+        (verdict, summary),
+        axes,
+        extra={"IDA, eps = 0.01": ida},
+        measured_value=p,
+        bound_value=1.0,
+        headline="log-log exponent of the effective rank in n (fitted; predicted)",
     )
 
 

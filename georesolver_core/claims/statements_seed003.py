@@ -19,7 +19,7 @@ from georesolver_core.extras.orthogonal import cayley_apply, cayley_matrix
 from georesolver_core.extras.orthogonal_tasks import TaskConfig, compare, rotation_matrix, summarise
 from georesolver_core.verdicts import Axes, sweep_evidence, verdict_inequality
 
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "orthogonal"  # its topic page (url path); the Claims page lists every claim
 F64 = torch.float64
 SEED_ECHO_VS_GPT = 3.8  # seed 003, section 4: echo loss of GPT / E-Delta-MHC-Geo
 SEED_NORM_DEVIATION = 0.001  # seed 003, section 4: mean norm deviation on the echo task

@@ -18,7 +18,7 @@ from georesolver_core.theory import statements as th
 from georesolver_core.theory.hankel import dyadic_scale_count, piece_singular_value_bound
 from georesolver_core.verdicts import FAILS, HOLDS, Axes, sweep_evidence, verdict_inequality, verdict_scaling
 
-PAGE = "claims"  # shown on the Claims page (topic pages measure their claims on load)
+PAGE = "hankel"  # its topic page (url path); the Claims page lists every claim
 F64 = torch.float64
 SEED_P_VALUE = 0.53235  # seed 004, practical benchmark: paired p-value over 8 seeds
 SEED_WINS = 5  # of 8 paired seeds

@@ -124,3 +124,29 @@ def power_law_tail_bound(m, C, alpha):
     sum_{k > m} lambda_k^2 <= C^2 int_m^inf x^(-2 alpha) dx = C^2 m^(1 - 2 alpha) / (2 alpha - 1) = O(m^(-2 alpha + 1))."""
     alpha = _f(alpha)
     return _f(C) ** 2 * _f(m) ** (1.0 - 2.0 * alpha) / (2.0 * alpha - 1.0)
+
+
+def pl_ratio_sphere_omega(theta):
+    """Theorem 8.1 (section 8.1): mu_SIDA / mu_soft = Omega(exp(1 - cos theta) / theta^2), the ratio of
+    Theta(eps^2/theta^4) and Theta(exp(-(1 - cos theta)) eps^2/theta^2)."""
+    theta = _f(theta)
+    return np.exp(1.0 - np.cos(theta)) / theta**2
+
+
+def memoriser_test_error_paper(eta):
+    """Theorem 3 (section 2.7), proof: a model at zero training error on labels flipped at rate eta has test
+    error eta (binary) or 2 eta (balanced multi-class) on clean labels, as printed."""
+    return 2.0 * _f(eta)
+
+
+def noisy_pair_disagreement(eta, n_classes):
+    """P(two independent symmetric flips of one label differ) = 1 - (1 - eta)^2 - eta^2 / (K - 1): the test
+    error of a perfect memoriser scored against noisy test labels (about 2 eta for small eta)."""
+    eta, k = _f(eta), _f(n_classes)
+    return 1.0 - (1.0 - eta) ** 2 - eta**2 / (k - 1.0)
+
+
+def nystrom_frobenius_step_bound(kmm_inv_norm, knm_fro, e_fro):
+    """Theorem 5.5 (section 5.5), proof: ||K_nn^(m) - K_nm K_mm^-1 K_mn||_F <= ||K_mm^-1||_2 ||K_nm||_F ||E||_F,
+    E not defined in the paper (the claim measures each reading)."""
+    return _f(kmm_inv_norm) * _f(knm_fro) * _f(e_fro)

@@ -48,7 +48,12 @@ def scaling_evidence(
     ``axes`` (log-log) beside the paper's shape (constant fitted). ``note`` follows the verdict's sentence;
     the headline is the fitted exponent against the predicted one."""
     verdict, summary, slope = verdict_scaling(x, measured, exponent=exponent, what=what)
-    judged, headline = (verdict, summary), dict(measured_value=slope, bound_value=exponent)
+    judged, headline = (
+        (verdict, summary),
+        dict(
+            measured_value=slope, bound_value=exponent, headline=f"log-log exponent of {what} (fitted; predicted)"
+        ),
+    )
     return sweep_evidence(x, measured, fitted(measured, shape), judged, axes, note=note, extra=extra, **headline)
 
 

@@ -135,7 +135,14 @@ def measure_pl_softmax(quick: bool = False) -> Evidence:
     headline = round(e_slope, 6) + 0.0  # a slope of 1e-16 is 0; + 0.0 turns -0.0 into 0.0
     judged = (verdict, summary)
     return sweep_evidence(
-        deltas, soft, fitted(soft, shape), judged, axes, measured_value=headline, bound_value=2.0
+        deltas,
+        soft,
+        fitted(soft, shape),
+        judged,
+        axes,
+        measured_value=headline,
+        bound_value=2.0,
+        headline="log-log exponent of mu_soft in eps (fitted; predicted)",
     )
 
 
@@ -158,7 +165,12 @@ def measure_pl_ratio(quick: bool = False) -> Evidence:
         "mu_IDA / mu_soft = Omega(exp(Delta^2/tau) / Delta^2): exponent against the shape >= 1 - tol",
         log="y",
     )
-    extra, headline = {"mu_IDA": ida.tolist(), "mu_soft": soft.tolist()}, dict(measured_value=p, bound_value=1.0)
+    extra, headline = (
+        {"mu_IDA": ida.tolist(), "mu_soft": soft.tolist()},
+        dict(
+            measured_value=p, bound_value=1.0, headline="fitted power of mu_IDA / mu_soft (predicted: at least 1)"
+        ),
+    )
     bound = fitted(ratio, shape)
     return sweep_evidence(deltas, ratio, bound, (verdict, summary), axes, note=note, extra=extra, **headline)
 
