@@ -21,6 +21,8 @@ from plotly.subplots import make_subplots
 from georesolver_core.embeddings.metrics import center_on, distance_to_origin
 from georesolver_core.geometry import GEOMETRIES, expmap, logmap, logmap0
 from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.viz.embedding_charts import norm_depth_figure, training_history_figure  # noqa: F401 (re-export)
+from georesolver_core.viz.embedding_groups import OTHER, group_by_ancestor, lineage  # noqa: F401 (re-export)
 from georesolver_core.viz.style import GEOMETRY_COLORS, base_layout, points_trace, sphere_surface, unit_disk_shapes
 
 ARC_POINTS = 24  # points per drawn geodesic
@@ -31,7 +33,6 @@ MAX_EDGES = 1500  # beyond this, a figure draws a deterministic subset of the ed
 _DEPTH_SCALE = "Viridis"
 # One per group of ``group_by_ancestor``: D3's ten with its grey (kept for "other") swapped for a dark blue.
 GROUP_COLORS = [*qualitative.D3[:7], *qualitative.D3[8:], "#393b79"]
-OTHER = "other"
 OTHER_COLOR = "#9e9e9e"
 GL_NODES = 500  # above this many nodes, 2-D traces are WebGL (Scattergl): a 1,181-node redraw stays cheap
 
@@ -286,28 +287,6 @@ def _group_color(i: int, label: str) -> str:
     return OTHER_COLOR if label == OTHER else GROUP_COLORS[i % len(GROUP_COLORS)]
 
 
-def group_by_ancestor(hierarchy: Hierarchy, roots: dict[str, str]) -> dict[str, np.ndarray]:
-    """label -> node indices (sorted): each node goes to the first of ``roots`` (node name -> label, in
-    priority order) that is the node itself or one of its ancestors along the hierarchy's edges; nodes
-    under none of them go to OTHER, listed last. The mammal orders of WordNet are such groups (the
-    children of ``placental.n.01`` and their kin): in the disk they should fill wedges towards the rim.
-    Names of ``roots`` missing from the hierarchy are skipped."""
-    index = {name: i for i, name in enumerate(hierarchy.nodes)}
-    owner = np.full(hierarchy.n_nodes, -1)
-    labels = list(dict.fromkeys(roots.values()))
-    for name, label in roots.items():
-        if name not in index:
-            continue
-        family = lineage(hierarchy, index[name])
-        members = np.concatenate([family["node"], family["descendants"]])
-        free = members[owner[members] < 0]
-        owner[free] = labels.index(label)
-    out = {label: np.flatnonzero(owner == k) for k, label in enumerate(labels)}
-    out = {label: idx for label, idx in out.items() if idx.size}
-    out[OTHER] = np.flatnonzero(owner < 0)
-    return out
-
-
 def _frame(fig: go.Figure, view: EmbeddingView, row: int | None = None, col: int | None = None) -> None:
     """Rim circle, equal aspect and axis titles for a 2-D panel; scene axes for a sphere."""
     where = {} if row is None else {"row": row, "col": col}
@@ -415,75 +394,3 @@ def geometries_figure(views: list[EmbeddingView], *, height: int = 480) -> go.Fi
         legend=dict(orientation="h", yanchor="top", y=-0.1, xanchor="left", x=0),
     )
     return fig
-
-
-def norm_depth_figure(series: dict[str, tuple[np.ndarray, np.ndarray]], *, y_title: str) -> go.Figure:
-    """Box plot of a per-node radius (y) against tree depth (x), one colour per geometry key of ``series``."""
-    fig = go.Figure()
-    for geo, (depth, value) in series.items():
-        label = GEOMETRIES[geo].label if geo in GEOMETRIES else geo
-        fig.add_trace(
-            go.Box(
-                x=np.asarray(depth),
-                y=np.asarray(value),
-                name=label,
-                marker_color=GEOMETRY_COLORS.get(geo, "#7f7f7f"),
-                boxpoints="all",
-                jitter=0.3,
-                pointpos=0,
-                hovertemplate="depth %{x}<br>" + y_title + " %{y:.4f}<extra>" + label + "</extra>",
-            )
-        )
-    base_layout(
-        fig, "Radius against depth: leaves go to the rim in the ball", "tree depth (hops from the root)", y_title
-    )
-    fig.update_layout(boxmode="group")
-    return fig
-
-
-def training_history_figure(history: list[dict]) -> go.Figure:
-    """Loss per epoch (left axis) and edge-reconstruction MAP where evaluated (right axis)."""
-    epochs = [r["epoch"] for r in history]
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(
-        go.Scatter(x=epochs, y=[r["loss"] for r in history], mode="lines", name="loss (nats per edge)"),
-        secondary_y=False,
-    )
-    evals = [r for r in history if "map" in r]
-    fig.add_trace(
-        go.Scatter(
-            x=[r["epoch"] for r in evals],
-            y=[r["map"] for r in evals],
-            mode="lines+markers",
-            name="MAP (edge reconstruction)",
-            hovertemplate="epoch %{x}<br>MAP %{y:.4f}<extra></extra>",
-        ),
-        secondary_y=True,
-    )
-    base_layout(fig, "Training", "epoch (one pass over all edges)", "")
-    fig.update_yaxes(title_text="loss (nats per edge)", secondary_y=False)
-    fig.update_yaxes(title_text="MAP (1 = perfect)", range=[0, 1.02], dtick=0.2, secondary_y=True)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
-    return fig
-
-
-def lineage(hierarchy: Hierarchy, index: int) -> dict[str, np.ndarray]:
-    """A node's ancestors and descendants along the hierarchy's edges: the ``highlight`` of ``embedding_figure``."""
-    if not 0 <= index < hierarchy.n_nodes:
-        raise ValueError(f"index must be in [0, {hierarchy.n_nodes - 1}] (got {index})")
-    parents: dict[int, list[int]] = {}
-    children: dict[int, list[int]] = {}
-    for p, q in hierarchy.edges.tolist():
-        parents.setdefault(q, []).append(p)
-        children.setdefault(p, []).append(q)
-
-    def reach(graph: dict[int, list[int]]) -> np.ndarray:
-        seen, todo = set(), [index]
-        while todo:
-            for n in graph.get(todo.pop(), []):
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return np.asarray(sorted(seen), dtype=np.int64)
-
-    return {"ancestors": reach(parents), "descendants": reach(children), "node": np.asarray([index])}
