@@ -260,3 +260,14 @@ def test_groups_colour_nodes_one_trace_each_with_a_legend_and_webgl_when_big(mon
     monkeypatch.setattr(viz, "GL_NODES", 3)
     fig = embedding_figure(view, groups=groups)
     assert all(isinstance(t, go.Scattergl) for t in fig.data)
+
+
+def test_groups_colour_the_edges_by_their_child_so_a_group_reads_as_a_fan():
+    view = embedding_view(_points("poincare", 2), TREE, geometry="poincare")
+    groups = {"left": np.array([1, 3, 4]), "right": np.array([2, 5, 6]), viz.OTHER: np.array([0])}
+    fig = embedding_figure(view, groups=groups)
+    lines = [t for t in fig.data if t.mode == "lines"]
+    nodes = {t.name.split(" (")[0]: t.marker.color for t in fig.data if t.mode == "markers"}
+    assert [t.line.color for t in lines] == [nodes["left"], nodes["right"]]  # the root is no edge's child
+    assert sum(np.isnan(t.x).sum() for t in lines) == TREE.n_edges  # every edge drawn once
+    assert [t.showlegend for t in lines] == [True, False]

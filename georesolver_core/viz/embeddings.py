@@ -31,8 +31,8 @@ NAME_CHARS = 16  # on-figure labels are cut to this; the hover shows the whole n
 MAX_LABELS = 30  # names written on the picture, top levels first: more run together (all are in the hover)
 MAX_EDGES = 1500  # beyond this, a figure draws a deterministic subset of the edges (and says so)
 _DEPTH_SCALE = "Viridis"
-# One per group of ``group_by_ancestor``: D3's ten with its grey (kept for "other") swapped for a dark blue.
-GROUP_COLORS = [*qualitative.D3[:7], *qualitative.D3[8:], "#393b79"]
+# One per group of ``group_by_ancestor``: D3's ten without its grey (kept for "other"), and four more.
+GROUP_COLORS = [*qualitative.D3[:7], *qualitative.D3[8:], "#393b79", "#637939", "#e7969c", "#7b4173"]
 OTHER_COLOR = "#9e9e9e"
 GL_NODES = 500  # above this many nodes, 2-D traces are WebGL (Scattergl): a 1,181-node redraw stays cheap
 
@@ -53,6 +53,7 @@ class EmbeddingView:
     axis_note: str  # what the axes are (coordinates, or the projection used)
     edges_drawn: int
     edges_total: int
+    edge_children: np.ndarray | None = None  # (edges_drawn,) the child node of each drawn edge, in order
 
 
 def embedding_view(
@@ -127,6 +128,7 @@ def embedding_view(
         axis_note=note,
         edges_drawn=len(edges),
         edges_total=hierarchy.n_edges,
+        edge_children=np.asarray(edges[:, 1]),
     )
 
 
@@ -225,17 +227,21 @@ def _traces(
     if names:
         deepest = named_depth(view.depth)
         text = np.asarray([name if d <= deepest else "" for name, d in zip(view.names, view.depth, strict=True)])
-    edges = _scatter(
-        view.edge_lines,
-        gl,
-        mode="lines",
-        line=dict(
-            color=GEOMETRY_COLORS[view.geometry] if groups is None else OTHER_COLOR, width=2 if sphere else 1.2
-        ),
-        opacity=1.0 if sphere else (0.7 if groups is None else 0.45),
-        name=EDGE_NAMES[view.kind],
-        hoverinfo="skip",
-    )
+    width, opacity = (2, 1.0) if sphere else (1.2, 0.7)
+    edges = [
+        _scatter(
+            lines,
+            gl,
+            mode="lines",
+            line=dict(color=color, width=width),
+            opacity=opacity,
+            name=EDGE_NAMES[view.kind],
+            legendgroup="edges",
+            showlegend=i == 0,
+            hoverinfo="skip",
+        )
+        for i, (color, lines) in enumerate(_edge_lines(view, groups))
+    ]
     common = dict(
         mode="markers+text" if names else "markers",
         textposition="top center",
@@ -281,7 +287,24 @@ def _traces(
             for i, (label, idx) in enumerate(groups.items())
             if len(idx)
         ]
-    return [sphere_surface(), edges, *nodes] if sphere else [edges, *nodes]
+    return [sphere_surface(), *edges, *nodes] if sphere else [*edges, *nodes]
+
+
+def _edge_lines(view: EmbeddingView, groups: dict[str, np.ndarray] | None) -> list[tuple[str, np.ndarray]]:
+    """(colour, NaN-separated polylines): all edges in the geometry's colour, or with ``groups`` one set per
+    group, each edge coloured by its child's group, so that a group reads as a coloured fan of geodesics."""
+    if groups is None or view.edge_children is None or view.edges_drawn == 0:
+        return [(GEOMETRY_COLORS[view.geometry], view.edge_lines)]
+    arcs = view.edge_lines.reshape(view.edges_drawn, -1, view.edge_lines.shape[-1])  # (E, T + 1, k)
+    owner = np.full(len(view.coords), -1)
+    for k, idx in enumerate(groups.values()):
+        owner[idx] = k
+    child = owner[view.edge_children]  # (E,) group of each edge's child
+    return [
+        (_group_color(k, label), arcs[child == k].reshape(-1, arcs.shape[-1]))
+        for k, label in enumerate(groups)
+        if (child == k).any()
+    ]
 
 
 def _group_color(i: int, label: str) -> str:
@@ -366,7 +389,10 @@ def embedding_figure(
     base_layout(fig, f"{view.title}<br><sup>{subtitle}</sup>", height=height)
     fig.update_layout(
         margin=dict(l=40, r=20, t=70, b=40),
-        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
+        # a legend of groups beside the disk (a dozen rows under it would squeeze the disk)
+        legend=dict(orientation="v", yanchor="top", y=1, xanchor="left", x=1.02)
+        if groups
+        else dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
     )
     _frame(fig, view)
     return fig
