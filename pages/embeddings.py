@@ -1,5 +1,6 @@
 """Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt."""
 
+import embeddings_controls as widgets
 import embeddings_live as live
 import embeddings_source as source
 import embeddings_tabs as panels
@@ -25,8 +26,8 @@ with left:
     key, hier = source.hierarchy_controls(s.seed)
     wordnet = key == source.WORDNET
     st.caption(ui.escape_md(hier.summary() + "".join(f"; {n}" for n in hier.notes)))  # the name may be a file's
-    settings = live.model_controls(wordnet)
-    budget_s, autoplay = live.view_controls()
+    settings = widgets.model_controls(wordnet)
+    budget_s, autoplay = widgets.view_controls()
 
 try:
     if wordnet:
@@ -41,7 +42,7 @@ except ValueError as err:
 with right:
     relation = source.mammals()[2] if wordnet else None
     live.controls(hier, config, relation=relation, device=s.device, budget_s=budget_s, autoplay=autoplay)
-    live.search_controls(hier)
+    widgets.search_controls(hier)
     live.live()
 
 TABS = ["Three geometries", "Norm vs depth", "Onto the sphere", "WordNet benchmark", "Data & downloads"]
