@@ -24,7 +24,7 @@ from georesolver_core.viz.embeddings import training_history_figure as history_f
 
 PREFIX = "emb"  # trainer_controls keys: emb_start, emb_pause, emb_resume, emb_step, emb_stop, emb_reset; emb_job
 SLICE_S = 0.5  # at most this much of one epoch per step (a large upload's epoch may be long)
-EVAL_RATIO = 4.0  # train at least this many times as long as the last measurement took before the next
+EVAL_RATIO = 9.0  # train at least this many times as long as the last measurement took before the next (<= 10%)
 BIG = 500  # nodes above which the picture uses smaller markers
 TRAIN_SHARE = 0.7  # of each train-redraw cycle spent training
 CHUNK_S = (1.0, 8.0)  # seconds of training between redraws: at least (a redraw per second at most), at most
