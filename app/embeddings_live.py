@@ -51,13 +51,17 @@ def train_steps(trainer: EmbeddingTrainer):
 
 
 def controls(hier, config, *, relation, device, budget_s: float, autoplay: bool) -> None:
-    """The six buttons; with ``autoplay`` a first visit or a changed setting starts a fresh run at once."""
+    """The six buttons; with ``autoplay`` a changed setting, or a first visit to a small hierarchy, starts a
+    fresh run at once."""
     sig = None if config is None else (hier.fingerprint, config, str(device))
 
     def make():
         return train_steps(EmbeddingTrainer(hier, config, device=device, relation=relation))
 
-    if config is not None and autoplay and state.get("emb_last_sig") != sig:
+    # A first visit starts small hierarchies at once; a big one (WordNet) waits for Train, so the page is
+    # quick to open and idle until asked. A changed setting restarts either.
+    first = "emb_last_sig" not in state
+    if config is not None and autoplay and state.get("emb_last_sig") != sig and not (first and hier.n_nodes > BIG):
         state[f"{PREFIX}_job"] = tc.LiveJob(make(), sig, budget_s)
     state["emb_last_sig"] = sig
     tc.controls(PREFIX, make, sig, budget_s=budget_s, disabled=config is None)

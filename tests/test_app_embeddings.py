@@ -267,8 +267,10 @@ def test_hostile_node_names_are_escaped_and_oversized_files_refused():
 def test_wordnet_mammals_are_the_default_and_train_live_with_the_recipe():
     at = _page(source=None)
     assert at.selectbox(key="emb_source").value == "wordnet" and "emb_source" not in at.query_params
+    assert _job(at) is None  # 1,181 nodes: the first visit waits for Train
+    at.button(key="emb_start").click().run()
     tr = _trainer(at)
-    assert tr.hierarchy.n_nodes == 1181 and tr.pairs.shape[0] == 6541 and tr.epoch > 0  # started on the visit
+    assert tr.hierarchy.n_nodes == 1181 and tr.pairs.shape[0] == 6541 and tr.epoch > 0
     assert (tr.config.geometry, tr.config.dim, tr.config.optimizer, tr.config.dtype) == (
         "poincare", 2, "rsgd", "float64",
     )  # fmt: skip
