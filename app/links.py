@@ -1,6 +1,8 @@
 """Links: every URL value parsed defensively, before any widget reads it, and one notice naming what was not used.
 
-Pages never call this; the entry script runs ``guard_query_params`` first and ``url_notices`` last.
+The entry script runs ``guard_query_params`` first and ``url_notices`` last. A page whose choice is linked by
+a stable key rather than its label (a bound selectbox writes the label) reads and writes it with
+``linked_choice`` and ``link_choice``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,24 @@ def guard_query_params() -> None:
     st.session_state["_url_dropped"] = dropped
 
 
+def linked_choice(key: str, options: dict[str, str], default: str) -> str:
+    """The option (stable key) that the link's ``key`` parameter names, by its key or by its label (as links
+    from a bound selectbox wrote it); ``default`` when absent or unknown, and ``url_notices`` then names it."""
+    raw = st.query_params.get(key)
+    value = raw if raw in options else {label: k for k, label in options.items()}.get(raw)
+    st.session_state.setdefault("_url_owned", {})[key] = raw is None or value is not None
+    return value if value is not None else default
+
+
+def link_choice(key: str, value: str, default: str) -> None:
+    """Write the choice into the link by its stable key; the default leaves the link without it."""
+    if value == default:
+        if key in st.query_params:
+            _remove_url_param(key)
+    elif st.query_params.get(key) != value:
+        st.query_params[key] = value
+
+
 def _means_default(raw: str, default) -> bool:
     if isinstance(default, bool):
         return raw.lower() == str(default).lower()
@@ -75,6 +95,7 @@ def url_notices(container) -> None:
     out of range, malformed, an unknown option, or a name no setting of this page has); the defaults
     are shown instead. Once per link: later reruns of the same link stay quiet."""
     given, dropped = st.session_state.pop("_url_given", {}), st.session_state.pop("_url_dropped", [])
+    owned = st.session_state.pop("_url_owned", {})  # parameters a page read itself: True if it used the value
     seen = st.session_state.setdefault("_url_seen", set())
     link = tuple(sorted(given.items()))
     if not given or link in seen:
@@ -84,6 +105,10 @@ def url_notices(container) -> None:
     ignored = list(dropped)
     for key, raw in given.items():
         if key in dropped:
+            continue
+        if key in owned:
+            if not owned[key]:
+                ignored.append(key)
             continue
         now = st.query_params.get(key)
         if key not in defaults and now == raw:

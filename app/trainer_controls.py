@@ -120,9 +120,12 @@ def controls(
     return j
 
 
-def live(prefix: str, draw: Callable[[LiveJob], None], *, chunk_s: float = 0.4, every_s: float = 0.5) -> None:
+def live(
+    prefix: str, draw: Callable[[LiveJob], None], *, chunk_s: float | Callable[[], float] = 0.4, every_s: float = 0.5
+) -> None:
     """Draw the job's progress and ``draw(job)``; while it runs, a fragment advances it ``chunk_s`` of work
-    every ``every_s`` seconds and redraws only itself."""
+    every ``every_s`` seconds and redraws only itself. ``chunk_s`` may be a function, asked before each chunk
+    (a page whose redraw is slow trains longer between redraws)."""
     j = job(prefix)
     running = j is not None and j.status == RUNNING
 
@@ -132,7 +135,7 @@ def live(prefix: str, draw: Callable[[LiveJob], None], *, chunk_s: float = 0.4, 
         if j is None:
             return
         if j.status == RUNNING:
-            j.advance(seconds=chunk_s)
+            j.advance(seconds=chunk_s() if callable(chunk_s) else chunk_s)
             if j.status != RUNNING:
                 st.rerun()  # the whole page: stops the timer and redraws the buttons
         budget = f", time budget {j.budget_s:g} s" if j.status in ACTIVE or j.status == BUDGET else ""

@@ -1,5 +1,6 @@
-"""The Embeddings page under AppTest: live training, pause/resume/reset, every widget at its extremes,
-each geometry, the tabs, and bad uploads (an error, the previous data kept, no exception)."""
+"""The Embeddings page under AppTest: WordNet mammals by default, live training with the shared controls
+(Pause keeps the run, Resume and Step continue it), every widget at its extremes, each geometry, the
+tabs, links by the source's key, and bad uploads (an error, the previous data kept, no exception)."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks import MAX_NODES
 
 PAGE = "../pages/embeddings.py"
+ACTIVE = ("running", "paused")
 
 
 @pytest.fixture(autouse=True)
@@ -19,36 +21,62 @@ def _clear_caches():
     yield
 
 
-def _page(autoplay: bool = True) -> AppTest:
+def _page(autoplay: bool = True, source: str | None = "tree", **params) -> AppTest:
+    """The page opened by a link (``emb_source`` and ``params``): the toy tree unless told otherwise."""
     at = AppTest.from_file("../app/streamlit_app.py", default_timeout=90)
+    if source is not None:
+        at.query_params["emb_source"] = source
+    for key, value in params.items():
+        at.query_params[key] = value
     at.switch_page(PAGE)  # straight to this page: Home's own work is not part of these tests
     at.run()
     assert not at.exception, at.exception
     if not autoplay:
-        # settings changes then rebuild the trainer without training: fast widget sweeps
+        # settings changes then rebuild nothing and train nothing: fast widget sweeps
         at.toggle(key="emb_autoplay").set_value(False)
         at.button(key="emb_reset").click().run()
     return at
 
 
+def _job(at: AppTest):
+    return at.session_state["emb_job"] if "emb_job" in at.session_state else None
+
+
+def _trainer(at: AppTest):
+    job = _job(at)
+    return None if job is None else (job.result if job.result is not None else job.partial)
+
+
+def _param(at: AppTest, key: str):
+    value = at.query_params.get(key)
+    return value[-1] if isinstance(value, list) else value
+
+
+def _running(at: AppTest) -> bool:
+    return _job(at) is not None and _job(at).status == "running"
+
+
 def _train_to_end(at: AppTest, max_runs: int = 60) -> None:
-    if not at.session_state["emb_running"] and not at.session_state["emb_trainer"].done:
+    job = _job(at)
+    if job is None or job.status not in ACTIVE:
         at.button(key="emb_start").click().run()
+    elif job.status == "paused":
+        at.button(key="emb_resume").click().run()
     for _ in range(max_runs):
         assert not at.exception, at.exception
-        if not at.session_state["emb_running"]:
+        if _job(at).status not in ACTIVE:
             return
         at.run()
     raise AssertionError("training did not finish")
 
 
-def test_default_page_trains_live_to_the_end_and_flags_the_rim():
+def test_the_toy_tree_trains_live_to_the_end_off_the_rim():
     at = _page()
-    tr = at.session_state["emb_trainer"]
-    assert tr.epoch > 0 and (at.session_state["emb_running"] or tr.done)  # starts on the first visit
+    tr = _trainer(at)
+    assert tr.epoch > 0 and (_running(at) or tr.done)  # starts on the first visit
     _train_to_end(at)
-    tr = at.session_state["emb_trainer"]
-    assert tr.status == "done" and tr.epoch == tr.config.epochs
+    tr = _trainer(at)
+    assert tr.status == "done" and tr.epoch == tr.config.epochs and _job(at).status == "finished"
     assert "MAP (edges)" in [m.label for m in at.metric]
     assert at.get("plotly_chart")
     # the defaults keep a float32 tree off the rim cap, the root near the centre and levels in rings
@@ -69,24 +97,35 @@ def test_a_run_that_reaches_the_rim_is_flagged_and_offers_float64():
     assert any("rim cap" in w.value for w in at.warning)
     at.button(key="emb_to_f64").click().run()
     at.run()
-    assert not at.exception
-    assert at.session_state["emb_trainer"].config.dtype == "float64"
+    assert not at.exception and at.session_state["dtype"] == "float64"
+    at.button(key="emb_start").click().run()
+    assert _trainer(at).config.dtype == "float64"
 
 
-def test_pause_resume_reset():
+def test_pause_resume_step_stop_reset_continue_the_same_run():
     at = _page()
     at.slider(key="emb_epochs").set_value(1000).run()
-    assert at.session_state["emb_running"]
+    assert _running(at)
     at.button(key="emb_pause").click().run()
-    epoch = at.session_state["emb_trainer"].epoch
-    assert not at.session_state["emb_running"] and epoch > 0
+    tr, epoch = _trainer(at), _trainer(at).epoch
+    assert _job(at).status == "paused" and epoch > 0
     at.run()
-    assert at.session_state["emb_trainer"].epoch == epoch  # paused stays paused
-    at.button(key="emb_start").click().run()
-    assert at.session_state["emb_running"] and at.session_state["emb_trainer"].epoch > epoch
+    assert _trainer(at).epoch == epoch  # paused stays paused
+    at.button(key="emb_step").click().run()
+    assert _trainer(at) is tr and tr.epoch == epoch + 1 and _job(at).status == "paused"  # one epoch more
+    points = tr.points()
+    at.button(key="emb_resume").click().run()
+    # the same trainer carries on from where it stood: same object, more epochs, history unbroken
+    assert _trainer(at) is tr and _running(at) and tr.epoch > epoch + 1
+    assert [r["epoch"] for r in tr.history] == list(range(1, tr.epoch + 1))
+    assert not np.allclose(tr.points().numpy(), points.numpy())
+    at.button(key="emb_stop").click().run()
+    stopped = tr.epoch
+    assert _job(at).status == "stopped" and at.get("plotly_chart")  # what was trained stays on screen
+    at.run()
+    assert tr.epoch == stopped
     at.button(key="emb_reset").click().run()
-    assert not at.session_state["emb_running"] and at.session_state["emb_trainer"].epoch == 0
-    assert not at.exception
+    assert _job(at) is None and not at.exception
 
 
 def test_every_widget_at_its_extremes_in_each_geometry():
@@ -115,13 +154,14 @@ def test_every_widget_at_its_extremes_in_each_geometry():
     for kind, key, value in settings:
         getattr(at, kind)(key=key).set_value(value).run()
         assert not at.exception, (key, value, at.exception)
-        assert not at.session_state["emb_running"]
-    cfg = at.session_state["emb_trainer"].config
+        assert _job(at) is None  # no restart while "Restart training when a setting changes" is off
+    at.button(key="emb_start").click().run()
+    cfg = _trainer(at).config
     assert (cfg.geometry, cfg.dim, cfg.c, cfg.lr, cfg.optimizer, cfg.learn_curvature) == (
         "poincare", 1, 10.0, 10.0, "rsgd", True,
     )  # fmt: skip
     _train_to_end(at)
-    tr = at.session_state["emb_trainer"]
+    tr = _trainer(at)
     # learnt curvature at the largest rate may run away: then training stops and says why
     assert not at.error or (tr.status == "diverged" and any("Training stopped" in e.value for e in at.error))
 
@@ -132,8 +172,8 @@ def test_other_geometries_train_live(geometry):
     at.slider(key="emb_epochs").set_value(20).run()
     at.segmented_control(key="emb_geo").set_value(geometry).run()
     _train_to_end(at)
-    assert at.session_state["emb_trainer"].config.geometry == geometry
-    assert at.session_state["emb_trainer"].status == "done" and not at.error
+    assert _trainer(at).config.geometry == geometry
+    assert _trainer(at).status == "done" and not at.error
 
 
 def test_tree_extremes_a_tree_too_big_and_digits():
@@ -141,18 +181,17 @@ def test_tree_extremes_a_tree_too_big_and_digits():
     at.slider(key="emb_epochs").set_value(10).run()
     at.slider(key="emb_branch").set_value(1).run()
     at.slider(key="emb_depth").set_value(1).run()  # two nodes: no negatives exist, training still works
-    assert at.session_state["emb_trainer"].hierarchy.n_nodes == 2
+    assert at.session_state["emb_last_hierarchy"].n_nodes == 2
     _train_to_end(at)
+    assert _trainer(at).hierarchy.n_nodes == 2
     at.slider(key="emb_branch").set_value(6).run()
     at.slider(key="emb_depth").set_value(12).run()
     assert not at.exception
     assert any(str(MAX_NODES) in e.value for e in at.error)
-    assert (
-        at.session_state["emb_trainer"].hierarchy.n_nodes == 7
-    )  # the previous one (branching 6, depth 1) is kept
+    assert at.session_state["emb_last_hierarchy"].n_nodes == 7  # the previous one (branching 6, depth 1) is kept
     at.selectbox(key="emb_source").set_value("digits").run()
     at.slider(key="emb_digits_n").set_value(8).run()
-    assert at.session_state["emb_trainer"].hierarchy.n_nodes == 15
+    assert at.session_state["emb_last_hierarchy"].n_nodes == 15
     _train_to_end(at)
     assert not at.exception and not at.error
 
@@ -174,14 +213,14 @@ def test_bad_uploads_show_an_error_and_keep_the_previous_data():
     at = _page(autoplay=False)
     at.slider(key="emb_epochs").set_value(10).run()
     at.selectbox(key="emb_source").set_value("csv").run()
-    assert at.session_state["emb_trainer"].hierarchy.nodes[0] == "animal"  # the bundled taxonomy
+    assert at.session_state["emb_last_hierarchy"].nodes[0] == "animal"  # the bundled taxonomy
     at.file_uploader(key="emb_upload").set_value(("good.csv", b"parent,child\nx,y\nx,z\ny,w\n", "text/csv")).run()
-    assert at.session_state["emb_trainer"].hierarchy.nodes == ("x", "y", "z", "w")
+    assert at.session_state["emb_last_hierarchy"].nodes == ("x", "y", "z", "w")
     for case, (data, fragment) in BAD_UPLOADS.items():
         at.file_uploader(key="emb_upload").set_value((f"{case}.csv", data, "text/csv")).run()
         assert not at.exception, (case, at.exception)
         assert any(fragment in e.value for e in at.error), (case, [e.value for e in at.error])
-        assert at.session_state["emb_trainer"].hierarchy.nodes == ("x", "y", "z", "w"), case
+        assert at.session_state["emb_last_hierarchy"].nodes == ("x", "y", "z", "w"), case
     _train_to_end(at)  # the page keeps working
 
 
@@ -215,7 +254,7 @@ def test_hostile_node_names_are_escaped_and_oversized_files_refused():
     shown = " ".join(e.value for e in at.error)
     assert "self-loops" in shown and "](http" not in shown
     at.file_uploader(key="emb_upload").set_value(("h.csv", hostile, "text/csv")).run()
-    names = at.session_state["emb_trainer"].hierarchy.nodes
+    names = at.session_state["emb_last_hierarchy"].nodes
     assert names[0].startswith("![img]")
     at.toggle(key="emb_names").set_value(True).run()
     assert not at.exception
@@ -226,18 +265,45 @@ def test_hostile_node_names_are_escaped_and_oversized_files_refused():
     assert at.session_state["emb_upload_parsed"]["value"] is None
 
 
-def test_wordnet_mammals_train_live_with_the_recipe_and_the_benchmark_tab():
-    at = _page(autoplay=False)
-    at.selectbox(key="emb_source").set_value("wordnet").run()
-    assert not at.exception, at.exception
-    tr = at.session_state["emb_trainer"]
-    assert tr.hierarchy.n_nodes == 1181 and tr.config.optimizer == "rsgd" and tr.pairs.shape[0] == 6541
+def test_wordnet_mammals_are_the_default_and_train_live_with_the_recipe():
+    at = _page(source=None)
+    assert at.selectbox(key="emb_source").value == "wordnet" and "emb_source" not in at.query_params
+    assert _job(at) is None  # 1,181 nodes: the first visit waits for Train
     at.button(key="emb_start").click().run()
-    assert not at.exception, at.exception
-    assert at.session_state["emb_trainer"].epoch > 0
-    assert any("Nickel & Kiela" in c.value for c in at.caption)
+    tr = _trainer(at)
+    assert tr.hierarchy.n_nodes == 1181 and tr.pairs.shape[0] == 6541 and tr.epoch > 0
+    assert (tr.config.geometry, tr.config.dim, tr.config.optimizer, tr.config.dtype) == (
+        "poincare", 2, "rsgd", "float64",
+    )  # fmt: skip
+    # the recipe decides these: their widgets are not drawn, a caption says so
+    keys = {w.key for kind in ("radio", "select_slider", "slider", "toggle") for w in getattr(at, kind)}
+    assert not keys & {"emb_opt", "emb_lr", "emb_neg", "emb_batch", "emb_c", "emb_learn_c"}
+    assert any("published recipe is used" in c.value for c in at.caption)
+    assert {"MAP", "Mean rank", "published MAP, d = 2"} <= {m.label for m in at.metric}
+    assert "map" in tr.history[0] and any("Nickel & Kiela" in c.value for c in at.caption)
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert "carnivores" in spec and "primates" in spec and "scattergl" in spec  # coloured by order, WebGL
+    at.segmented_control(key="emb_geo").set_value("sphere").run()  # the same in the other geometries
+    assert (
+        not at.exception and _trainer(at).config.geometry == "sphere" and _trainer(at).config.optimizer == "radam"
+    )
     at.session_state["emb_tab"] = "WordNet benchmark"
     at.run()
     assert not at.exception, at.exception
     shown = [d.value for d in at.dataframe if "model" in d.value.columns]
     assert shown and "this project, poincare d=5" in set(shown[0]["model"])
+
+
+@pytest.mark.parametrize(
+    ("link", "source", "notice"),
+    [("csv", "csv", False), ("Edge list (CSV)", "csv", False), ("no-such-source", "wordnet", True)],
+)
+def test_the_source_links_by_its_key_and_old_label_links_still_work(link, source, notice):
+    """``?emb_source=csv``; a label (how a bound selectbox wrote it) still selects; anything else: the default
+    and the link notice."""
+    at = _page(source=link, emb_autoplay="false")  # a link that also says: do not start training
+    assert _job(at) is None and at.selectbox(key="emb_source").value == source
+    assert any("no-such-source" in w.value and "not used" in w.value for w in at.warning) == notice
+    assert _param(at, "emb_source") == (None if source == "wordnet" else source)  # the default leaves it out
+    at.selectbox(key="emb_source").set_value("tree").run()
+    assert _param(at, "emb_source") == "tree"  # the key, not the label

@@ -190,7 +190,7 @@ def test_reset_after_a_deep_link_with_settings_in_the_url(server, browser):
 
 def test_embeddings_switch_to_float64_changes_the_precision(server, browser):
     """The button sits in a fragment and the precision in the sidebar: the switch must reach both."""
-    page = _open(browser, f"{server}/embeddings?emb_lr=1&emb_epochs=40")
+    page = _open(browser, f"{server}/embeddings?emb_source=tree&emb_lr=1&emb_epochs=40")
     try:
         for _ in range(240):  # the run trains live; the warning comes once it is done
             if page.get_by_role("button", name="Switch to float64").count():

@@ -226,3 +226,48 @@ def test_lineage_highlight_draws_in_every_geometry(geometry):
     x = GEOMETRIES[geometry].embed(torch.rand(tree.n_nodes, 3, dtype=torch.float64) * 0.5, 1.0)
     fig = embedding_figure(embedding_view(x, tree, geometry=geometry), highlight=lineage(tree, 1))
     assert "searched node" in [t.name for t in fig.data]  # the 3-D sphere takes the same marker symbols
+
+
+@pytest.mark.parametrize(("geometry", "dim"), [("poincare", 2), ("poincare", 5), ("euclidean", 3), ("sphere", 2)])
+def test_batched_arcs_are_the_edge_by_edge_geodesics(geometry, dim):
+    from georesolver_core.geometry import geodesic
+
+    x = _points(geometry, dim)
+    arcs = viz.geodesic_arcs(x, TREE.edges, geometry=geometry)  # (T, E, D)
+    t = torch.linspace(0.0, 1.0, viz.ARC_POINTS, dtype=torch.float64)
+    for e, (p, q) in enumerate(TREE.edges.tolist()):
+        torch.testing.assert_close(arcs[:, e], geodesic(x[p], x[q], t, geometry=geometry), atol=1e-9, rtol=0)
+
+
+def test_group_by_ancestor_takes_the_first_root_and_leaves_the_rest_as_other():
+    h = from_edge_list_csv(b"parent,child\nr,a\nr,b\na,a1\na,a2\nb,b1\nb,a2\nr,z\n", name="dag")
+    groups = viz.group_by_ancestor(h, {"a": "As", "b": "Bs", "missing": "gone"})
+    named = {label: sorted(h.nodes[i] for i in idx) for label, idx in groups.items()}
+    # a2 has both a and b as parents: the first root listed wins; r and z are under neither
+    assert named == {"As": ["a", "a1", "a2"], "Bs": ["b", "b1"], viz.OTHER: ["r", "z"]}
+    assert list(groups)[-1] == viz.OTHER
+
+
+def test_groups_colour_nodes_one_trace_each_with_a_legend_and_webgl_when_big(monkeypatch):
+    view = embedding_view(_points("poincare", 2), TREE, geometry="poincare")
+    groups = {"left": np.array([1, 3, 4]), "right": np.array([2, 5, 6]), viz.OTHER: np.array([0])}
+    fig = embedding_figure(view, groups=groups)
+    nodes = [t for t in fig.data if t.mode == "markers"]
+    assert [t.name for t in nodes] == ["left (3)", "right (3)", "other (1)"]
+    assert len({t.marker.color for t in nodes}) == 3 and nodes[-1].marker.color == viz.OTHER_COLOR
+    assert "left" in nodes[0].hovertext[0]
+    assert all(isinstance(t, go.Scatter) for t in fig.data)  # 7 nodes: SVG
+    monkeypatch.setattr(viz, "GL_NODES", 3)
+    fig = embedding_figure(view, groups=groups)
+    assert all(isinstance(t, go.Scattergl) for t in fig.data)
+
+
+def test_groups_colour_the_edges_by_their_child_so_a_group_reads_as_a_fan():
+    view = embedding_view(_points("poincare", 2), TREE, geometry="poincare")
+    groups = {"left": np.array([1, 3, 4]), "right": np.array([2, 5, 6]), viz.OTHER: np.array([0])}
+    fig = embedding_figure(view, groups=groups)
+    lines = [t for t in fig.data if t.mode == "lines"]
+    nodes = {t.name.split(" (")[0]: t.marker.color for t in fig.data if t.mode == "markers"}
+    assert [t.line.color for t in lines] == [nodes["left"], nodes["right"]]  # the root is no edge's child
+    assert sum(np.isnan(t.x).sum() for t in lines) == TREE.n_edges  # every edge drawn once
+    assert [t.showlegend for t in lines] == [True, False]

@@ -15,18 +15,26 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 import torch
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from georesolver_core.embeddings.metrics import center_on, distance_to_origin
-from georesolver_core.geometry import GEOMETRIES, geodesic, logmap0
+from georesolver_core.geometry import GEOMETRIES, expmap, logmap, logmap0
 from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.viz.embedding_charts import norm_depth_figure, training_history_figure  # noqa: F401 (re-export)
+from georesolver_core.viz.embedding_groups import OTHER, group_by_ancestor, lineage  # noqa: F401 (re-export)
 from georesolver_core.viz.style import base_layout, points_trace, sphere_surface, unit_disk_shapes
 
 ARC_POINTS = 24  # points per drawn geodesic
+MANY_EDGES = 500  # above this many edges, half as many points per geodesic: a lighter figure to send and draw
 NAME_CHARS = 16  # on-figure labels are cut to this; the hover shows the whole name
 MAX_LABELS = 30  # names written on the picture, top levels first: more run together (all are in the hover)
 MAX_EDGES = 1500  # beyond this, a figure draws a deterministic subset of the edges (and says so)
 _DEPTH_SCALE = "Viridis"
+# One per group of ``group_by_ancestor``: D3's ten without its grey (kept for "other"), and four more.
+GROUP_COLORS = [*qualitative.D3[:7], *qualitative.D3[8:], "#393b79", "#637939", "#e7969c", "#7b4173"]
+OTHER_COLOR = "#9e9e9e"
+GL_NODES = 500  # above this many nodes, 2-D traces are WebGL (Scattergl): a 1,181-node redraw stays cheap
 
 
 @dataclass
@@ -45,6 +53,7 @@ class EmbeddingView:
     axis_note: str  # what the axes are (coordinates, or the projection used)
     edges_drawn: int
     edges_total: int
+    edge_children: np.ndarray | None = None  # (edges_drawn,) the child node of each drawn edge, in order
 
 
 def embedding_view(
@@ -73,8 +82,8 @@ def embedding_view(
         x = center_on(x, int(hierarchy.roots[0]) if centre is None else centre, geometry=geometry, c=c)
     d = x.shape[1]
     edges = _edge_subset(hierarchy.edges)
-    t = torch.linspace(0.0, 1.0, ARC_POINTS, dtype=torch.float64)
-    arcs = [geodesic(x[p], x[q], t, geometry=geometry, c=c) for p, q in edges.tolist()]  # each (T, D)
+    steps = ARC_POINTS if len(edges) <= MANY_EDGES else ARC_POINTS // 2
+    arcs = geodesic_arcs(x, edges, geometry=geometry, c=c, steps=steps).transpose(0, 1)  # (E, T, D)
     dist0 = distance_to_origin(x, geometry=geometry, c=c).numpy()
     norms = x.norm(dim=-1).numpy()
     origin = GEOMETRIES[geometry].origin_name
@@ -87,11 +96,11 @@ def embedding_view(
     ]
     label = GEOMETRIES[geometry].label
     if GEOMETRIES[geometry].closed and d == 3:  # S^2 in R^3
-        kind, coords, lines, note = "sphere", x.numpy(), _join(arcs), "coordinates in R^3"
+        kind, coords, lines, note = "sphere", x.numpy(), _join(arcs.numpy()), "coordinates in R^3"
     elif d <= 2:
         rim, closed = GEOMETRIES[geometry].rim(c) is not None, GEOMETRIES[geometry].closed
         kind = "disk" if rim else "circle" if closed else "plane"
-        coords, lines = _pad2(x.numpy()), _join([_pad2(a.numpy()) for a in arcs])
+        coords, lines = _pad2(x.numpy()), _join(_pad2(arcs.numpy()))
         note = {
             "disk": f"curvature k = -{c:.3g}; the circle is the rim, infinitely far away",
             "plane": "flat coordinates",
@@ -102,7 +111,7 @@ def embedding_view(
         tangent = logmap0(x, geometry=geometry, c=c).numpy()  # (N, D)
         basis = _principal_directions(tangent)  # (D, 2)
         coords = tangent @ basis
-        lines = _join([logmap0(a, geometry=geometry, c=c).numpy() @ basis for a in arcs])
+        lines = _join(logmap0(arcs, geometry=geometry, c=c).numpy() @ basis)
         note = f"log map at the {origin}, then uncentred PCA: 2 of {tangent.shape[1]} tangent dims (not distance-preserving)"
     if root_at_centre:
         note += "; moved by an isometry to put the root at the centre"
@@ -120,7 +129,26 @@ def embedding_view(
         axis_note=note,
         edges_drawn=len(edges),
         edges_total=hierarchy.n_edges,
+        edge_children=np.asarray(edges[:, 1]),
     )
+
+
+def geodesic_arcs(
+    x: torch.Tensor, edges: np.ndarray, *, geometry: str, c: float = 1.0, steps: int = ARC_POINTS
+) -> torch.Tensor:
+    """All edges' geodesics at once: gamma_pq(t) = exp_{x_p}(t log_{x_p}(x_q)), t on ``steps`` points of [0, 1].
+
+    The same curves as ``geometry.geodesic`` edge by edge (circular arcs orthogonal to the rim in the ball,
+    great circles on the sphere, segments in the plane), batched: 1,181 WordNet edges in one call instead
+    of 1,181. x (N, D), edges (E, 2) rows (p, q) -> (T, E, D), T = ``steps``.
+    """
+    t = torch.linspace(0.0, 1.0, steps, dtype=x.dtype)  # (T,)
+    p, q = torch.as_tensor(edges[:, 0]), torch.as_tensor(edges[:, 1])
+    if p.numel() == 0:
+        return x.new_zeros(steps, 0, x.shape[1])
+    v = logmap(x[p], x[q], geometry=geometry, c=c)  # (E, D)
+    start = x[p][None].expand(steps, -1, -1)  # (T, E, D)
+    return expmap(start, t[:, None, None] * v[None], geometry=geometry, c=c)
 
 
 def _cut(name: str) -> str:
@@ -135,16 +163,16 @@ def _edge_subset(edges: np.ndarray) -> np.ndarray:
 
 
 def _pad2(a: np.ndarray) -> np.ndarray:
-    return np.pad(a, ((0, 0), (0, 2 - a.shape[1]))) if a.shape[1] < 2 else a
+    """Pad the last axis to width 2 (a 1-D embedding drawn on the horizontal axis). (..., k) -> (..., 2)."""
+    return np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, 2 - a.shape[-1])]) if a.shape[-1] < 2 else a
 
 
-def _join(arcs: list) -> np.ndarray:
-    """Polylines into one array with NaN rows between them: one trace draws every edge."""
-    if not arcs:
-        return np.zeros((0, 2))
-    arcs = [np.asarray(a) for a in arcs]
-    gap = np.full((1, arcs[0].shape[1]), np.nan)
-    return np.concatenate([np.concatenate([a, gap]) for a in arcs])
+def _join(arcs: np.ndarray) -> np.ndarray:
+    """Polylines (E, T, k) into one (E * (T + 1), k) array with a NaN row after each: one trace draws every edge."""
+    if arcs.shape[0] == 0:
+        return np.zeros((0, arcs.shape[-1]))
+    gap = np.full((*arcs.shape[:-2], 1, arcs.shape[-1]), np.nan)
+    return np.concatenate([arcs, gap], axis=-2).reshape(-1, arcs.shape[-1])
 
 
 def _principal_directions(v: np.ndarray) -> np.ndarray:
@@ -173,44 +201,115 @@ def named_depth(depth: np.ndarray, limit: int = MAX_LABELS) -> int:
     return int(fits[-1] if fits.size else levels[0])
 
 
-def _traces(view: EmbeddingView, *, showscale: bool = True, names: bool = False, marker_size: float = 8) -> list:
-    """Edges and nodes of one embedding; with ``names``, the top levels' names beside their nodes."""
-    color = GEOMETRIES[view.geometry].colour
+def _scatter(points: np.ndarray, gl: bool, **trace):
+    """``points_trace``, or with ``gl`` a WebGL scatter for 2-D points, as a plain dict: plotly validates it
+    once, in the figure, instead of copying a trace object (a 1,181-node redraw stays cheap)."""
+    p = np.asarray(points, dtype=float)
+    if gl and p.ndim == 2 and p.shape[1] == 2:
+        return dict(type="scattergl", x=p[:, 0], y=p[:, 1], **trace)
+    return points_trace(p, **trace)
+
+
+def _traces(
+    view: EmbeddingView,
+    *,
+    showscale: bool = True,
+    names: bool = False,
+    marker_size: float = 8,
+    groups: dict[str, np.ndarray] | None = None,
+) -> list:
+    """Edges and nodes of one embedding; with ``names``, the top levels' names beside their nodes.
+
+    Nodes are coloured by depth, or with ``groups`` (label -> node indices, ``group_by_ancestor``) one trace
+    per group in its own colour, with a legend. Above GL_NODES nodes the 2-D traces use WebGL."""
     sphere = view.kind == "sphere"
-    marker = dict(
-        color=view.depth,
-        colorscale=_DEPTH_SCALE,
-        cmin=0,
-        cmax=max(1, int(view.depth.max())),
-        line=dict(width=0.5, color="white"),
-        colorbar=dict(title="depth", len=0.6) if showscale else None,
-        showscale=showscale,
-        size=4 if sphere else marker_size,  # 3-D markers read larger than 2-D ones of the same size
-    )
+    gl = len(view.coords) > GL_NODES
     text = None
     if names:
         deepest = named_depth(view.depth)
-        text = [name if d <= deepest else "" for name, d in zip(view.names, view.depth, strict=True)]
-    edges = points_trace(
-        view.edge_lines,
-        mode="lines",
-        line=dict(color=color, width=2 if sphere else 1.2),
-        opacity=1.0 if sphere else 0.7,
-        name=EDGE_NAMES[view.kind],
-        hoverinfo="skip",
-    )
-    nodes = points_trace(
-        view.coords,
+        text = np.asarray([name if d <= deepest else "" for name, d in zip(view.names, view.depth, strict=True)])
+    width, opacity = (2, 1.0) if sphere else (1.2, 0.7)
+    edges = [
+        _scatter(
+            lines,
+            gl,
+            mode="lines",
+            line=dict(color=color, width=width),
+            opacity=opacity,
+            name=EDGE_NAMES[view.kind],
+            legendgroup="edges",
+            showlegend=i == 0,
+            hoverinfo="skip",
+        )
+        for i, (color, lines) in enumerate(_edge_lines(view, groups))
+    ]
+    common = dict(
         mode="markers+text" if names else "markers",
-        marker=marker,
-        text=text,
         textposition="top center",
         textfont=dict(size=11),
-        hovertext=view.hover,
         hoverinfo="text",
-        name="nodes (colour = depth)",
     )
-    return [sphere_surface(), edges, nodes] if sphere else [edges, nodes]
+    size = 4 if sphere else marker_size  # 3-D markers read larger than 2-D ones of the same size
+    if groups is None:
+        marker = dict(
+            color=view.depth,
+            colorscale=_DEPTH_SCALE,
+            cmin=0,
+            cmax=max(1, int(view.depth.max())),
+            line=dict(width=0.5, color="white"),
+            colorbar=dict(title="depth", len=0.6) if showscale else None,
+            showscale=showscale,
+            size=size,
+        )
+        nodes = [
+            _scatter(
+                view.coords,
+                gl,
+                marker=marker,
+                text=text,
+                hovertext=view.hover,
+                name="nodes (colour = depth)",
+                **common,
+            )
+        ]
+    else:
+        hover = np.asarray(view.hover, dtype=object)
+        nodes = [
+            _scatter(
+                view.coords[idx],
+                gl,
+                marker=dict(color=_group_color(i, label), size=size, line=dict(width=0.5, color="white")),
+                text=None if text is None else text[idx],
+                hovertext=list(hover[idx] + f"<br>{html.escape(label)}"),
+                name=f"{html.escape(label)} ({len(idx)})",
+                legendgroup="nodes",
+                **common,
+            )
+            for i, (label, idx) in enumerate(groups.items())
+            if len(idx)
+        ]
+    return [sphere_surface(), *edges, *nodes] if sphere else [*edges, *nodes]
+
+
+def _edge_lines(view: EmbeddingView, groups: dict[str, np.ndarray] | None) -> list[tuple[str, np.ndarray]]:
+    """(colour, NaN-separated polylines): all edges in the geometry's colour, or with ``groups`` one set per
+    group, each edge coloured by its child's group, so that a group reads as a coloured fan of geodesics."""
+    if groups is None or view.edge_children is None or view.edges_drawn == 0:
+        return [(GEOMETRIES[view.geometry].colour, view.edge_lines)]
+    arcs = view.edge_lines.reshape(view.edges_drawn, -1, view.edge_lines.shape[-1])  # (E, T + 1, k)
+    owner = np.full(len(view.coords), -1)
+    for k, idx in enumerate(groups.values()):
+        owner[idx] = k
+    child = owner[view.edge_children]  # (E,) group of each edge's child
+    return [
+        (_group_color(k, label), arcs[child == k].reshape(-1, arcs.shape[-1]))
+        for k, label in enumerate(groups)
+        if (child == k).any()
+    ]
+
+
+def _group_color(i: int, label: str) -> str:
+    return OTHER_COLOR if label == OTHER else GROUP_COLORS[i % len(GROUP_COLORS)]
 
 
 def _frame(fig: go.Figure, view: EmbeddingView, row: int | None = None, col: int | None = None) -> None:
@@ -253,14 +352,16 @@ def embedding_figure(
     names: bool = False,
     marker_size: float = 10,
     highlight: dict[str, np.ndarray] | None = None,
+    groups: dict[str, np.ndarray] | None = None,
 ) -> go.Figure:
     """One embedding: the disk with geodesic arcs, the sphere, the plane, or a labelled projection.
 
     ``names`` writes the names of the top levels of the tree beside their nodes, at most MAX_LABELS
     of them (see ``named_depth``); the hover always has every name. ``highlight`` maps "ancestors",
-    "descendants" and "node" to node indices drawn on top in their own colours (``lineage``).
+    "descendants" and "node" to node indices drawn on top in their own colours (``lineage``). ``groups``
+    colours the nodes by group instead of depth (``group_by_ancestor``), with a legend.
     """
-    fig = go.Figure(_traces(view, names=names, marker_size=marker_size))
+    fig = go.Figure(_traces(view, names=names, marker_size=marker_size, groups=groups))
     for role, color, symbol in (
         ("ancestors", "#d62728", "circle"),
         ("descendants", "#ff7f0e", "circle"),
@@ -289,7 +390,10 @@ def embedding_figure(
     base_layout(fig, f"{view.title}<br><sup>{subtitle}</sup>", height=height)
     fig.update_layout(
         margin=dict(l=40, r=20, t=70, b=40),
-        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
+        # a legend of groups beside the disk (a dozen rows under it would squeeze the disk)
+        legend=dict(orientation="v", yanchor="top", y=1, xanchor="left", x=1.02)
+        if groups
+        else dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
     )
     _frame(fig, view)
     return fig
@@ -309,8 +413,8 @@ def geometries_figure(views: list[EmbeddingView], *, height: int = 480) -> go.Fi
     )
     for col, v in enumerate(views, start=1):
         for tr in _traces(v, showscale=col == len(views)):
-            tr.showlegend = col == 1 and v.kind != "sphere"
             fig.add_trace(tr, row=1, col=col)
+            fig.data[-1].showlegend = col == 1 and v.kind != "sphere"
         _frame(fig, v, row=1, col=col)
     base_layout(fig, height=height)
     fig.update_layout(
@@ -318,75 +422,3 @@ def geometries_figure(views: list[EmbeddingView], *, height: int = 480) -> go.Fi
         legend=dict(orientation="h", yanchor="top", y=-0.1, xanchor="left", x=0),
     )
     return fig
-
-
-def norm_depth_figure(series: dict[str, tuple[np.ndarray, np.ndarray]], *, y_title: str) -> go.Figure:
-    """Box plot of a per-node radius (y) against tree depth (x), one colour per geometry key of ``series``."""
-    fig = go.Figure()
-    for geo, (depth, value) in series.items():
-        label = GEOMETRIES[geo].label if geo in GEOMETRIES else geo
-        fig.add_trace(
-            go.Box(
-                x=np.asarray(depth),
-                y=np.asarray(value),
-                name=label,
-                marker_color=GEOMETRIES[geo].colour if geo in GEOMETRIES else "#7f7f7f",
-                boxpoints="all",
-                jitter=0.3,
-                pointpos=0,
-                hovertemplate="depth %{x}<br>" + y_title + " %{y:.4f}<extra>" + label + "</extra>",
-            )
-        )
-    base_layout(
-        fig, "Radius against depth: leaves go to the rim in the ball", "tree depth (hops from the root)", y_title
-    )
-    fig.update_layout(boxmode="group")
-    return fig
-
-
-def training_history_figure(history: list[dict]) -> go.Figure:
-    """Loss per epoch (left axis) and edge-reconstruction MAP where evaluated (right axis)."""
-    epochs = [r["epoch"] for r in history]
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(
-        go.Scatter(x=epochs, y=[r["loss"] for r in history], mode="lines", name="loss (nats per edge)"),
-        secondary_y=False,
-    )
-    evals = [r for r in history if "map" in r]
-    fig.add_trace(
-        go.Scatter(
-            x=[r["epoch"] for r in evals],
-            y=[r["map"] for r in evals],
-            mode="lines+markers",
-            name="MAP (edge reconstruction)",
-            hovertemplate="epoch %{x}<br>MAP %{y:.4f}<extra></extra>",
-        ),
-        secondary_y=True,
-    )
-    base_layout(fig, "Training", "epoch (one pass over all edges)", "")
-    fig.update_yaxes(title_text="loss (nats per edge)", secondary_y=False)
-    fig.update_yaxes(title_text="MAP (1 = perfect)", range=[0, 1.02], dtick=0.2, secondary_y=True)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
-    return fig
-
-
-def lineage(hierarchy: Hierarchy, index: int) -> dict[str, np.ndarray]:
-    """A node's ancestors and descendants along the hierarchy's edges: the ``highlight`` of ``embedding_figure``."""
-    if not 0 <= index < hierarchy.n_nodes:
-        raise ValueError(f"index must be in [0, {hierarchy.n_nodes - 1}] (got {index})")
-    parents: dict[int, list[int]] = {}
-    children: dict[int, list[int]] = {}
-    for p, q in hierarchy.edges.tolist():
-        parents.setdefault(q, []).append(p)
-        children.setdefault(p, []).append(q)
-
-    def reach(graph: dict[int, list[int]]) -> np.ndarray:
-        seen, todo = set(), [index]
-        while todo:
-            for n in graph.get(todo.pop(), []):
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return np.asarray(sorted(seen), dtype=np.int64)
-
-    return {"ancestors": reach(parents), "descendants": reach(children), "node": np.asarray([index])}
