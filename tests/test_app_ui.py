@@ -112,10 +112,14 @@ def test_kernel_picker_defaults_to_the_attention_registry_ida_first():
 
 
 def test_curvature_slider_is_drawn_for_the_geometries_whose_entry_uses_c(monkeypatch):
+    import url_widgets
+
     from georesolver_core.geometry import GEOMETRIES
 
     drawn = []
-    monkeypatch.setattr(ui, "log_slider", lambda label, key, lo, hi, default, help=None: drawn.append(key) or 2.0)
+    monkeypatch.setattr(
+        url_widgets, "log_slider", lambda label, key, lo, hi, default, help=None: drawn.append(key) or 2.0
+    )
     for geometry, entry in GEOMETRIES.items():
         assert ui.curvature_slider(geometry, geometry) == (2.0 if entry.uses_c else 1.0)
     assert drawn == [g for g, entry in GEOMETRIES.items() if entry.uses_c] == ["poincare"]
