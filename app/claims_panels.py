@@ -71,15 +71,26 @@ def page_claims(page: str, prefix: str) -> list[dict]:
     return results
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def claim_chart(result: dict, height: int = 360):
+    """``claim_figure(result, height)``, built once per server for each measurement (the shipped ones are
+    the same for every session, and the warm-up builds them before the pages ask). The figure is shared:
+    nothing may change it (``chart`` draws a copy in presentation mode)."""
+    from georesolver_core.viz.claims import claim_figure
+
+    return claim_figure(result, height=height)
+
+
+GRID_HEIGHT = 320  # a claim figure's height in the two-column grid
+
+
 def claims_grid(results: list[dict], prefix: str) -> None:
     """Each claim's measurement against its bound, two to a row. The statements and summaries are in the
     verdict box above; a failed claim repeats its counter-example in red under its figure."""
-    from georesolver_core.viz.claims import claim_figure
-
     cols = st.columns(2)
     for i, r in enumerate(results):
         with cols[i % 2].container(border=True):
-            chart(claim_figure(r, height=320), key=f"{prefix}_claim_{r['key']}")
+            chart(claim_chart(r, GRID_HEIGHT), key=f"{prefix}_claim_{r['key']}")
             if r["verdict"] == FAILS:
                 st.error(f"Contradicted by the measurement. {r['summary']}")
 

@@ -17,6 +17,7 @@ from charts import chart, csv_safe, download_csv, download_json
 from claims_panels import (
     CLAIMS_REPORT,
     VERDICT_BADGE,
+    claim_chart,
     claim_result,
     claims_box,
     claims_grid,
@@ -51,6 +52,7 @@ __all__ = [
     "VERDICT_BADGE",
     "Settings",
     "chart",
+    "claim_chart",
     "claim_result",
     "claims_box",
     "claims_grid",

@@ -57,15 +57,22 @@ def claim_order(claims: dict, page_order: list[str], first: tuple[str, ...] = ()
 
 
 def claim_steps(page_order: list[str]) -> list[tuple[str, Callable[[], object]]]:
-    """(label, step): the shipped report read into its cache, then each claim it lacks measured, by page."""
-    from claims_panels import claim_result, shipped_report
+    """(label, step): the shipped report read into its cache, each claim it lacks measured, then every
+    claim's figure as the pages' claim grids draw it (``claims_panels.claim_chart``), by page."""
+    from claims_panels import GRID_HEIGHT, claim_chart, claim_result, shipped_report
 
     from georesolver_core.claims import CLAIMS
 
     report = shipped_report()
-    shipped = {r["key"] for r in (report or {"claims": []})["claims"]}
-    missing = [k for k in claim_order(CLAIMS, page_order) if k not in shipped]
-    return [("claims report", shipped_report)] + [(f"claim {k}", lambda k=k: claim_result(k)) for k in missing]
+    shipped = {r["key"]: r for r in (report or {"claims": []})["claims"]}
+    order = claim_order(CLAIMS, page_order)
+    steps = [("claims report", shipped_report)]
+    steps += [(f"claim {k}", lambda k=k: claim_result(k)) for k in order if k not in shipped]
+
+    def figure(key):
+        return claim_chart(shipped.get(key) or claim_result(key), GRID_HEIGHT)
+
+    return steps + [(f"figure {k}", lambda k=k: figure(k)) for k in order]
 
 
 def run_steps(steps) -> list[str]:
