@@ -11,7 +11,8 @@ import math
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
-from ui import _bound_widget_defaults, escape_md
+from url_widgets import drawn_controls
+from user_input import escape_md
 
 # No widget of the app takes a number beyond this magnitude (seeds stop at 2^31): a larger one in a link,
 # or a non-finite one (inf, nan, 1e400), is dropped before any widget reads it. Streamlit's own URL
@@ -30,35 +31,30 @@ def _unusable_url_value(value: str) -> bool:
     return not math.isfinite(number) or abs(number) > URL_NUMBER_LIMIT
 
 
-def _remove_url_param(key: str) -> None:
+def _remove_url_param(key: str) -> bool:
     try:
         del st.query_params[key]
     except StreamlitAPIException:  # bound to a widget on an earlier run: that widget's state wins anyway
-        pass
-
-
-def _forget_initial_values() -> None:
-    """Streamlit seeds a bound widget from the query string the session started with, not from
-    ``st.query_params``; there is no public API to change it, so its internal copy is resynced here."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    try:
-        get_script_run_ctx().session_state._state.query_params.set_initial_query_params_from_current()
-    except AttributeError:  # internals moved: the test of non-finite links says so
-        pass
+        return False
+    return True
 
 
 def guard_query_params() -> None:
     """Run before any widget: drop link values no widget can take and remember the link as given, so that
-    ``url_notices`` can say which values were not used."""
+    ``url_notices`` can say which values were not used.
+
+    Streamlit seeds a bound widget from the query string of the run, so after dropping values the run
+    starts again (``st.rerun``) on the link without them; the link as given is kept for the notice."""
     given = {key: st.query_params.get_all(key) for key in st.query_params.keys()}
-    dropped = []
+    dropped, removed = [], False
     for key, values in given.items():
         if any(_unusable_url_value(v) for v in values):
-            _remove_url_param(key)
+            removed = _remove_url_param(key) or removed
             dropped.append(key)
-    if dropped:  # widgets seed from the link as first received: make that the link without those values
-        _forget_initial_values()
+    if removed:
+        st.session_state["_url_guarded"] = (given, dropped)
+        st.rerun()
+    given, dropped = st.session_state.pop("_url_guarded", (given, dropped))
     st.session_state["_url_given"] = {k: v[-1] if v else "" for k, v in given.items()}
     st.session_state["_url_dropped"] = dropped
 
@@ -101,7 +97,7 @@ def url_notices(container) -> None:
     if not given or link in seen:
         return
     seen.add(link)
-    defaults = _bound_widget_defaults()
+    controls = drawn_controls()
     ignored = list(dropped)
     for key, raw in given.items():
         if key in dropped:
@@ -111,10 +107,12 @@ def url_notices(container) -> None:
                 ignored.append(key)
             continue
         now = st.query_params.get(key)
-        if key not in defaults and now == raw:
+        if key not in controls and now == raw:
             ignored.append(key)  # no setting of this page reads it
-        elif now != raw and not (now is None and _means_default(raw, defaults.get(key))):
-            ignored.append(key)  # refused (malformed, unknown option) or clamped by its widget
+        elif now != raw and not (now is None and _means_default(raw, controls.get(key))):
+            # gone from the link although the widget does not show it: refused (malformed, unknown
+            # option) or clamped; a value that equals the widget's default leaves the link too
+            ignored.append(key)
     if ignored:
         shown = ", ".join(f"`{escape_md(k)[:40]}={escape_md(given[k])[:40]}`" for k in ignored[:8])
         container.warning(

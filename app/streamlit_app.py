@@ -12,8 +12,6 @@ import streamlit as st
 import ui
 import warmup
 
-from georesolver_core.claims import CLAIMS
-
 HERE = Path(__file__).parent
 
 # (file under ../pages, title, icon, url path, one-line description for the map on Home).
@@ -100,28 +98,20 @@ PAGES = [
 ]
 
 st.set_page_config(page_title="GeoResolver Explorer", page_icon="🌀", layout="wide")
-links.guard_query_params()  # before any widget reads the link
-lecture.apply_url_state()
-link_notices = st.container()
-ui.sidebar_settings()
 pages = [
     st.Page(str(HERE.parent / "pages" / file), title=title, icon=icon, url_path=url, default=(i == 0))
     for i, (file, title, icon, url, _) in enumerate(PAGES)
 ]
+ui.finish_reset(pages)  # after Reset: the same page again on a bare URL, before any widget is drawn
+links.guard_query_params()  # before any widget reads the link
+lecture.apply_url_state()
+link_notices = st.container()
+ui.sidebar_settings()
 ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
-# Pages show the shipped claims report; the thread measures, page by page, only the claims it lacks
-# (Home measures its own as the first visitor arrives).
-HOME_CLAIM = "sec5.2b-rim-separation"
-_shipped = {r["key"] for r in (ui.shipped_report() or {"claims": []})["claims"]}
-warmup.start(
-    [
-        k
-        for k in warmup.claim_order(CLAIMS, [row[3] for row in PAGES])
-        if k != HOME_CLAIM and k not in _shipped
-    ],
-    ui.claim_result,
-)
 nav = st.navigation(pages)
+st.session_state["_page_url"] = nav.url_path  # where Reset comes back to
 nav.run()
-lecture.panel(list(ui._bound_widget_defaults()))  # the URL-bound controls this view drew
+lecture.panel([k for k in ui.drawn_controls() if not k.startswith("lec_")])  # the controls this view drew
 links.url_notices(link_notices)
+# Once the first visitor's page is drawn, one background thread warms what the other pages need first.
+warmup.start([HERE.parent / "pages" / row[0] for row in PAGES], [row[3] for row in PAGES])

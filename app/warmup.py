@@ -1,23 +1,52 @@
-"""Warm the server while the first visitor reads Home: measure every page's claims in the background.
+"""Warm the server while the first visitor reads Home: what every page's first visit would otherwise wait on.
 
-The claims are the slow part of a first visit (Attention measures its panels on arrival, Claims all of
-them) and they are the same for every student: ``ui.claim_result`` caches each one process-wide. One
-daemon thread per server, started by the first real browser session, measures them in the order of
-the pages (Home's first, Claims' remaining ones last), so a class that arrives a minute after the
-lecturer opened the app finds them computed. The thread only fills caches; a claim that fails there is
-measured again, with its error shown, when a page asks for it. ``GEORESOLVER_WARMUP=0`` switches it
-off; test runs (no browser, so no URL in ``st.context``) never start it.
+A page's first visit after a server start pays for the modules it imports (the library's topic
+packages, the claims registry with scipy, torch's compiler package that ``torch.optim`` loads on the
+first optimizer) and for the claims it measures live. Those are the same for every student and last
+for the life of the process, so one daemon thread per server does them in the background, in the
+order of the pages: ``import_steps`` reads each page's own import lines, ``claim_steps`` measures
+through ``claims_panels.claim_result`` (the very cache the pages read) the claims the shipped report
+lacks. The thread starts at the end of the first real browser session's run, so Home is drawn first.
+A step that fails is logged and skipped (the page that needs it does it again and shows the error).
+``GEORESOLVER_WARMUP=0`` switches it off; test runs (no browser, so no URL in ``st.context``) never
+start it.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import logging
 import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 
 log = logging.getLogger(__name__)
+
+THREAD_NAME = "page-warm-up"
+# torch.optim imports torch._dynamo when the first optimizer is built (about 2 s of CPU): Embeddings,
+# Training, Orthogonal residuals and Routing build one on their first visit.
+FIRST_OPTIMIZER = "torch._dynamo"
+
+
+def page_imports(path: Path) -> list[str]:
+    """The modules a page script imports at its top level (``import a.b`` -> a.b, ``from a.b import c`` -> a.b)."""
+    names = []
+    for node in ast.parse(Path(path).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+    return [n for n in dict.fromkeys(names) if n != "__future__"]
+
+
+def import_steps(page_files: list[Path]) -> list[tuple[str, Callable[[], object]]]:
+    """(label, step) importing every module the pages import, page by page, torch's compiler first."""
+    names = [FIRST_OPTIMIZER] + [n for path in page_files for n in page_imports(path)]
+    return [(f"import {n}", lambda n=n: importlib.import_module(n)) for n in dict.fromkeys(names)]
 
 
 def claim_order(claims: dict, page_order: list[str], first: tuple[str, ...] = ()) -> list[str]:
@@ -27,23 +56,53 @@ def claim_order(claims: dict, page_order: list[str], first: tuple[str, ...] = ()
     return [k for k in first if k in claims] + rest
 
 
-def _warm(keys: list[str], measure) -> None:
-    for key in keys:
+def claim_steps(page_order: list[str]) -> list[tuple[str, Callable[[], object]]]:
+    """(label, step): the shipped report read into its cache, each claim it lacks measured, then every
+    claim's figure as the pages' claim grids draw it (``claims_panels.claim_chart``), by page."""
+    from claims_panels import GRID_HEIGHT, claim_chart, claim_result, shipped_report
+
+    from georesolver_core.claims import CLAIMS
+
+    report = shipped_report()
+    shipped = {r["key"]: r for r in (report or {"claims": []})["claims"]}
+    order = claim_order(CLAIMS, page_order)
+    steps = [("claims report", shipped_report)]
+    steps += [(f"claim {k}", lambda k=k: claim_result(k)) for k in order if k not in shipped]
+
+    def figure(key):
+        return claim_chart(shipped.get(key) or claim_result(key), GRID_HEIGHT)
+
+    return steps + [(f"figure {k}", lambda k=k: figure(k)) for k in order]
+
+
+def run_steps(steps) -> list[str]:
+    """Run each (label, step) in order; returns the labels that failed (logged, never raised)."""
+    failed = []
+    for label, step in steps:
         try:
-            measure(key)
-        except Exception as err:  # any error: the page that shows this claim measures it again and says why
-            log.warning("warm-up: claim %s failed: %s", key, err)
+            step()
+        except Exception as err:  # any error: the page that needs this step does it again and says why
+            log.warning("warm-up: %s failed: %s", label, err)
+            failed.append(label)
+    return failed
+
+
+def warm(page_files: list[Path], page_urls: list[str]) -> list[str]:
+    """Everything the thread does, in order; returns the labels of the steps that failed.
+    ``page_files`` and ``page_urls`` are the navigation's pages in order (a claim names its page by url)."""
+    failed = run_steps(import_steps(page_files))
+    return failed + run_steps(claim_steps(page_urls))
 
 
 @st.cache_resource(show_spinner=False)
-def _start(keys: tuple[str, ...], _measure) -> threading.Thread:
-    thread = threading.Thread(target=_warm, args=(list(keys), _measure), name="claims-warm-up", daemon=True)
+def _start(page_files: tuple[Path, ...], page_urls: tuple[str, ...]) -> threading.Thread:
+    thread = threading.Thread(target=warm, args=(list(page_files), list(page_urls)), name=THREAD_NAME, daemon=True)
     thread.start()
     return thread
 
 
-def start(keys: list[str], measure) -> None:
+def start(page_files: list[Path], page_urls: list[str]) -> None:
     """Start the warm-up thread once per server, from a real browser session only."""
     if os.environ.get("GEORESOLVER_WARMUP", "1") == "0" or st.context.url is None:
         return
-    _start(tuple(keys), measure)
+    _start(tuple(page_files), tuple(page_urls))

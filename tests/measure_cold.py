@@ -1,17 +1,26 @@
 """First visit to every page after a server start, in headless Chromium (a measurement, not a test).
 
-    python tests/measure_cold.py [--rounds 3] [--pages home attention ...] [--no-home-first]
+    python tests/measure_cold.py [--rounds 3] [--pages home attention ...] [--no-home-first] [--json FILE]
+    python tests/measure_cold.py --apptest [--warm] [--pages ...]
+
 
 Each round serves a fresh `streamlit run app` on 127.0.0.1 and, as a class would, opens Home first
 (the app's warm-up starts with the first session), waits ``--warm-wait`` seconds, and then opens each
 page in a new tab, timing from the
 navigation to the moment the page stops running (no status widget, no skeleton, quiet for 2 s;
 the 2 s are not counted). Prints per page the median and the samples. Timings depend on the load.
+
+``--apptest`` runs the same sequence without a browser, in one process through Streamlit's AppTest
+(Home first, then each page), and prints each page's script time as CPU seconds of the process and
+wall seconds: the server's share of a first visit, less sensitive to other load than the browser's.
+``--warm`` runs the app's warm-up (``app/warmup.py``) to its end after Home, as a server does while
+the class arrives.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -47,6 +56,36 @@ def settle(browser, url: str, timeout_s: float = 300.0) -> float:
     raise RuntimeError(f"{url} still running after {timeout_s} s")
 
 
+def apptest_times(pages: list[str], warm: bool) -> dict[str, dict[str, float]]:
+    """{page: {"cpu_s", "wall_s"}} of each page's first run after Home's, in one AppTest process."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_pages import ENTRY
+
+    files = {row[3]: row[0] for row in registered_pages()}
+    out = {}
+    app = AppTest.from_file(str(ENTRY), default_timeout=600)
+    for url in ["home (first session)", *pages]:
+        if url != "home (first session)":
+            app.switch_page(f"../pages/{files[url]}")
+        c0, t0 = time.process_time(), time.perf_counter()
+        app.run()
+        out[url] = {"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0}
+        if app.exception:
+            raise RuntimeError(f"{url}: {[e.value for e in app.exception]}")
+        print(
+            f"{url}: cpu {out[url]['cpu_s']:.2f} s, wall {out[url]['wall_s']:.2f} s", file=sys.stderr, flush=True
+        )
+        if warm and url == "home (first session)":
+            sys.path.insert(0, str(ENTRY.parent))
+            import warmup
+
+            c0 = time.process_time()
+            failed = warmup.warm([ENTRY.parent.parent / "pages" / f for f in files.values()], list(files))
+            print(f"warm-up: cpu {time.process_time() - c0:.2f} s, failed {failed}", file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
@@ -62,8 +101,16 @@ def main() -> None:
         help="seconds between the first visit to Home and the pages (the "
         "time a lecturer's server has between opening the app and the class arriving)",
     )
+    ap.add_argument("--apptest", action="store_true", help="time the page scripts through AppTest (no browser)")
+    ap.add_argument("--warm", action="store_true", help="with --apptest: run the warm-up after Home")
+    ap.add_argument("--json", help="also write the samples (or AppTest times) to this JSON file")
     args = ap.parse_args()
     pages = args.pages or urls
+    if args.apptest:
+        times = apptest_times(pages, args.warm)
+        if args.json:
+            Path(args.json).write_text(json.dumps(times, indent=1))
+        return
     samples: dict[str, list[float]] = {u: [] for u in ["home (first session)", *pages]}
     for _ in range(args.rounds):
         with serve_app(subprocess.DEVNULL, warmup=True) as base, sync_playwright() as p:
@@ -78,6 +125,8 @@ def main() -> None:
     for url, vals in samples.items():
         if vals:
             print(f"{url}: median {statistics.median(vals):.1f} s (samples {', '.join(f'{v:.1f}' for v in vals)})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({u: v for u, v in samples.items() if v}, indent=1))
 
 
 if __name__ == "__main__":

@@ -112,11 +112,39 @@ def test_kernel_picker_defaults_to_the_attention_registry_ida_first():
 
 
 def test_curvature_slider_is_drawn_for_the_geometries_whose_entry_uses_c(monkeypatch):
+    import url_widgets
+
     from georesolver_core.geometry import GEOMETRIES
 
     drawn = []
-    monkeypatch.setattr(ui, "log_slider", lambda label, key, lo, hi, default, help=None: drawn.append(key) or 2.0)
+    monkeypatch.setattr(
+        url_widgets, "log_slider", lambda label, key, lo, hi, default, help=None: drawn.append(key) or 2.0
+    )
     for geometry, entry in GEOMETRIES.items():
         assert ui.curvature_slider(geometry, geometry) == (2.0 if entry.uses_c else 1.0)
     assert drawn == [g for g, entry in GEOMETRIES.items() if entry.uses_c] == ["poincare"]
     assert ui.curvature_slider("always", "sphere", always=True) == 2.0
+
+
+def test_every_ui_name_the_pages_use_is_exported_by_the_furniture_modules():
+    import re
+
+    used = set()
+    for path in [*(ROOT / "pages").glob("*.py"), *(ROOT / "app").glob("*.py")]:
+        used |= set(re.findall(r"\bui\.([A-Za-z_]\w*)", path.read_text()))
+    assert used and not [name for name in used if not hasattr(ui, name)]
+
+
+def test_no_app_code_reads_streamlits_private_session_state():
+    for path in [*(ROOT / "pages").glob("*.py"), *(ROOT / "app").glob("*.py")]:
+        assert "._state" not in path.read_text(), path
+
+
+def test_drawn_controls_are_widget_values_not_the_pages_own_objects(monkeypatch):
+    class State(dict):
+        def to_dict(self):
+            return dict(self)
+
+    state = State(seed=3, dtype="float32", picks=["a"], _url_seen=set(), emb_job=object(), hk_speeds={})
+    monkeypatch.setattr(ui.st, "session_state", state)
+    assert ui.drawn_controls() == {"seed": 3, "dtype": "float32", "picks": ["a"]}

@@ -1,4 +1,5 @@
-"""The start-up warm-up: claims ordered by page, failures swallowed, never started without a browser."""
+"""The start-up warm-up: the pages' own imports and the claims the report lacks, failures swallowed,
+never started without a browser."""
 
 from __future__ import annotations
 
@@ -10,20 +11,55 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
 
 import warmup  # noqa: E402
 
+from tests.app_pages import ROOT, registered_pages  # noqa: E402
+
 
 def test_claims_are_warmed_in_page_order_and_a_failure_does_not_stop_the_rest():
-    claims = {"a": SimpleNamespace(page="claims"), "b": SimpleNamespace(page="home"), "c": SimpleNamespace(page="x")}
+    claims = {
+        "a": SimpleNamespace(page="claims"),
+        "b": SimpleNamespace(page="home"),
+        "c": SimpleNamespace(page="x"),
+    }
     assert warmup.claim_order(claims, ["home", "claims"]) == ["b", "a", "c"]
     assert warmup.claim_order(claims, ["home", "claims"], first=("c",)) == ["c", "b", "a"]
     seen = []
 
-    def measure(key):
-        seen.append(key)
-        if key == "b":
-            raise RuntimeError("boom")
+    def step(label):
+        def run():
+            seen.append(label)
+            if label == "b":
+                raise RuntimeError("boom")
 
-    warmup._warm(["b", "a"], measure)
+        return label, run
+
+    assert warmup.run_steps([step("b"), step("a")]) == ["b"]
     assert seen == ["b", "a"]
+
+
+def test_the_import_steps_are_the_pages_own_import_lines(tmp_path):
+    page = tmp_path / "p.py"
+    page.write_text(
+        "from __future__ import annotations\nimport json, os.path\nfrom a.b import c\nfrom . import x\n"
+    )
+    assert warmup.page_imports(page) == ["json", "os.path", "a.b"]
+    files = [ROOT / "pages" / row[0] for row in registered_pages()]
+    labels = [label for label, _ in warmup.import_steps(files)]
+    assert labels[0] == f"import {warmup.FIRST_OPTIMIZER}" and len(labels) == len(set(labels))
+    for path in files:  # every module a page imports at its top is warmed
+        assert {f"import {n}" for n in warmup.page_imports(path)} <= set(labels), path
+
+
+def test_every_claim_the_shipped_report_has_is_read_not_measured(monkeypatch):
+    import claims_panels
+
+    from georesolver_core.claims import CLAIMS
+
+    monkeypatch.setattr(
+        claims_panels, "shipped_report", lambda: {"claims": [{"key": k} for k in list(CLAIMS)[1:]]}
+    )
+    labels = [label for label, _ in warmup.claim_steps([row[3] for row in registered_pages()])]
+    assert labels[:2] == ["claims report", f"claim {list(CLAIMS)[0]}"]  # only the one the report lacks
+    assert sorted(labels[2:]) == sorted(f"figure {k}" for k in CLAIMS)  # then every claim's figure
 
 
 def test_no_warm_up_thread_under_apptest():
@@ -36,4 +72,4 @@ def test_no_warm_up_thread_under_apptest():
     assert not app.exception
     import threading
 
-    assert not any(t.name == "claims-warm-up" for t in threading.enumerate())
+    assert not any(t.name == warmup.THREAD_NAME for t in threading.enumerate())
