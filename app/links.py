@@ -1,4 +1,4 @@
-"""Links: every URL value parsed defensively, before any widget reads it, and one notice naming what was not used.
+"""Links: every URL value parsed defensively, before any widget reads it, and a notice naming what was not used.
 
 The entry script runs ``guard_query_params`` first and ``url_notices`` last. A page whose choice is linked by
 a stable key rather than its label (a bound selectbox writes the label) reads and writes it with
@@ -12,7 +12,6 @@ import math
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from url_widgets import drawn_controls
-from user_input import escape_md
 
 # No widget of the app takes a number beyond this magnitude (seeds stop at 2^31): a larger one in a link,
 # or a non-finite one (inf, nan, 1e400), is dropped before any widget reads it. Streamlit's own URL
@@ -77,6 +76,12 @@ def link_choice(key: str, value: str, default: str) -> None:
         st.query_params[key] = value
 
 
+def _code(text: str) -> str:
+    """``text`` as inline code: shown as typed (markdown escapes would show their backslashes there), with
+    the characters that could end the span or the line replaced."""
+    return "`" + "".join("'" if c == "`" else " " if c in "\r\n" else c for c in text) + "`"
+
+
 def _means_default(raw: str, default) -> bool:
     if isinstance(default, bool):
         return raw.lower() == str(default).lower()
@@ -89,14 +94,12 @@ def _means_default(raw: str, default) -> bool:
 def url_notices(container) -> None:
     """After the page ran: a notice in ``container`` for every link value that was not used (non-finite,
     out of range, malformed, an unknown option, or a name no setting of this page has); the defaults
-    are shown instead. Once per link: later reruns of the same link stay quiet."""
+    are shown instead. On every run whose link carries such values, until the link is clean: a reload of
+    the same link in the same session is told again."""
     given, dropped = st.session_state.pop("_url_given", {}), st.session_state.pop("_url_dropped", [])
     owned = st.session_state.pop("_url_owned", {})  # parameters a page read itself: True if it used the value
-    seen = st.session_state.setdefault("_url_seen", set())
-    link = tuple(sorted(given.items()))
-    if not given or link in seen:
+    if not given:
         return
-    seen.add(link)
     controls = drawn_controls()
     ignored = list(dropped)
     for key, raw in given.items():
@@ -114,7 +117,7 @@ def url_notices(container) -> None:
             # option) or clamped; a value that equals the widget's default leaves the link too
             ignored.append(key)
     if ignored:
-        shown = ", ".join(f"`{escape_md(k)[:40]}={escape_md(given[k])[:40]}`" for k in ignored[:8])
+        shown = ", ".join(_code(f"{k[:40]}={given[k][:40]}") for k in ignored[:8])
         container.warning(
             f"Some values of this link were not used: {shown}. They are not valid for this page "
             "(not a finite number in range, or not one of the choices); the defaults are shown instead.",

@@ -21,7 +21,7 @@ def device_label(device: torch.device | None = None) -> str:
     device = device or default_device()
     if device.type == "cuda":
         return f"CUDA: {torch.cuda.get_device_name(device)}"
-    return f"CPU ({torch.get_num_threads()} threads)"
+    return f"CPU ({current_threads()} threads)"
 
 
 # Thread counts have one owner: this module. Nothing else in the package calls torch.set_num_threads.
@@ -39,8 +39,17 @@ def device_label(device: torch.device | None = None) -> str:
 # then depends on no block's bookkeeping: overlapping, nested or interrupted blocks in any number of
 # threads each only change their own thread, and restore that thread's own previous count.
 # Only ``set_process_threads`` (a command line ``--threads``, a worker process, a test) changes it.
+#
+# One gap stays: between the two calls (a helper thread's start and join: 0.1 ms, up to ~10 ms on a loaded
+# machine) the start count is the block's. A thread whose first torch operator runs then starts at that
+# count, for its whole life; with two sessions training, the next script thread of one session did (its
+# sidebar said "CPU (1 threads)"). No torch API sets one thread's count alone, so the gap cannot be
+# closed; instead a thread outside any block is put back to the process count wherever its count is read
+# (``current_threads``: the sidebar's label on every script run, and every block's entry). Setting the
+# process count is harmless to every other thread: it is the start count they should get anyway.
 _PROCESS = {"threads": torch.get_num_threads()}
 _LOCK = threading.Lock()
+_DEPTH = threading.local()  # .n: how many ``thread_count`` blocks the calling thread is inside
 
 
 def process_threads() -> int:
@@ -56,6 +65,17 @@ def set_process_threads(n: int) -> None:
     with _LOCK:
         _PROCESS["threads"] = n
         torch.set_num_threads(n)
+
+
+def current_threads() -> int:
+    """The calling thread's intra-op thread count. Outside any ``thread_count`` block that is
+    ``process_threads()``: a thread that started at another thread's block limit is put back first."""
+    n = torch.get_num_threads()
+    if getattr(_DEPTH, "n", 0) == 0 and n != _PROCESS["threads"]:
+        with _LOCK:
+            torch.set_num_threads(_PROCESS["threads"])  # this thread's count; the start count it already is
+        n = torch.get_num_threads()
+    return n
 
 
 def _set_this_thread(n: int) -> None:
@@ -78,11 +98,13 @@ def thread_count(n: int, device: torch.device | None = None) -> Iterator[None]:
     if device is not None and device.type != "cpu":
         yield
         return
-    before = torch.get_num_threads()  # this thread's own count
+    before = current_threads()  # this thread's own count (the process count outside any block)
     _set_this_thread(n)
+    _DEPTH.n = getattr(_DEPTH, "n", 0) + 1
     try:
         yield
     finally:
+        _DEPTH.n -= 1
         _set_this_thread(before)
 
 
@@ -97,3 +119,4 @@ def single_threaded_worker() -> None:
     """Initializer of a worker thread that runs single-threaded tiles: 1 for itself, nobody else."""
     torch.get_num_threads()  # torch sets a thread's count on its first operator, once: trigger that first
     _set_this_thread(1)
+    _DEPTH.n = 1  # inside a one-thread block for its whole life: ``current_threads`` leaves it at 1

@@ -148,3 +148,30 @@ def test_drawn_controls_are_widget_values_not_the_pages_own_objects(monkeypatch)
     state = State(seed=3, dtype="float32", picks=["a"], _url_seen=set(), emb_job=object(), hk_speeds={})
     monkeypatch.setattr(ui.st, "session_state", state)
     assert ui.drawn_controls() == {"seed": 3, "dtype": "float32", "picks": ["a"]}
+
+
+def test_a_link_notice_shows_on_every_run_until_the_link_is_clean():
+    """The same unusable link loaded again in the same session (a reload) is told again, and a value that
+    stays in the URL keeps its notice on every rerun; a clean link has none."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_pages import ENTRY
+
+    def notice(app) -> str:
+        assert not app.exception, [e.value for e in app.exception]
+        return " ".join(w.value for w in app.warning if "were not used" in w.value)
+
+    app = AppTest.from_file(str(ENTRY), default_timeout=120)
+    app.query_params["seed"] = "inf"
+    app.query_params["no_such_setting"] = "1"
+    app.run()
+    first = notice(app)
+    assert "`seed=inf`" in first and "`no_such_setting=1`" in first, first
+    app.run()  # a rerun: seed=inf was dropped, the unknown name is still in the URL
+    assert "`no_such_setting=1`" in notice(app) and "seed=" not in notice(app), notice(app)
+    app.query_params["seed"] = "inf"  # the same link again, in the same session
+    app.run()
+    assert "`seed=inf`" in notice(app) and "`no_such_setting=1`" in notice(app), notice(app)
+    app.query_params.clear()
+    app.run()
+    assert notice(app) == ""

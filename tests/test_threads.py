@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from georesolver_core.device import one_cpu_thread, process_threads, thread_count
+from georesolver_core.device import device_label, one_cpu_thread, process_threads, thread_count
 from georesolver_core.extras.hankel_measure import speedup_sweep
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.run import RunSpec, build_trainer
@@ -48,6 +48,65 @@ def test_a_thread_born_inside_another_block_does_not_make_its_count_the_process_
     tb.start()
     tb.join(10)
     assert _fresh_thread_count() == process_threads()
+
+
+def test_a_thread_whose_first_operator_ran_inside_another_blocks_gap_is_put_back():
+    """Between a block's two set_num_threads calls the start count is the block's: a thread whose first
+    torch operator runs then (a session's next script thread, while another session trains) starts at 1.
+    The gap is held open here by hand; the sidebar's label and the thread's next block put it back."""
+    original = process_threads()
+    gap_open, born, gap_closed = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def block_in_its_gap():  # what thread_count does between its two calls, held open
+        torch.set_num_threads(1)
+        gap_open.set()
+        born.wait(10)
+        torch.set_num_threads(original)  # the helper's restore
+        gap_closed.set()
+
+    def script_thread():
+        gap_open.wait(10)
+        seen["at birth"] = torch.get_num_threads()  # its first operator, inside the gap
+        born.set()
+        gap_closed.wait(10)
+        seen["label"] = device_label(torch.device("cpu"))
+        seen["after label"] = torch.get_num_threads()
+        with one_cpu_thread():
+            seen["in block"] = torch.get_num_threads()
+        seen["after block"] = torch.get_num_threads()
+
+    threads = [threading.Thread(target=f) for f in (block_in_its_gap, script_thread)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen["at birth"] == 1 or original == 1  # the gap is real: torch gives no per-thread setter
+    assert seen["label"] == f"CPU ({original} threads)"
+    assert (seen["after label"], seen["in block"], seen["after block"]) == (original, 1, original)
+    assert _fresh_thread_count() == original
+
+
+def test_a_block_entered_by_a_thread_that_started_at_1_gives_it_the_process_count_back():
+    original = process_threads()
+    seen = []
+
+    def born_at_1():
+        torch.set_num_threads(1)  # as if its first operator had run in another block's gap ...
+        assert torch.get_num_threads() == 1  # (torch's per-thread start: it reads the start count now)
+        helper = threading.Thread(target=torch.set_num_threads, args=(original,))  # ... now closed
+        helper.start()
+        helper.join()
+        with thread_count(1):
+            pass
+        seen.append(torch.get_num_threads())
+        seen.append(int(device_label(torch.device("cpu")).split("(")[1].split()[0]))
+
+    t = threading.Thread(target=born_at_1)
+    t.start()
+    t.join(20)
+    assert seen == [original, original]
+    assert _fresh_thread_count() == original
 
 
 def test_overlapping_trainings_timings_and_kernels_leave_fresh_threads_the_original_count():
