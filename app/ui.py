@@ -185,6 +185,7 @@ def log_slider(label: str, key: str, lo: float, hi: float, default: float, help:
             format_func=lambda v: f"{v:g}",
             help=help,
             bind="query-params",
+            disabled=lecture.locked(key),
         )
     )
 
@@ -202,12 +203,14 @@ def geometry_picker(
     fmt = lambda g: GEOMETRIES[g].label  # noqa: E731
     if segmented:
         choice = where.segmented_control(
-            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True
-        )
+            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True,
+            disabled=lecture.locked(key),
+        )  # fmt: skip
         return choice or default
     return where.selectbox(
-        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params"
-    )
+        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params",
+        disabled=lecture.locked(key),
+    )  # fmt: skip
 
 
 def curvature_slider(
@@ -248,8 +251,9 @@ def kernel_picker(
     options = list(kernels)
     default = "ida" if "ida" in kernels else options[0]
     choice = where.segmented_control(
-        label, options, default=default, format_func=kernels.get, key=key, bind="query-params"
-    )
+        label, options, default=default, format_func=kernels.get, key=key, bind="query-params",
+        disabled=lecture.locked(key),
+    )  # fmt: skip
     return choice or default
 
 

@@ -4,6 +4,7 @@ import copy
 import io
 import time
 
+import lecture
 import pandas as pd
 import streamlit as st
 import torch
@@ -48,11 +49,12 @@ runs: list[dict] = state["trn_runs"]
 # --- controls -----------------------------------------------------------------------------------------
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
-    task = c1.selectbox(
+    task = lecture.widget(c1.selectbox,
         "Task", list(TASKS), index=list(TASKS).index("text"), format_func=lambda k: TASKS[k].label,
         key="trn_task", bind="query-params",
     )  # fmt: skip
-    model = c2.selectbox(
+    model = lecture.widget(
+        c2.selectbox,
         "Model",
         list(ATTENTION),
         index=list(ATTENTION).index("ida"),
@@ -69,17 +71,21 @@ with st.container(border=True):
         key="trn_size", disabled=size_arg is None,
         help="recall: key-value pairs; copy: length; hierarchy: tree depth; noisy: training sequences / 8; text: context characters",
     )  # fmt: skip
-    width = c4.select_slider("Width d_model", [16, 32, 64, 128], value=64, key="trn_width", bind="query-params")
+    width = lecture.widget(
+        c4.select_slider, "Width d_model", [16, 32, 64, 128], value=64, key="trn_width", bind="query-params"
+    )
     c5, c6, c7, c8 = st.columns(4)
-    layers = c5.slider("Blocks", 1, 4, 1, key="trn_layers", bind="query-params")
+    layers = lecture.widget(c5.slider, "Blocks", 1, 4, 1, key="trn_layers", bind="query-params")
     with c6:
         eps = ui.log_slider("eps (inverse-distance regulariser)", "trn_eps", 1e-4, 10.0, 0.1)
     with c7:
         lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 2e-3)
     steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
     g1, g2 = st.columns(2)
-    gating = g1.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
-    memory = g2.toggle(
+    gating = lecture.widget(
+        g1.toggle, "HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params"
+    )
+    memory = lecture.widget(g2.toggle,
         "Memory path: SIDA -> GSR -> DMG (section 11.1)", value=False, key="trn_memory", bind="query-params",
         help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
     )  # fmt: skip
@@ -361,7 +367,9 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
     upload = st.file_uploader(
         "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
     )
-    data, error = ui.read_upload(upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload)
+    data, error = ui.read_upload(
+        upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload
+    )
     if error is not None:
         st.error(
             f"{ui.escape_md(error)}. Upload a checkpoint downloaded from this page or written by the train command."
