@@ -218,9 +218,14 @@ def curvature_slider(
 ) -> float:
     """The curvature parameter c of a geometry that has one (the ball: k = -c), 0.1-10 on a log scale.
 
-    A geometry whose registry entry does not use c gets no slider and 1.0 back (unless ``always``).
+    A geometry whose registry entry does not use c gets a caption instead of the slider and 1.0 back
+    (unless ``always``).
     """
     if not GEOMETRIES[geometry].uses_c and not always:
+        (container or st).caption(
+            f"Curvature: fixed for {GEOMETRIES[geometry].label} (0 in the plane, +1 on the unit sphere); "
+            "only the Poincaré ball has a c to set."
+        )
         return 1.0
     with container or st.container():
         return log_slider(

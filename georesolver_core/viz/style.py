@@ -66,6 +66,15 @@ def _one_two_five(lo: float, hi: float) -> list[float]:
     return [v for v in marks if lo - 0.1 <= math.log10(v) <= hi + 0.1]
 
 
+def count_dtick(last: int, most: int = 8) -> int:
+    """An integer 1-2-5 tick spacing giving at most about ``most`` ticks from 0 to ``last`` (a count or a
+    position: no half-token ticks)."""
+    tick = 1
+    while last / tick > most:
+        tick = tick * 5 // 2 if str(tick)[0] == "2" else tick * 2
+    return tick
+
+
 def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
     """Make the ``axis`` ("x" or "y") axes of ``fig`` logarithmic with labels a room can read.
 
