@@ -19,7 +19,7 @@ from georesolver_core.viz.attention import (
     weights_bars,
     weights_heatmap,
 )
-from georesolver_core.viz.style import KERNEL_COLORS
+from georesolver_core.viz.style import ANIMATION_SPEEDS, KERNEL_COLORS
 
 N_MAX, D_MAX = 256, 64
 EPS_LO, EPS_HI = 1e-8, 100.0  # at 1e-8 an exact match keeps all but ~n * 1e-8 of the weight: nothing new below
@@ -241,8 +241,13 @@ def lab() -> None:
 
     if lecture.widget(st.toggle, "Show the eps sweep (animation)", key="att_sweep", bind="query-params"):
         sw = res.sweep
+        speed = lecture.widget(
+            st.select_slider, "Play speed", ANIMATION_SPEEDS, value=1.0, format_func=lambda v: f"{v:g}x",
+            key="att_anim_speed", bind="query-params", help="How fast Play runs through eps (1x: 350 ms a frame).",
+        )  # fmt: skip
         ui.chart(
-            eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:"), key="att_anim"
+            eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:", speed=speed),
+            key="att_anim",
         )
         ui.chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
         st.caption(

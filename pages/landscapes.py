@@ -26,6 +26,7 @@ from georesolver_core.viz.landscape import (
     pl_profile_figure,
     sweep_figure,
 )
+from georesolver_core.viz.style import ANIMATION_SPEEDS
 
 GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
 
@@ -242,6 +243,10 @@ def landscape_lab() -> None:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
         geometry = ui.geometry_picker("land_geo")
+        speed = lecture.widget(
+            st.select_slider, "Play speed", ANIMATION_SPEEDS, value=1.0, format_func=lambda v: f"{v:g}x",
+            key="land_speed", bind="query-params", help="How fast Play descent runs through the steps (1x: 80 ms a frame).",
+        )  # fmt: skip
     with c2:
         n = _slider("Number of keys n", "land_n", 2, 12, 5)
         eps = ui.eps_slider("land_eps", 1e-5, 1.0, 1e-2)
@@ -271,7 +276,9 @@ def landscape_lab() -> None:
     res = study.results[kernel]
     grid, paths, outcomes = res.grid, res.paths, res.outcomes
     ui.chart(
-        landscape_figure(grid, paths, outcomes, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
+        landscape_figure(
+            grid, paths, outcomes, speed=speed, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"
+        ),
         key="land_fig",
     )
     m = st.columns(4)

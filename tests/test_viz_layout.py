@@ -62,3 +62,26 @@ def test_kv_pareto_log_axis_is_labelled_by_log_axis():
     ]
     y = kv_pareto_figure(rows, {}).layout.yaxis
     assert y.type == "log" and y.dtick is not None  # plotly's default labelled 2 and 5 between decades
+
+
+def test_the_dmg_stream_axis_ends_with_the_stream():
+    from georesolver_core.viz.routing import dmg_stream_figure
+
+    t = np.arange(800)
+    fig = dmg_stream_figure(t, np.zeros(800), np.ones(800), [0, 500], np.ones(800, dtype=int), shift_at=500)
+    assert tuple(fig.layout.xaxis.range) == (0.0, 799.0)
+
+
+def test_play_speed_sets_the_frame_duration_and_bad_speeds_are_refused():
+    from georesolver_core.viz.attention import eps_sweep_animation
+    from georesolver_core.viz.style import ANIMATION_SPEEDS, frame_ms
+
+    assert [frame_ms(80, s) for s in ANIMATION_SPEEDS] == [320, 160, 80, 40, 20]
+    eps = np.array([1.0, 0.1, 0.01])
+    ida, soft = np.full((3, 4), 0.25), np.full(4, 0.25)
+    slow, fast = (eps_sweep_animation(eps, ida, soft, speed=s) for s in (0.5, 2.0))
+    duration = lambda fig: fig.layout.updatemenus[0].buttons[0].args[1]["frame"]["duration"]  # noqa: E731
+    assert duration(slow) == 700 and duration(fast) == 175
+    for bad in (0, -1.0, float("nan"), 100.0, "2"):
+        with pytest.raises(ValueError, match="speed"):
+            frame_ms(80, bad)

@@ -208,6 +208,8 @@ def dmg_stream_figure(t, loss, tau, spawn_t, n_active, shift_at: int | None = No
         rangemode="tozero",
         dtick=max(1, int(np.ceil(max(n_active, default=1) / 6))),
     )
+    if len(t):  # the axis ends with the stream (plotly pads it past the last step)
+        fig.update_xaxes(range=[float(np.min(t)), float(np.max(t))])
     return fig
 
 
