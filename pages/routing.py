@@ -252,7 +252,10 @@ with tabs[1]:
                     for r in res.runs
                 ]
             )
-            st.dataframe(rows, hide_index=True, key="rt_load_table", width="stretch")
+            # one row per statistic, one column per router: ten statistics side by side ran off the page
+            shown = rows.set_index("router").T
+            shown.columns = [label.split(" (")[0] for label in shown.columns]
+            st.dataframe(shown, key="rt_load_table", width="stretch")
             ui.download_csv("Download the router statistics (CSV)", rows, "router_stats.csv", "rt_load_dl")
             ui.chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
 
