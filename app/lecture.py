@@ -1,5 +1,5 @@
 """The lecturer's link: a URL that also hides or locks chosen controls, a copy-link box, and an export of
-the figures on screen (standalone HTML, PNG when kaleido is installed, and the figure's data as JSON).
+the figures on screen (standalone HTML, PNG and SVG when kaleido is installed, and the figure's data as JSON).
 
 ``?_hide=key1,key2`` hides the widgets with those keys and ``?_lock=key3`` draws them disabled, as
 TensorFlow Playground's ``_hide`` state does. Pages create their URL-bound widgets through ``widget``,
@@ -112,8 +112,19 @@ def figure_data(fig) -> dict:
     return {"title": fig.layout.title.text, "traces": out}
 
 
+IMAGE_FORMATS = {"png": "image/png", "svg": "image/svg+xml"}  # what to_image writes here, and its MIME type
+
+
 def png_available() -> bool:
+    """Whether plotly can write images: kaleido (the ``export`` extra) is installed."""
     return importlib.util.find_spec("kaleido") is not None
+
+
+def figure_image(fig, fmt: str) -> bytes:
+    """The figure as a PNG (twice the screen resolution, for slides) or an SVG, through kaleido."""
+    if fmt not in IMAGE_FORMATS:
+        raise ValueError(f"fmt must be one of {sorted(IMAGE_FORMATS)} (got {fmt!r})")
+    return fig.to_image(format=fmt, scale=2 if fmt == "png" else 1)
 
 
 def panel(controls: list[str]) -> None:
@@ -158,13 +169,18 @@ def panel(controls: list[str]) -> None:
             icon=":material/download:",
         )
         if png_available():
-            st.download_button(
-                "Figure (PNG)",
-                lambda fig=fig: fig.to_image(format="png", scale=2),
-                f"{pick}.png",
-                "image/png",
-                key="lec_png",
-                on_click="ignore",
-            )
+            for fmt, mime in IMAGE_FORMATS.items():
+                st.download_button(
+                    f"Figure ({fmt.upper()})",
+                    lambda fig=fig, fmt=fmt: figure_image(fig, fmt),  # a few seconds: a headless browser draws it
+                    f"{pick}.{fmt}",
+                    mime,
+                    key=f"lec_{fmt}",
+                    on_click="ignore",
+                    icon=":material/image:",
+                )
         else:
-            st.caption("PNG: install kaleido (`pip install kaleido`), or use the camera icon on the figure.")
+            st.caption(
+                "PNG / SVG: install the `export` extra (kaleido, which uses an installed Chrome or Chromium), or "
+                "use the camera icon on the figure for a PNG."
+            )

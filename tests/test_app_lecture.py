@@ -84,3 +84,20 @@ def test_a_locked_widget_is_disabled_and_keeps_its_value():
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     assert app.slider(key="orth_gamma").value == 0.3 and app.select_slider(key="orth_beta").value == 1.0
+
+
+def test_figure_image_writes_png_and_svg_with_kaleido():
+    import pytest
+
+    bad = go.Figure()
+    with pytest.raises(ValueError, match="fmt"):
+        lecture.figure_image(bad, "jpeg")
+    pytest.importorskip("kaleido", reason="PNG / SVG export needs the export extra (kaleido)")
+    fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 4, 9], name="a"))
+    assert lecture.png_available()
+    try:
+        png = lecture.figure_image(fig, "png")
+    except Exception as err:  # kaleido installed but no Chrome / Chromium to drive
+        pytest.skip(f"kaleido cannot start a browser here: {err}")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert lecture.figure_image(fig, "svg").lstrip().startswith(b"<svg")
