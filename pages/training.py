@@ -25,7 +25,7 @@ from georesolver_core.train import (
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
-from georesolver_core.viz.text import attention_heatmap, bits_curves_figure
+from georesolver_core.viz.text import attention_heatmap, bits_curves_figure, gap_at_common_step
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
 CHUNK_SECONDS = 0.4  # training time per fragment rerun: curves refresh about twice a second
@@ -251,10 +251,29 @@ def live() -> None:
             "in the same order: at equal steps the gap between two curves is what the attention kernel costs "
             "or gains as a language model, the rest of the model being the same size."
         )
+        _text_gap(text_runs)
     other = [r for r in runs if r["spec"].task != "text"]
     if other:
         curves = [curve_from_history(f"#{r['id']} {r['spec'].label}", r["trainer"].history) for r in other]
         st.plotly_chart(curves_figure(curves), key="trn_curves")
+
+
+def _text_gap(text_runs: list[dict]) -> None:
+    """The latest GeoResolver run against the latest softmax run, at the last step both were evaluated."""
+    geo = next((r for r in reversed(text_runs) if r["spec"].attention != "softmax"), None)
+    soft = next((r for r in reversed(text_runs) if r["spec"].attention == "softmax"), None)
+    gap = gap_at_common_step(geo["trainer"].history, soft["trainer"].history) if geo and soft else None
+    if gap is None:
+        st.caption("Train a GeoResolver model and the softmax model: the gap between them is measured here.")
+        return
+    step, g, b = gap
+    lower = f"run #{geo['id']} (GeoResolver)" if g < b else f"run #{soft['id']} (softmax)"
+    st.markdown(
+        f"**At step {step}** (the last step both were evaluated): GeoResolver run #{geo['id']} "
+        f"**{g:.3f}** bits/char, softmax run #{soft['id']} **{b:.3f}** bits/char; {lower} is lower by "
+        f"**{abs(g - b):.3f}** bits/char. The gap can change sign as training goes on: compare at several steps, "
+        "and rerun both with another seed (sidebar) to see whether it holds."
+    )
 
 
 def _sample(run: dict) -> None:

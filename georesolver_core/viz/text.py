@@ -14,6 +14,17 @@ def _bits(x):
     return None if x is None else x / math.log(2)
 
 
+def gap_at_common_step(a: list[dict], b: list[dict]) -> tuple[int, float, float] | None:
+    """(step, validation bits/char of a, of b) at the last evaluation step both histories reached, or None."""
+    va = {r["step"]: r["test_loss"] for r in a if r.get("test_loss") is not None}
+    vb = {r["step"]: r["test_loss"] for r in b if r.get("test_loss") is not None}
+    common = sorted(set(va) & set(vb))
+    if not common:
+        return None
+    step = common[-1]
+    return step, _bits(va[step]), _bits(vb[step])
+
+
 def bits_curves_figure(runs: list[tuple[str, list[dict]]], height: int = 400) -> go.Figure:
     """Training loss (thin) and validation loss (markers) in bits per character against the step, one colour per run."""
     fig = go.Figure()
