@@ -85,3 +85,14 @@ def test_play_speed_sets_the_frame_duration_and_bad_speeds_are_refused():
     for bad in (0, -1.0, float("nan"), 100.0, "2"):
         with pytest.raises(ValueError, match="speed"):
             frame_ms(80, bad)
+
+
+def test_the_three_routers_share_one_y_title_and_a_neutral_legend():
+    from georesolver_core.viz.routing import load_figure
+
+    loads = {name: (name.upper(), [1, 2], [1, 1]) for name in ("gsr", "softmax", "expert-choice")}
+    fig = load_figure(loads)
+    titles = [ax.title.text for ax in fig.select_yaxes()]
+    assert titles[0] and not any(titles[1:])  # before: the same title in every gap between panels
+    legend = [t for t in fig.data if t.showlegend is not False]
+    assert [t.name for t in legend] == ["requested (outline)", "kept after capacity (filled)"]
