@@ -1,9 +1,11 @@
 """The lecturer's link: a URL that also hides or locks chosen controls, a copy-link box, and an export of
-the figures on screen (standalone HTML, PNG when kaleido is installed, and the figure's data as JSON).
+the figures on screen (standalone HTML, PNG and SVG when kaleido is installed, and the figure's data as JSON).
 
-``?_hide=key1,key2`` hides the widgets with those keys and ``?_lock=key3`` shows them greyed out and
-ignores clicks on them, as TensorFlow Playground's ``_hide`` state does. Keys are checked against a
-strict pattern before they reach the page's CSS, so a link can only name widgets, never inject markup.
+``?_hide=key1,key2`` hides the widgets with those keys and ``?_lock=key3`` draws them disabled, as
+TensorFlow Playground's ``_hide`` state does. Pages create their URL-bound widgets through ``widget``,
+which passes ``disabled=True`` for a locked key; the server also holds a locked widget at the value it
+was first drawn with, so neither the keyboard nor a crafted request changes it. Keys are checked against
+a strict pattern before they reach the page's CSS, so a link can only name widgets, never inject markup.
 ``ui.chart`` remembers every figure it draws in this run (``remember``) so the panel can export it.
 """
 
@@ -19,6 +21,7 @@ import streamlit as st
 HIDE, LOCK = "_hide", "_lock"  # URL parameters: comma-separated widget keys
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")  # the widget keys this app uses; anything else is dropped
 _FIGURES = "_lecture_figures"  # session key: {chart key: figure} drawn in the current run
+_HELD = "_lecture_held"  # session key: {locked widget key: the value it is held at}
 
 
 def parse_keys(values) -> list[str]:
@@ -46,9 +49,35 @@ def _current(name: str) -> list[str]:
     return parse_keys(st.query_params.get_all(name))
 
 
+def locked(key: str) -> bool:
+    """Whether the link locks the widget with this key."""
+    return key in _current(LOCK)
+
+
+def widget(make, *args, key: str, **kwargs):
+    """``make(*args, key=key, **kwargs)`` (``st.slider``, ``col.selectbox``, ...), disabled when the link locks
+    ``key``; a locked widget's first value is held (``apply_url_state`` puts it back before each run)."""
+    value = make(*args, key=key, disabled=bool(kwargs.pop("disabled", False)) or locked(key), **kwargs)
+    if locked(key):
+        st.session_state.setdefault(_HELD, {}).setdefault(key, value)
+    return value
+
+
+def _hold_locked(lock: list[str]) -> None:
+    """Put every locked widget back at its held value, before the widgets are drawn (a disabled widget
+    takes no clicks in the browser, but a request can still carry a new value)."""
+    held = st.session_state.setdefault(_HELD, {})
+    for key in [k for k in held if k not in lock]:
+        del held[key]
+    for key, value in held.items():
+        if key in st.session_state and st.session_state[key] != value:
+            st.session_state[key] = value
+
+
 def apply_url_state() -> None:
     """Hide and lock the controls the URL names (call before the page draws); forget last run's figures."""
     st.session_state[_FIGURES] = {}
+    _hold_locked(_current(LOCK))
     style = css(_current(HIDE), _current(LOCK))
     if style:
         st.html(style)
@@ -83,12 +112,27 @@ def figure_data(fig) -> dict:
     return {"title": fig.layout.title.text, "traces": out}
 
 
+IMAGE_FORMATS = {"png": "image/png", "svg": "image/svg+xml"}  # what to_image writes here, and its MIME type
+
+
 def png_available() -> bool:
+    """Whether plotly can write images: kaleido (the ``export`` extra) is installed."""
     return importlib.util.find_spec("kaleido") is not None
+
+
+def figure_image(fig, fmt: str) -> bytes:
+    """The figure as a PNG (twice the screen resolution, for slides) or an SVG, through kaleido."""
+    if fmt not in IMAGE_FORMATS:
+        raise ValueError(f"fmt must be one of {sorted(IMAGE_FORMATS)} (got {fmt!r})")
+    return fig.to_image(format=fmt, scale=2 if fmt == "png" else 1)
 
 
 def panel(controls: list[str]) -> None:
     """The sidebar panel: choose controls to hide or lock, copy the link, export a figure of this view."""
+    held = st.session_state.setdefault(_HELD, {})
+    for key in _current(LOCK):  # widgets drawn without ``widget`` (shared pickers): held from their first run
+        if key in st.session_state and key not in held:
+            held[key] = st.session_state[key]
     figures = st.session_state.get(_FIGURES, {})
     with st.sidebar.expander("Lecturer's link and export", icon=":material/share:"):
         options = sorted(set(controls) | set(_current(HIDE)) | set(_current(LOCK)))
@@ -96,7 +140,9 @@ def panel(controls: list[str]) -> None:
         lock = st.multiselect("Lock these controls", options, default=_current(LOCK), key="lec_lock")
         params = {k: st.query_params.get_all(k) for k in st.query_params}
         link = share_link(st.context.url or "", params, hide, lock)
-        st.caption("Copy the link (button at the box's right); it opens this view with those controls hidden or locked.")
+        st.caption(
+            "Copy the link (button at the box's right); it opens this view with those controls hidden or locked."
+        )
         st.code(link, language=None, wrap_lines=True)
         st.link_button("Open the link", link, icon=":material/open_in_new:")
         if not figures:
@@ -123,13 +169,18 @@ def panel(controls: list[str]) -> None:
             icon=":material/download:",
         )
         if png_available():
-            st.download_button(
-                "Figure (PNG)",
-                lambda fig=fig: fig.to_image(format="png", scale=2),
-                f"{pick}.png",
-                "image/png",
-                key="lec_png",
-                on_click="ignore",
-            )
+            for fmt, mime in IMAGE_FORMATS.items():
+                st.download_button(
+                    f"Figure ({fmt.upper()})",
+                    lambda fig=fig, fmt=fmt: figure_image(fig, fmt),  # a few seconds: a headless browser draws it
+                    f"{pick}.{fmt}",
+                    mime,
+                    key=f"lec_{fmt}",
+                    on_click="ignore",
+                    icon=":material/image:",
+                )
         else:
-            st.caption("PNG: install kaleido (`pip install kaleido`), or use the camera icon on the figure.")
+            st.caption(
+                "PNG / SVG: install the `export` extra (kaleido, which uses an installed Chrome or Chromium), or "
+                "use the camera icon on the figure for a PNG."
+            )

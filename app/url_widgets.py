@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 
+import lecture
 import streamlit as st
 
 
@@ -36,6 +37,7 @@ def log_slider(label: str, key: str, lo: float, hi: float, default: float, help:
             format_func=lambda v: f"{v:g}",
             help=help,
             bind="query-params",
+            disabled=lecture.locked(key),
         )
     )
 
@@ -52,12 +54,14 @@ def geometry_picker(
     fmt = lambda g: GEOMETRIES[g].label  # noqa: E731
     if segmented:
         choice = where.segmented_control(
-            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True
-        )
+            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True,
+            disabled=lecture.locked(key),
+        )  # fmt: skip
         return choice or default
     return where.selectbox(
-        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params"
-    )
+        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params",
+        disabled=lecture.locked(key),
+    )  # fmt: skip
 
 
 def curvature_slider(
@@ -65,11 +69,16 @@ def curvature_slider(
 ) -> float:
     """The curvature parameter c of a geometry that has one (the ball: k = -c), 0.1-10 on a log scale.
 
-    A geometry whose registry entry does not use c gets no slider and 1.0 back (unless ``always``).
+    A geometry whose registry entry does not use c gets a caption instead of the slider and 1.0 back
+    (unless ``always``).
     """
     from georesolver_core.geometry import GEOMETRIES
 
     if not GEOMETRIES[geometry].uses_c and not always:
+        (container or st).caption(
+            f"Curvature: fixed for {GEOMETRIES[geometry].label} (0 in the plane, +1 on the unit sphere); "
+            "only the Poincaré ball has a c to set."
+        )
         return 1.0
     with container or st.container():
         return log_slider(
@@ -102,8 +111,9 @@ def kernel_picker(
     options = list(kernels)
     default = "ida" if "ida" in kernels else options[0]
     choice = where.segmented_control(
-        label, options, default=default, format_func=kernels.get, key=key, bind="query-params"
-    )
+        label, options, default=default, format_func=kernels.get, key=key, bind="query-params",
+        disabled=lecture.locked(key),
+    )  # fmt: skip
     return choice or default
 
 

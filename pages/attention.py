@@ -1,5 +1,6 @@
 """Attention lab: live IDA and softmax weights in three geometries, and the Euclidean theorems measured."""
 
+import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -18,7 +19,7 @@ from georesolver_core.viz.attention import (
     weights_bars,
     weights_heatmap,
 )
-from georesolver_core.viz.style import KERNEL_COLORS
+from georesolver_core.viz.style import ANIMATION_SPEEDS, KERNEL_COLORS
 
 N_MAX, D_MAX = 256, 64
 EPS_LO, EPS_HI = 1e-8, 100.0  # at 1e-8 an exact match keeps all but ~n * 1e-8 of the weight: nothing new below
@@ -57,7 +58,8 @@ def _lab(geometry, n, d, eps, temperature, mode, j, j2, t, coords, spread, c, se
 @st.fragment
 def lab() -> None:
     c1, c2, c3, c4 = st.columns(4)
-    geometry = c1.selectbox(
+    geometry = lecture.widget(
+        c1.selectbox,
         "Geometry",
         list(GEOMETRIES),
         format_func=lambda g: GEOMETRIES[g].label,
@@ -65,7 +67,8 @@ def lab() -> None:
         bind="query-params",
     )
     kernel = (
-        c1.segmented_control(
+        lecture.widget(
+            c1.segmented_control,
             "Kernel for the matrix and the picture",
             list(KERNEL_CHOICES),
             default="ida",
@@ -75,8 +78,9 @@ def lab() -> None:
         )
         or "ida"
     )
-    n = c2.slider("Number of keys n", 1, N_MAX, 8, key="att_n", bind="query-params")
-    d = c2.slider(
+    n = lecture.widget(c2.slider, "Number of keys n", 1, N_MAX, 8, key="att_n", bind="query-params")
+    d = lecture.widget(
+        c2.slider,
         "Dimension d",
         2,
         D_MAX,
@@ -96,7 +100,9 @@ def lab() -> None:
             "weights tend to 1/d^2 (normalised), not to one-hot.",
         )
         temp = ui.log_slider("Softmax temperature T", "att_temp", 0.01, 100.0, 1.0)
-    spread = c4.slider("Spread of the keys", 0.1, 3.0, 1.0, 0.1, key="att_spread", bind="query-params")
+    spread = lecture.widget(
+        c4.slider, "Spread of the keys", 0.1, 3.0, 1.0, 0.1, key="att_spread", bind="query-params"
+    )
     c = ui.curvature_slider(
         "att_c",
         geometry,
@@ -105,7 +111,8 @@ def lab() -> None:
     )
     q1, q2 = st.columns([2, 3])
     modes = list(QUERY_MODES)
-    mode = q1.radio(
+    mode = lecture.widget(
+        q1.radio,
         "Where the query sits",
         modes,
         index=modes.index("key"),  # on a key, exact retrieval is what eps -> 0 shows
@@ -123,13 +130,20 @@ def lab() -> None:
             # The index widgets keep their full range so a smaller n never invalidates a stored value;
             # an index beyond n is clamped to the last key and said so.
             a, b, cc = st.columns(3)
-            j_in = a.number_input("key j", 1, N_MAX, 1, key="att_j", bind="query-params")
+            j_in = lecture.widget(a.number_input, "key j", 1, N_MAX, 1, key="att_j", bind="query-params")
             j = min(j_in, n) - 1
             if mode == "between":
-                j2_in = b.number_input("key j2", 1, N_MAX, 2, key="att_j2", bind="query-params")
+                j2_in = lecture.widget(b.number_input, "key j2", 1, N_MAX, 2, key="att_j2", bind="query-params")
                 j2 = min(j2_in, n) - 1
-                t = cc.slider(
-                    "position t along the geodesic", 0.0, 1.0, 0.5, 0.05, key="att_t", bind="query-params"
+                t = lecture.widget(
+                    cc.slider,
+                    "position t along the geodesic",
+                    0.0,
+                    1.0,
+                    0.5,
+                    0.05,
+                    key="att_t",
+                    bind="query-params",
                 )
             if j_in > n or (mode == "between" and j2_in > n):
                 st.caption(f"Only {n} keys: indices above {n} use key {n}.")
@@ -225,10 +239,15 @@ def lab() -> None:
     else:
         st.info("The picture of the keys needs d = 2 (or d = 3 on the sphere); the weights above work in any d.")
 
-    if st.toggle("Show the eps sweep (animation)", key="att_sweep", bind="query-params"):
+    if lecture.widget(st.toggle, "Show the eps sweep (animation)", key="att_sweep", bind="query-params"):
         sw = res.sweep
+        speed = lecture.widget(
+            st.select_slider, "Play speed", ANIMATION_SPEEDS, value=1.0, format_func=lambda v: f"{v:g}x",
+            key="att_anim_speed", bind="query-params", help="How fast Play runs through eps (1x: 350 ms a frame).",
+        )  # fmt: skip
         ui.chart(
-            eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:"), key="att_anim"
+            eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:", speed=speed),
+            key="att_anim",
         )
         ui.chart(sweep_summary_figure(sw.eps, sw.ida, sw.softmax, eps_now=eps), key="att_sweep_curves")
         st.caption(
@@ -262,7 +281,9 @@ st.markdown(
     "Each panel reruns its experiment (small sweeps; `python -m georesolver_core claims` runs the full ones) "
     "and draws the paper's bound (dashed) against the measurement. Verdicts are computed, not typed."
 )
-show_claims = st.toggle("Show the claims' panels", value=True, key="att_claims", bind="query-params")
+show_claims = lecture.widget(
+    st.toggle, "Show the claims' panels", value=True, key="att_claims", bind="query-params"
+)
 
 
 if show_claims:

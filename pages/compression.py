@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import lecture
 import pandas as pd
 import streamlit as st
 import torch
@@ -68,26 +69,26 @@ def _kv_live(seed):
 
 
 c1, c2, c3, c4 = st.columns(4)
-b = c1.slider("Direction bits b (per coordinate)", 1, 16, 4, key="cmp_b", bind="query-params")
-br = c1.slider("Radius bits b_r", 1, 16, 6, key="cmp_br", bind="query-params")
-d = c2.select_slider("Key dimension d_h", DIMS, value=64, key="cmp_d", bind="query-params")
-n = c2.select_slider("Number of keys", KEY_COUNTS, value=2000, key="cmp_n", bind="query-params")
-radius = c3.segmented_control(
+b = lecture.widget(c1.slider, "Direction bits b (per coordinate)", 1, 16, 4, key="cmp_b", bind="query-params")
+br = lecture.widget(c1.slider, "Radius bits b_r", 1, 16, 6, key="cmp_br", bind="query-params")
+d = lecture.widget(c2.select_slider, "Key dimension d_h", DIMS, value=64, key="cmp_d", bind="query-params")
+n = lecture.widget(c2.select_slider, "Number of keys", KEY_COUNTS, value=2000, key="cmp_n", bind="query-params")
+radius = lecture.widget(c3.segmented_control,
     "Radius mode", list(RADIUS_LABELS), default="euclidean", format_func=RADIUS_LABELS.get,
     key="cmp_radius", bind="query-params",
     help="norm r: the paper's rounding of the Euclidean norm. distance rho: quantise the hyperbolic distance to "
     "the origin, uniform in hyperbolic length (finer near the rim).",
 ) or "euclidean"  # fmt: skip
-direction = c3.radio(
+direction = lecture.widget(c3.radio,
     "Direction layout", list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get, key="cmp_direction",
     bind="query-params",
 )  # fmt: skip
-baseline = c4.selectbox(
+baseline = lecture.widget(c4.selectbox,
     "Baseline at the same storage", list(BASELINES), format_func=lambda m: QUANTIZERS[m].label,
     key="cmp_baseline", bind="query-params",
     help="Its bit width is the largest whose real bytes fit in HCC's bytes for these keys.",
 )  # fmt: skip
-kind = c4.radio("Keys", list(KINDS), format_func=KINDS.get, key="cmp_kind", bind="query-params")
+kind = lecture.widget(c4.radio, "Keys", list(KINDS), format_func=KINDS.get, key="cmp_kind", bind="query-params")
 
 args = dict(n=n, d=d, b=b, br=br, radius=radius, direction=direction, baseline=baseline, kind=kind, seed=s.seed)
 try:
@@ -163,8 +164,8 @@ ui.download_csv("Download the sweep (CSV)", lab.sweep, "compression_sweep.csv", 
 
 st.subheader("Memory saved in a model's KV cache")
 k1, k2 = st.columns([3, 2])
-model = k1.selectbox("Model", list(MODELS), index=2, key="cmp_model", bind="query-params")
-context = k2.select_slider("Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
+model = lecture.widget(k1.selectbox, "Model", list(MODELS), index=2, key="cmp_model", bind="query-params")
+context = lecture.widget(k2.select_slider, "Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
                            bind="query-params")  # fmt: skip
 table = memory_table(model, context, bits_dir=b, bits_radius=br, direction=direction)
 k1.plotly_chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory")
@@ -172,7 +173,7 @@ k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 
 k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
 
 st.subheader("Attention on quantised keys")
-if st.toggle("Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10; a few seconds)",
+if lecture.widget(st.toggle, "Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10; a few seconds)",
              key="cmp_attention", bind="query-params"):  # fmt: skip
     with st.status("Quantising keys and running attention for 10 bit widths ...", expanded=False) as status:
         effects = {m_: _effect(m_, d, br, radius, direction, kind, s.seed) for m_ in ("hcc", baseline)}
@@ -235,5 +236,5 @@ if report is not None:
     )  # fmt: skip
 
 st.header("The paper's claims, measured")
-if st.toggle("Show the claims' panels", value=True, key="cmp_claims", bind="query-params"):
+if lecture.widget(st.toggle, "Show the claims' panels", value=True, key="cmp_claims", bind="query-params"):
     ui.page_claims("compression", "cmp")

@@ -1,5 +1,6 @@
 """Hankel attention (seed 004): dyadic low-rank blocks of the boundary kernel 1/(s + r), decay, ranks, speed."""
 
+import lecture
 import pandas as pd
 import streamlit as st
 import ui
@@ -45,10 +46,16 @@ def _errors(h_max, eps):
 # --- The kernel and its blocks -------------------------------------------------------------------------------
 st.subheader("The cross block and its dyadic blocks")
 c1, c2, c3, c4 = st.columns(4)
-length = c1.select_slider(
-    "Sequence length L", [16, 32, 64, 128, 256, 512, 1024], value=128, key="hk_length", bind="query-params"
+length = lecture.widget(
+    c1.select_slider,
+    "Sequence length L",
+    [16, 32, 64, 128, 256, 512, 1024],
+    value=128,
+    key="hk_length",
+    bind="query-params",
 )
-split = c2.number_input(
+split = lecture.widget(
+    c2.number_input,
     "Split point b",
     1,
     4096,
@@ -57,7 +64,8 @@ split = c2.number_input(
     bind="query-params",
     help="Tokens 0..b-1 before the boundary, b..L-1 after it.",
 )
-h0 = c3.select_slider(
+h0 = lecture.widget(
+    c3.select_slider,
     "First dyadic scale h0",
     [1, 2, 4, 8, 16, 32],
     value=4,
@@ -65,7 +73,7 @@ h0 = c3.select_slider(
     bind="query-params",
     help="Keys with r < h0 form the dense boundary layer.",
 )
-delta = c4.slider("Offset delta", 1.0, 8.0, 1.0, 0.5, key="hk_delta", bind="query-params")
+delta = lecture.widget(c4.slider, "Offset delta", 1.0, 8.0, 1.0, 0.5, key="hk_delta", bind="query-params")
 try:
     view = _kernel(length, int(split), float(h0), delta)
 except ValueError as err:
@@ -81,9 +89,13 @@ st.caption(
 # --- Singular-value decay and ranks -------------------------------------------------------------------------
 st.subheader("Singular values per block vs 4^-N")
 d1, d2, d3 = st.columns(3)
-h_max = d1.select_slider("Largest block scale h", HS, value=128, key="hk_hmax", bind="query-params")
-normalised = d2.toggle("Normalise by s_1 (the seed's reading)", value=True, key="hk_norm", bind="query-params")
-top = d3.slider("Singular values shown", 4, 16, 10, key="hk_top", bind="query-params")
+h_max = lecture.widget(
+    d1.select_slider, "Largest block scale h", HS, value=128, key="hk_hmax", bind="query-params"
+)
+normalised = lecture.widget(
+    d2.toggle, "Normalise by s_1 (the seed's reading)", value=True, key="hk_norm", bind="query-params"
+)
+top = lecture.widget(d3.slider, "Singular values shown", 4, 16, 10, key="hk_top", bind="query-params")
 with st.spinner("Singular values of each block ..."):
     decay, ranks = _decay(h_max, top)
 left, right = st.columns(2)
@@ -123,10 +135,15 @@ st.plotly_chart(
 )
 
 s1, s2 = st.columns(2)
-max_size = s1.select_slider(
-    "Largest block size m", [128, 256, 512, 1024, 2048, 4096], value=1024, key="hk_max_size", bind="query-params"
+max_size = lecture.widget(
+    s1.select_slider,
+    "Largest block size m",
+    [128, 256, 512, 1024, 2048, 4096],
+    value=1024,
+    key="hk_max_size",
+    bind="query-params",
 )
-repeats = s2.slider("Timed repeats", 1, 9, 3, key="hk_repeats", bind="query-params")
+repeats = lecture.widget(s2.slider, "Timed repeats", 1, 9, 3, key="hk_repeats", bind="query-params")
 speed_key = (max_size, repeats, n_rank)
 speeds = st.session_state.setdefault("hk_speeds", {})
 if st.button("Time dense vs factorised", key="hk_speed", icon=":material/play_arrow:", type="primary"):
@@ -167,5 +184,5 @@ else:
 
 # --- Claims -------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")
-if st.toggle("Measure the claims (a few seconds)", key="hk_claims", bind="query-params"):
+if lecture.widget(st.toggle, "Measure the claims (a few seconds)", key="hk_claims", bind="query-params"):
     ui.page_claims("hankel", "hk")

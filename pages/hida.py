@@ -1,5 +1,6 @@
 """HIDA family: Dense, FP (sparse pattern), L (anchors) and C (streaming summaries) hyperbolic attention."""
 
+import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -38,14 +39,19 @@ def pattern(n: int, w: int, g: int, causal: bool):
 
 st.header("1. FP-HIDA: which keys each query sees")
 c1, c2, c3, c4 = st.columns(4)
-n = c1.select_slider(
-    "Sequence length n", [16, 32, 64, 128, 256, 512], value=128, key="hida_n", bind="query-params"
+n = lecture.widget(
+    c1.select_slider,
+    "Sequence length n",
+    [16, 32, 64, 128, 256, 512],
+    value=128,
+    key="hida_n",
+    bind="query-params",
 )
-w = c2.slider("Window w", 1, 64, default_window(128), key="hida_w", bind="query-params",
+w = lecture.widget(c2.slider, "Window w", 1, 64, default_window(128), key="hida_w", bind="query-params",
               help="Band |i - j| <= w. The paper's default is ceil(log2 n).")  # fmt: skip
-g = c3.slider("Global tokens g", 1, 64, default_n_global(128), key="hida_g", bind="query-params",
+g = lecture.widget(c3.slider, "Global tokens g", 1, 64, default_n_global(128), key="hida_g", bind="query-params",
               help="Positions floor(t n / g), seen by every query.")  # fmt: skip
-causal = c4.toggle("Causal (j <= i)", key="hida_causal", bind="query-params")
+causal = lecture.widget(c4.toggle, "Causal (j <= i)", key="hida_causal", bind="query-params")
 if g > n:
     st.error(f"g = {g} global tokens do not fit in n = {n} positions: choose g <= n. Showing g = n.")
     g = n
@@ -66,9 +72,11 @@ st.markdown("The same stream of keys (a mixture of 4 clusters in the disk). Left
             "k-means, each key coloured by the anchor that absorbs most of it. Right: the c summaries C-HIDA "
             "holds after the last token; a star's size is its count.")  # fmt: skip
 d1, d2, d3 = st.columns(3)
-m = d1.slider("Anchors m", 1, 32, 6, key="hida_m", bind="query-params")
-c = d2.slider("Summaries c", 1, 32, 4, key="hida_c", bind="query-params")
-T = d3.select_slider("Stream length T", [50, 100, 200, 400], value=100, key="hida_T", bind="query-params")
+m = lecture.widget(d1.slider, "Anchors m", 1, 32, 6, key="hida_m", bind="query-params")
+c = lecture.widget(d2.slider, "Summaries c", 1, 32, 4, key="hida_c", bind="query-params")
+T = lecture.widget(
+    d3.select_slider, "Stream length T", [50, 100, 200, 400], value=100, key="hida_T", bind="query-params"
+)
 
 
 @st.cache_data(show_spinner=False)
@@ -84,7 +92,9 @@ ui.chart(disk_figure(view.keys, view.anchors, view.anchor_assignment, f"L-HIDA: 
 last = stream.history[-1]
 ui.chart(disk_figure(view.keys, last, stream.assignment, f"C-HIDA: {c} summaries after {T} tokens",
                            sizes=stream.counts), key="hida_summary_fig", container=b)  # fmt: skip
-if st.toggle("Play the stream (C-HIDA summaries moving as tokens arrive)", key="hida_play", bind="query-params"):
+if lecture.widget(
+    st.toggle, "Play the stream (C-HIDA summaries moving as tokens arrive)", key="hida_play", bind="query-params"
+):
     ui.chart(stream_animation_figure(view.keys, stream.history), key="hida_stream_fig")
 Ts = np.arange(1, T + 1)
 ui.chart(regret_figure(Ts, stream.cumulative_loss, c_hida_regret_bound(Ts, c, stream.diameter)),
@@ -96,7 +106,7 @@ st.caption(f"Running loss sum_t min_k d_H(k_t, s_k)² (summaries before token t 
 # --- error against dense ------------------------------------------------------------------------
 st.header("3. How far from Dense-HIDA: error vs w, g, m, c")
 e1, e2 = st.columns(2)
-en = e1.select_slider("n", [32, 64, 128, 256], value=64, key="hida_err_n", bind="query-params")
+en = lecture.widget(e1.select_slider, "n", [32, 64, 128, 256], value=64, key="hida_err_n", bind="query-params")
 with e2:
     err_eps = ui.log_slider("eps", "hida_err_eps", 1e-3, 1.0, 0.1, help="The kernels' regulariser.")
 
@@ -124,11 +134,11 @@ else:
 # --- cost scaling -------------------------------------------------------------------------------
 st.header("4. Time and peak memory vs n")
 f1, f2, f3 = st.columns(3)
-lens = f1.multiselect("Lengths n", [256, 512, 1024, 2048, 4096, 8192], default=[256, 512, 1024, 2048],
+lens = lecture.widget(f1.multiselect, "Lengths n", [256, 512, 1024, 2048, 4096, 8192], default=[256, 512, 1024, 2048],
                       key="hida_lens", bind="query-params")  # fmt: skip
-kernels = f2.multiselect("Kernels", default_kernels(), default=["hida", "fp-hida", "l-hida"],
+kernels = lecture.widget(f2.multiselect, "Kernels", default_kernels(), default=["hida", "fp-hida", "l-hida"],
                          format_func=label, key="hida_kernels", bind="query-params")  # fmt: skip
-mem = f3.toggle("Measure peak memory", key="hida_mem", bind="query-params")
+mem = lecture.widget(f3.toggle, "Measure peak memory", key="hida_mem", bind="query-params")
 st.caption("Forward + backward, one head of size 64, float32, median of one call after a warm-up. C-HIDA runs a "
            "token loop: it is timed to n = 1024 and shown per token. The full sweep to n = 32768: "
            "`python -m georesolver_core bench --scaling`.")  # fmt: skip
@@ -179,5 +189,5 @@ tc.live("hida_scale", _draw_scaling, chunk_s=0.2)
 st.header("5. The paper's claims, measured")
 st.markdown("Theorems 5.4-5.6, Proposition 1 and what FP-HIDA's pattern does to exact retrieval. Each reruns "
             "its experiment (small sweeps, about a minute in all); verdicts are computed, not typed.")  # fmt: skip
-if st.toggle("Measure the claims", key="hida_claims", bind="query-params"):
+if lecture.widget(st.toggle, "Measure the claims", key="hida_claims", bind="query-params"):
     ui.page_claims("hida", "hida")

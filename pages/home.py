@@ -1,5 +1,6 @@
 """Home: the arc Euclidean -> hyperbolic -> spherical, one live figure, a map of the pages."""
 
+import lecture
 import streamlit as st
 import ui
 
@@ -36,7 +37,7 @@ def _example(n_keys: int, eps: float, seed: int, spread: float, query: str):
 def arc_lab() -> None:
     """Only this part reruns when a slider moves: the claim box and the page map stay as they are."""
     c1, c2, c3, c4 = st.columns(4)
-    n_keys = c1.slider("Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
+    n_keys = lecture.widget(c1.slider, "Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
     with c2:
         eps = ui.log_slider(
             "eps (regulariser)",
@@ -47,11 +48,12 @@ def arc_lab() -> None:
             help="Large eps: uniform weights. Small eps: a key at distance 0 from the query takes all the weight; "
             "with no key that close, the weights tend to 1/d^2 (normalised), not to one-hot.",
         )
-    spread = c3.slider(
-        "Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params"
+    spread = lecture.widget(
+        c3.slider, "Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params"
     )
     places = list(QUERY_PLACES)
-    query = c4.radio(
+    query = lecture.widget(
+        c4.radio,
         "The query sits",
         places,
         format_func=QUERY_PLACES.get,
@@ -60,7 +62,8 @@ def arc_lab() -> None:
         help="On k1, lowering eps gives k1 all the weight (exact retrieval). At a random point the weights "
         "tend to 1/d^2: the nearest key gets the most, not all.",
     )
-    sphere_3d = st.toggle(
+    sphere_3d = lecture.widget(
+        st.toggle,
         "Turn the sphere in 3-D",
         False,
         key="home_sphere_3d",

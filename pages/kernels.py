@@ -3,6 +3,7 @@
 import dataclasses
 import time
 
+import lecture
 import pandas as pd
 import streamlit as st
 import ui
@@ -32,10 +33,16 @@ dtype_name = str(s.dtype).replace("torch.", "")
 with st.container(border=True):
     st.markdown("**Live benchmark** (small lengths; every repeat times all kernels back to back, median reported)")
     c1, c2, c3 = st.columns(3)
-    seq_lens = c1.multiselect(
-        "Sequence lengths T", LIVE_LENS, default=[128, 256, 512], key="kern_seq_lens", bind="query-params"
+    seq_lens = lecture.widget(
+        c1.multiselect,
+        "Sequence lengths T",
+        LIVE_LENS,
+        default=[128, 256, 512],
+        key="kern_seq_lens",
+        bind="query-params",
     )
-    kernels = c2.multiselect(
+    kernels = lecture.widget(
+        c2.multiselect,
         "Kernels",
         list(bench.KERNELS),
         default=["sdpa", *bench.FUSED],
@@ -44,19 +51,22 @@ with st.container(border=True):
         bind="query-params",
         help=f"Naive kernels materialise T x T matrices and are only timed up to T = {NAIVE_MAX_LEN}.",
     )
-    repeats = c3.slider("Timed repeats", 1, 9, 3, key="kern_repeats", bind="query-params")
+    repeats = lecture.widget(c3.slider, "Timed repeats", 1, 9, 3, key="kern_repeats", bind="query-params")
     c4, c5, c6 = st.columns(3)
-    heads = c4.select_slider("Heads H", [1, 2, 4, 8], value=4, key="kern_heads", bind="query-params")
-    head_dim = c5.select_slider(
-        "Head size D", [8, 16, 32, 64, 128], value=64, key="kern_head_dim", bind="query-params"
+    heads = lecture.widget(
+        c4.select_slider, "Heads H", [1, 2, 4, 8], value=4, key="kern_heads", bind="query-params"
+    )
+    head_dim = lecture.widget(
+        c5.select_slider, "Head size D", [8, 16, 32, 64, 128], value=64, key="kern_head_dim", bind="query-params"
     )
     with c6:
         eps = ui.log_slider(
             "eps", "kern_eps", 1e-4, 10.0, 0.1, help="The kernels' regulariser; speed barely depends on it."
         )
     c7, c8 = st.columns(2)
-    causal = c7.toggle("Causal mask", key="kern_causal", bind="query-params")
-    memory = c8.toggle(
+    causal = lecture.widget(c7.toggle, "Causal mask", key="kern_causal", bind="query-params")
+    memory = lecture.widget(
+        c8.toggle,
         "Measure peak memory (one extra profiled call per kernel and length)",
         key="kern_memory",
         bind="query-params",
@@ -126,7 +136,11 @@ if run:
                 kept = st.session_state.get("kern_report_live")
                 st.error(
                     f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped"
-                    + (f"; the lengths timed before it are kept (T = {kept['config']['seq_lens']})" if kept else "")
+                    + (
+                        f"; the lengths timed before it are kept (T = {kept['config']['seq_lens']})"
+                        if kept
+                        else ""
+                    )
                     + ". Fewer or shorter lengths, fewer repeats or kernels fit; the full run belongs to the CLI: "
                     "`python -m georesolver_core bench --json > bench.json`, then load the file below."
                 )
@@ -210,8 +224,14 @@ def draw_report(report: dict) -> None:
             f"The scaling checks (time ~ T^2 by Proposition 1, memory ~ T) need two lengths of at least "
             f"{bench.COMPLEXITY_MIN_LEN}: below that, fixed per-call costs hide the growth."
         )
-    phase = st.segmented_control(
-        "Phase", list(PHASES), default="fwdbwd", format_func=PHASES.get, key="kern_phase", bind="query-params"
+    phase = lecture.widget(
+        st.segmented_control,
+        "Phase",
+        list(PHASES),
+        default="fwdbwd",
+        format_func=PHASES.get,
+        key="kern_phase",
+        bind="query-params",
     )
     phase = phase or "fwdbwd"
     tab_time, tab_ratio, tab_mem = st.tabs(["Time vs T", "Ratio to SDPA", "Memory vs T"])

@@ -1,6 +1,7 @@
 """Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
 Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
 
+import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -25,13 +26,14 @@ from georesolver_core.viz.landscape import (
     pl_profile_figure,
     sweep_figure,
 )
+from georesolver_core.viz.style import ANIMATION_SPEEDS
 
 GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
 
 
 def _slider(label: str, key: str, lo, hi, default, step=None):
     """A slider bound to the query string, so that a link reproduces the view."""
-    return st.slider(label, lo, hi, default, step, key=key, bind="query-params")
+    return lecture.widget(st.slider, label, lo, hi, default, step, key=key, bind="query-params")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -89,7 +91,8 @@ ui.page_header(
 s = ui.settings()
 dtype_name = str(s.dtype).replace("torch.", "")
 device = str(s.device)
-show_claims = st.toggle(
+show_claims = lecture.widget(
+    st.toggle,
     "Measure the paper's claims on each tab (verdict boxes)",
     value=True,
     key="land_claims",
@@ -175,8 +178,11 @@ if tabs[0].open:
         ui.download_json(
             "Download the profiles (JSON)", [p.to_dict() for p in profs], "pl_profiles.json", "land_pl_dl"
         )
-        if st.toggle(
-            "Sweep eps and Delta (mu against the paper's rates)", key="land_pl_sweep", bind="query-params"
+        if lecture.widget(
+            st.toggle,
+            "Sweep eps and Delta (mu against the paper's rates)",
+            key="land_pl_sweep",
+            bind="query-params",
         ):
             with st.status("Sweeping ...", expanded=False) as status:
                 sw = _pl_sweeps(**line)
@@ -237,6 +243,10 @@ def landscape_lab() -> None:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
         geometry = ui.geometry_picker("land_geo")
+        speed = lecture.widget(
+            st.select_slider, "Play speed", ANIMATION_SPEEDS, value=1.0, format_func=lambda v: f"{v:g}x",
+            key="land_speed", bind="query-params", help="How fast Play descent runs through the steps (1x: 80 ms a frame).",
+        )  # fmt: skip
     with c2:
         n = _slider("Number of keys n", "land_n", 2, 12, 5)
         eps = ui.eps_slider("land_eps", 1e-5, 1.0, 1e-2)
@@ -266,7 +276,9 @@ def landscape_lab() -> None:
     res = study.results[kernel]
     grid, paths, outcomes = res.grid, res.paths, res.outcomes
     ui.chart(
-        landscape_figure(grid, paths, outcomes, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"),
+        landscape_figure(
+            grid, paths, outcomes, speed=speed, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"
+        ),
         key="land_fig",
     )
     m = st.columns(4)
@@ -309,7 +321,9 @@ if tabs[2].open:
             eps = ui.eps_slider("land_h_eps", 1e-4, 1.0, 1e-2)
             rho = _slider("Distance rho of the keys", "land_h_rho", 0.1, 1.5, 1.0, 0.1)
         with c3:
-            n_max = st.select_slider("Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params")
+            n_max = lecture.widget(
+                st.select_slider, "Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params"
+            )
         with st.status("Computing Hessians ...", expanded=False) as status:
             spec = _hessians(geometry, eps, rho, c, n_max)
             status.update(label="Hessians computed", state="complete")

@@ -1,5 +1,6 @@
 """Orthogonal residuals (seed 003): Cayley rotation, Householder reflection, their hybrid, DDL and additive."""
 
+import lecture
 import pandas as pd
 import streamlit as st
 import trainer_controls as tc
@@ -49,19 +50,35 @@ with c1:
     beta = ui.log_slider(
         "Cayley magnitude beta", "orth_beta", 0.01, 10000.0, 1.0, help="Q rotates by theta = 2 atan(beta/2) here."
     )
-    tilt = st.slider("Tilt of the rotation plane (deg)", 0, 90, 0, key="orth_tilt", bind="query-params")
-with c2:
-    gamma = st.slider(
-        "Hybrid gate gamma (1: Cayley, 0: Householder)", 0.0, 1.0, 0.5, 0.05, key="orth_gamma", bind="query-params"
+    tilt = lecture.widget(
+        st.slider, "Tilt of the rotation plane (deg)", 0, 90, 0, key="orth_tilt", bind="query-params"
     )
-    ddl_beta = st.slider(
-        "DDL beta (orthogonal only at 0 and 2)", 0.0, 3.0, 1.0, 0.05, key="orth_ddl_beta", bind="query-params"
+with c2:
+    gamma = lecture.widget(
+        st.slider,
+        "Hybrid gate gamma (1: Cayley, 0: Householder)",
+        0.0,
+        1.0,
+        0.5,
+        0.05,
+        key="orth_gamma",
+        bind="query-params",
+    )
+    ddl_beta = lecture.widget(
+        st.slider,
+        "DDL beta (orthogonal only at 0 and 2)",
+        0.0,
+        3.0,
+        1.0,
+        0.05,
+        key="orth_ddl_beta",
+        bind="query-params",
     )
 with c3:
-    k_az = st.slider(
-        "Direction of the reflection normal k (deg)", 0, 360, 30, key="orth_k_az", bind="query-params"
+    k_az = lecture.widget(
+        st.slider, "Direction of the reflection normal k (deg)", 0, 360, 30, key="orth_k_az", bind="query-params"
     )
-    x_az = st.slider("Direction of x (deg)", 0, 360, 60, key="orth_x_az", bind="query-params")
+    x_az = lecture.widget(st.slider, "Direction of x (deg)", 0, 360, 60, key="orth_x_az", bind="query-params")
 
 view = _view(beta, gamma, ddl_beta, tilt, k_az, x_az)
 left, right = st.columns([3, 2])
@@ -90,11 +107,14 @@ with st.container(border=True):
 # --- Norm drift through depth -------------------------------------------------------------------------------
 st.subheader("Norm drift through depth")
 d1, d2, d3 = st.columns(3)
-depth = d1.select_slider(
-    "Depth", [1, 2, 4, 8, 16, 32, 64, 128, 256], value=32, key="orth_depth", bind="query-params"
+depth = lecture.widget(
+    d1.select_slider, "Depth", [1, 2, 4, 8, 16, 32, 64, 128, 256], value=32, key="orth_depth", bind="query-params"
 )
-dim = d2.select_slider("Width d", [2, 4, 8, 16, 32, 64], value=16, key="orth_dim", bind="query-params")
-branch = d3.slider(
+dim = lecture.widget(
+    d2.select_slider, "Width d", [2, 4, 8, 16, 32, 64], value=16, key="orth_dim", bind="query-params"
+)
+branch = lecture.widget(
+    d3.slider,
     "Residual branch scale (0: the shortcut alone)",
     0.0,
     1.0,
@@ -126,13 +146,19 @@ else:
 # --- Small training runs ------------------------------------------------------------------------------------
 st.subheader("Small training runs at matched parameter counts")
 t1, t2, t3, t4 = st.columns(4)
-task = t1.selectbox("Task", list(TASKS), format_func=TASKS.get, key="orth_task", bind="query-params")
-kinds = t2.multiselect("Residual kinds", list(KINDS), default=list(KINDS), key="orth_kinds", bind="query-params")
-steps = t3.slider("Adam steps", 20, 600, 150, 10, key="orth_steps", bind="query-params")
-n_seeds = t4.slider("Seeds", 3, 6, 3, key="orth_seeds", bind="query-params")
+task = lecture.widget(
+    t1.selectbox, "Task", list(TASKS), format_func=TASKS.get, key="orth_task", bind="query-params"
+)
+kinds = lecture.widget(
+    t2.multiselect, "Residual kinds", list(KINDS), default=list(KINDS), key="orth_kinds", bind="query-params"
+)
+steps = lecture.widget(t3.slider, "Adam steps", 20, 600, 150, 10, key="orth_steps", bind="query-params")
+n_seeds = lecture.widget(t4.slider, "Seeds", 3, 6, 3, key="orth_seeds", bind="query-params")
 angle = 179.9
 if task == "rotation":
-    angle = st.slider("Rotation angle theta (deg)", 0.0, 180.0, 179.9, 0.1, key="orth_angle", bind="query-params")
+    angle = lecture.widget(
+        st.slider, "Rotation angle theta (deg)", 0.0, 180.0, 179.9, 0.1, key="orth_angle", bind="query-params"
+    )
 cfg = TaskConfig(task=task, steps=steps, angle_deg=angle, batch=64)
 st.caption(
     "Parameters per kind: "
@@ -152,8 +178,13 @@ tc.controls(
 
 def _draw(job: tc.LiveJob) -> None:
     runs = [r.to_dict() for r in job.result] if job.result is not None else job.partial
-    metric = st.segmented_control(
-        "Curve", ["cosine", "loss", "gate"], default="cosine", key="orth_metric", bind="query-params"
+    metric = lecture.widget(
+        st.segmented_control,
+        "Curve",
+        ["cosine", "loss", "gate"],
+        default="cosine",
+        key="orth_metric",
+        bind="query-params",
     )
     ui.chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
     if job.result is None:
@@ -179,7 +210,9 @@ tc.live("orth", _draw)
 
 # --- Claims ---------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")
-if st.toggle("Measure the claims (about 20 s: includes 3 negation runs)", key="orth_claims", bind="query-params"):
+if lecture.widget(
+    st.toggle, "Measure the claims (about 20 s: includes 3 negation runs)", key="orth_claims", bind="query-params"
+):
     ui.page_claims("orthogonal", "orth")
 else:
     st.caption("`python -m georesolver_core claims --only orth-negation-gate` runs the full sweeps headless.")

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -64,9 +65,9 @@ def _live_comm(batches: tuple, world: int):
 # --- 1. Routing decisions on the sphere ---------------------------------------------------------------------
 st.subheader("Routing decisions on the sphere")
 c1, c2, c3, c4 = st.columns(4)
-n_protos = c1.slider("Prototypes K_pool", 1, 64, 12, key="rt_protos", bind="query-params")
-n_queries = c1.slider("Queries", 1, 400, 120, key="rt_queries", bind="query-params")
-k_in = c2.slider("Top-K", 1, 16, 3, key="rt_k", bind="query-params")
+n_protos = lecture.widget(c1.slider, "Prototypes K_pool", 1, 64, 12, key="rt_protos", bind="query-params")
+n_queries = lecture.widget(c1.slider, "Queries", 1, 400, 120, key="rt_queries", bind="query-params")
+k_in = lecture.widget(c2.slider, "Top-K", 1, 16, 3, key="rt_k", bind="query-params")
 with c3:
     eps = ui.log_slider(
         "eps (SIDA regulariser)",
@@ -77,8 +78,8 @@ with c3:
         help="Large: the Top-K share the weight evenly. Small: they share it in proportion to 1/d^2, so the nearest "
         "takes it all only for queries at a prototype (spread 0).",
     )
-spread = c4.slider(
-    "Query spread around prototypes (rad)", 0.0, 2.0, 0.35, 0.05, key="rt_spread", bind="query-params"
+spread = lecture.widget(
+    c4.slider, "Query spread around prototypes (rad)", 0.0, 2.0, 0.35, 0.05, key="rt_spread", bind="query-params"
 )
 k = min(k_in, n_protos)
 if k_in > n_protos:
@@ -144,8 +145,11 @@ with tabs[0]:
             "Full soft routing o* = sum_e w_e v_e against GSR's Top-K mix, with the values that make the "
             "error largest (v = +u on the Top-K, -u elsewhere) and with random unit values."
         )
-        at = st.toggle(
-            "Queries equal to prototypes (else uniform random queries)", key="rt_at_protos", bind="query-params"
+        at = lecture.widget(
+            st.toggle,
+            "Queries equal to prototypes (else uniform random queries)",
+            key="rt_at_protos",
+            bind="query-params",
         )
         q = _quality(max(n_protos, 2), eps, at, s.seed)
         ui.chart(
@@ -172,11 +176,20 @@ with tabs[1]:
             "each in a mixture-of-experts layer trained on the same stream of a cluster-maps task."
         )
         a, b, c = st.columns(3)
-        steps = a.slider("Training steps", 20, 600, 200, 20, key="rt_cmp_steps", bind="query-params")
-        n_exp = a.select_slider("Experts", [2, 4, 8, 16], value=8, key="rt_cmp_experts", bind="query-params")
-        kk = b.select_slider("Experts per token k", [1, 2], value=1, key="rt_cmp_k", bind="query-params")
-        cf = b.slider("Capacity factor", 0.5, 4.0, 1.25, 0.25, key="rt_cmp_cf", bind="query-params")
-        aux = c.select_slider(
+        steps = lecture.widget(
+            a.slider, "Training steps", 20, 600, 200, 20, key="rt_cmp_steps", bind="query-params"
+        )
+        n_exp = lecture.widget(
+            a.select_slider, "Experts", [2, 4, 8, 16], value=8, key="rt_cmp_experts", bind="query-params"
+        )
+        kk = lecture.widget(
+            b.select_slider, "Experts per token k", [1, 2], value=1, key="rt_cmp_k", bind="query-params"
+        )
+        cf = lecture.widget(
+            b.slider, "Capacity factor", 0.5, 4.0, 1.25, 0.25, key="rt_cmp_cf", bind="query-params"
+        )
+        aux = lecture.widget(
+            c.select_slider,
             "Balancing-loss weight",
             [0.0, 0.001, 0.01, 0.1, 1.0],
             value=0.01,
@@ -230,7 +243,10 @@ with tabs[1]:
                     for r in res.runs
                 ]
             )
-            st.dataframe(rows, hide_index=True, key="rt_load_table", width="stretch")
+            # one row per statistic, one column per router: ten statistics side by side ran off the page
+            shown = rows.set_index("router").T
+            shown.columns = [label.split(" (")[0] for label in shown.columns]
+            st.dataframe(shown, key="rt_load_table", width="stretch")
             ui.download_csv("Download the router statistics (CSV)", rows, "router_stats.csv", "rt_load_dl")
             ui.chart(loss_curves_figure({r.name: r.losses for r in res.runs}), key="rt_losses")
 
@@ -250,20 +266,30 @@ with tabs[2]:
             "gamma (spawn rate)."
         )
         a, b, c = st.columns(3)
-        n = a.slider("Stream length", 200, 2000, 800, 100, key="rt_dmg_n", bind="query-params")
-        shift_at = a.slider("Shift at step", 100, 2000, 500, 50, key="rt_dmg_shift", bind="query-params")
-        angle = b.slider("Shift angle (rad)", 0.0, 3.14, 1.2, 0.05, key="rt_dmg_angle", bind="query-params")
-        tau = b.select_slider(
+        n = lecture.widget(a.slider, "Stream length", 200, 2000, 800, 100, key="rt_dmg_n", bind="query-params")
+        shift_at = lecture.widget(
+            a.slider, "Shift at step", 100, 2000, 500, 50, key="rt_dmg_shift", bind="query-params"
+        )
+        angle = lecture.widget(
+            b.slider, "Shift angle (rad)", 0.0, 3.14, 1.2, 0.05, key="rt_dmg_angle", bind="query-params"
+        )
+        tau = lecture.widget(
+            b.select_slider,
             "tau_base (rad^2)",
             [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0],
             value=0.1,
             key="rt_dmg_tau",
             bind="query-params",
         )
-        kappa = c.slider("kappa", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_kappa", bind="query-params")
-        gamma = c.slider("gamma", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_gamma", bind="query-params")
-        capacity = a.select_slider(
-            "Pool capacity", [4, 8, 16, 32, 64, 128], value=32, key="rt_dmg_cap", bind="query-params"
+        kappa = lecture.widget(c.slider, "kappa", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_kappa", bind="query-params")
+        gamma = lecture.widget(c.slider, "gamma", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_gamma", bind="query-params")
+        capacity = lecture.widget(
+            a.select_slider,
+            "Pool capacity",
+            [4, 8, 16, 32, 64, 128],
+            value=32,
+            key="rt_dmg_cap",
+            bind="query-params",
         )
         shift_at = min(shift_at, n)
         with st.spinner("Streaming through the pool ..."):

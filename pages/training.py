@@ -4,6 +4,7 @@ import copy
 import io
 import time
 
+import lecture
 import pandas as pd
 import streamlit as st
 import torch
@@ -24,7 +25,7 @@ from georesolver_core.train import (
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
-from georesolver_core.viz.text import attention_heatmap, bits_curves_figure
+from georesolver_core.viz.text import attention_heatmap, bits_curves_figure, gap_at_common_step
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
 CHUNK_SECONDS = 0.4  # training time per fragment rerun: curves refresh about twice a second
@@ -47,11 +48,12 @@ runs: list[dict] = state["trn_runs"]
 # --- controls -----------------------------------------------------------------------------------------
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
-    task = c1.selectbox(
+    task = lecture.widget(c1.selectbox,
         "Task", list(TASKS), index=list(TASKS).index("text"), format_func=lambda k: TASKS[k].label,
         key="trn_task", bind="query-params",
     )  # fmt: skip
-    model = c2.selectbox(
+    model = lecture.widget(
+        c2.selectbox,
         "Model",
         list(ATTENTION),
         index=list(ATTENTION).index("ida"),
@@ -68,17 +70,21 @@ with st.container(border=True):
         key="trn_size", disabled=size_arg is None,
         help="recall: key-value pairs; copy: length; hierarchy: tree depth; noisy: training sequences / 8; text: context characters",
     )  # fmt: skip
-    width = c4.select_slider("Width d_model", [16, 32, 64, 128], value=64, key="trn_width", bind="query-params")
+    width = lecture.widget(
+        c4.select_slider, "Width d_model", [16, 32, 64, 128], value=64, key="trn_width", bind="query-params"
+    )
     c5, c6, c7, c8 = st.columns(4)
-    layers = c5.slider("Blocks", 1, 4, 1, key="trn_layers", bind="query-params")
+    layers = lecture.widget(c5.slider, "Blocks", 1, 4, 1, key="trn_layers", bind="query-params")
     with c6:
         eps = ui.log_slider("eps (inverse-distance regulariser)", "trn_eps", 1e-4, 10.0, 0.1)
     with c7:
         lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 2e-3)
     steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
     g1, g2 = st.columns(2)
-    gating = g1.toggle("HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params")
-    memory = g2.toggle(
+    gating = lecture.widget(
+        g1.toggle, "HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params"
+    )
+    memory = lecture.widget(g2.toggle,
         "Memory path: SIDA -> GSR -> DMG (section 11.1)", value=False, key="trn_memory", bind="query-params",
         help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
     )  # fmt: skip
@@ -244,10 +250,29 @@ def live() -> None:
             "in the same order: at equal steps the gap between two curves is what the attention kernel costs "
             "or gains as a language model, the rest of the model being the same size."
         )
+        _text_gap(text_runs)
     other = [r for r in runs if r["spec"].task != "text"]
     if other:
         curves = [curve_from_history(f"#{r['id']} {r['spec'].label}", r["trainer"].history) for r in other]
         st.plotly_chart(curves_figure(curves), key="trn_curves")
+
+
+def _text_gap(text_runs: list[dict]) -> None:
+    """The latest GeoResolver run against the latest softmax run, at the last step both were evaluated."""
+    geo = next((r for r in reversed(text_runs) if r["spec"].attention != "softmax"), None)
+    soft = next((r for r in reversed(text_runs) if r["spec"].attention == "softmax"), None)
+    gap = gap_at_common_step(geo["trainer"].history, soft["trainer"].history) if geo and soft else None
+    if gap is None:
+        st.caption("Train a GeoResolver model and the softmax model: the gap between them is measured here.")
+        return
+    step, g, b = gap
+    lower = f"run #{geo['id']} (GeoResolver)" if g < b else f"run #{soft['id']} (softmax)"
+    st.markdown(
+        f"**At step {step}** (the last step both were evaluated): GeoResolver run #{geo['id']} "
+        f"**{g:.3f}** bits/char, softmax run #{soft['id']} **{b:.3f}** bits/char; {lower} is lower by "
+        f"**{abs(g - b):.3f}** bits/char. The gap can change sign as training goes on: compare at several steps, "
+        "and rerun both with another seed (sidebar) to see whether it holds."
+    )
 
 
 def _sample(run: dict) -> None:
@@ -360,7 +385,9 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
     upload = st.file_uploader(
         "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
     )
-    data, error = ui.read_upload(upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload)
+    data, error = ui.read_upload(
+        upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload
+    )
     if error is not None:
         st.error(
             f"{ui.escape_md(error)}. Upload a checkpoint downloaded from this page or written by the train command."

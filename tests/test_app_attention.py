@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -58,7 +59,9 @@ def test_query_modes_kernel_and_sweep(at):
     _run(at, att_query="key")
     _run(at, att_j=256)  # an index beyond n is clamped to the last key, not an error
     _run(at, att_query="custom", att_sweep=True)
-    assert any("Play" in str(c.proto.spec) for c in at.get("plotly_chart"))
+    _run(at, att_anim_speed=0.5)
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if '"Play"' in c.proto.spec)
+    assert spec["layout"]["updatemenus"][0]["buttons"][0]["args"][1]["frame"]["duration"] == 700  # 350 ms / 0.5
 
 
 def test_custom_query_outside_the_ball_shows_an_error_and_the_page_still_works(at):

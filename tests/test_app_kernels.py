@@ -165,3 +165,27 @@ def test_hostile_text_in_a_report_is_escaped(at):
     assert "\\!\\[x\\]" in captions
     at.file_uploader(key="kern_upload").set_value(None)
     at.run()
+
+
+def test_stop_during_a_run_keeps_the_lengths_already_timed(monkeypatch):
+    """Stop reruns the page, which ends the script inside the length being timed: the ones before it stay."""
+    real = bench.run_benchmark
+
+    def stopped_at_128(cfg, progress=None):
+        if cfg.seq_lens == (128,):
+            st.stop()  # what the Stop button's rerun does to the running script
+        return real(cfg, progress=progress)
+
+    monkeypatch.setattr(bench, "run_benchmark", stopped_at_128)
+    app = open_page("kernels.py")
+    _run(app, kern_seq_lens=[32, 64, 128], kern_kernels=["sdpa", "ida"], kern_repeats=1, kern_head_dim=8)
+    app.button(key="kern_run").click()
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    app.run()  # the rerun Stop asked for: the kept report is drawn
+    assert not app.exception, [e.value for e in app.exception]
+    kept = app.session_state["kern_report_live"]
+    assert kept["config"]["seq_lens"] == [32, 64]
+    assert sorted(set(app.dataframe[0].value["T"])) == [32, 64]
+    assert app.get("plotly_chart"), "the curves of the kept lengths are drawn"
+    st.cache_data.clear()

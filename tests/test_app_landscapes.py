@@ -3,6 +3,8 @@ shows an error with the fix and the rest of the page still draws."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import streamlit as st
 import torch
@@ -111,8 +113,9 @@ def test_landscape_tab_extremes(at):
     )
     assert any(m.label == "Starts reaching the global minimum" for m in at.metric)
     _run(at, land_c=0.1)
-    _run(at, land_geo="sphere", land_res=40, land_starts=8, land_steps=100, land_lr=2.0)
-    assert any("Play descent" in str(c.proto.spec) for c in at.get("plotly_chart"))
+    _run(at, land_geo="sphere", land_res=40, land_starts=8, land_steps=100, land_lr=2.0, land_speed=4.0)
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Play descent" in c.proto.spec)
+    assert spec["layout"]["updatemenus"][0]["buttons"][0]["args"][1]["frame"]["duration"] == 20  # 80 ms / 4
 
 
 def test_hessian_tab_extremes(at):

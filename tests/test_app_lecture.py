@@ -53,3 +53,51 @@ def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
     assert app.multiselect(key="lec_hide").value == ["orth_beta", "seed"]
     assert "orth_drift_fig" in app.selectbox(key="lec_fig").options
     assert "_hide=orth_beta%2Cseed" in app.code[-1].value
+
+
+def test_a_locked_widget_is_disabled_and_keeps_its_value():
+    """``?_lock=`` passes ``disabled=True`` (AppTest, like a browser, cannot change it), and a value sent
+    for a locked widget anyway (here through session state) is put back before the page draws."""
+    import pytest
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1.errors import AppTestError
+
+    from tests.app_pages import ENTRY
+
+    st.cache_data.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=120)
+    app.query_params["_lock"] = "orth_gamma,orth_beta"
+    app.query_params["orth_gamma"] = "0.3"
+    app.switch_page("../pages/orthogonal.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    gamma, beta = app.slider(key="orth_gamma"), app.select_slider(key="orth_beta")
+    assert gamma.disabled and beta.disabled and gamma.value == 0.3  # beta: a shared log slider
+    assert not app.slider(key="orth_ddl_beta").disabled
+    with pytest.raises(AppTestError, match="disabled"):
+        gamma.set_value(0.9)
+    with pytest.raises(AppTestError, match="disabled"):
+        beta.set_value(100.0)
+    app.session_state["orth_gamma"] = 0.9
+    app.session_state["orth_beta"] = 100.0
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.slider(key="orth_gamma").value == 0.3 and app.select_slider(key="orth_beta").value == 1.0
+
+
+def test_figure_image_writes_png_and_svg_with_kaleido():
+    import pytest
+
+    bad = go.Figure()
+    with pytest.raises(ValueError, match="fmt"):
+        lecture.figure_image(bad, "jpeg")
+    pytest.importorskip("kaleido", reason="PNG / SVG export needs the export extra (kaleido)")
+    fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 4, 9], name="a"))
+    assert lecture.png_available()
+    try:
+        png = lecture.figure_image(fig, "png")
+    except Exception as err:  # kaleido installed but no Chrome / Chromium to drive
+        pytest.skip(f"kaleido cannot start a browser here: {err}")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert lecture.figure_image(fig, "svg").lstrip().startswith(b"<svg")

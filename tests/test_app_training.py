@@ -128,3 +128,17 @@ def test_text_task_shows_bits_a_sample_and_an_attention_map(at):
     assert at.get_by_key("trn_attn_fig") is not None and at.get_by_key("trn_dl_ckpt") is not None
     set_and_run(at, trn_sentence="the cat", trn_attn_head=2)
     _click(at, "trn_reset")
+
+
+def test_the_page_states_the_gap_between_georesolver_and_softmax_on_text(at):
+    set_and_run(at, trn_task="text", trn_model="ida", trn_size=8, trn_width=16, trn_layers=1, trn_steps=3)
+    _click(at, "trn_start")
+    set_and_run(at, trn_model="softmax")
+    _click(at, "trn_start")
+    for _ in range(20):
+        if all(r["status"] != "running" for r in _runs(at)):
+            break
+        at.run()
+    gap = [m.value for m in at.markdown if "is lower by" in m.value]
+    assert gap and "GeoResolver run #" in gap[0] and "softmax run #" in gap[0], [m.value for m in at.markdown]
+    _click(at, "trn_reset")

@@ -92,7 +92,7 @@ class _Recorder:
     """Stands in for a streamlit container: records the segmented control's options and answers None
     (nothing picked yet), so the picker's own default comes back."""
 
-    def segmented_control(self, label, options, *, default, format_func, key, bind):
+    def segmented_control(self, label, options, *, default, format_func, key, bind, disabled=False):
         self.options, self.default = list(options), default
         self.labels = [format_func(o) for o in options]
         return None

@@ -36,11 +36,20 @@ def test_a_lecture_script(server, browser, tmp_path):  # noqa: F811 (pytest fixt
     page = context.new_page()
     page.goto(f"{server}/{LINK}", wait_until="domcontentloaded")
     _wait_until_idle(page, timeout_s=300)
-    # 1. the lecturer's link: hidden controls are gone, the locked one is shown but takes no clicks
+    # 1. the lecturer's link: hidden controls are gone, the locked one is shown but takes no clicks or keys
     assert page.locator(".st-key-orth_beta").count() == 1 and not page.locator(".st-key-orth_beta").is_visible()
     assert not page.locator(".st-key-orth_tilt").is_visible()
     locked = page.locator(".st-key-orth_gamma")
     assert locked.is_visible() and locked.evaluate("e => getComputedStyle(e).pointerEvents") == "none"
+    thumb = locked.locator('input[type="range"]')
+    before = thumb.input_value()
+    assert thumb.is_disabled()  # a style-only lock left it to the keyboard
+    thumb.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    time.sleep(1.0)
+    _wait_until_idle(page)
+    assert thumb.input_value() == before and "orth_gamma=" not in page.url
     assert page.get_by_text("Direction of x (deg)").is_visible()  # the rest is untouched
     # 2. train, pause, resume: the same run carries on
     page.locator(".st-key-orth_start button").click()

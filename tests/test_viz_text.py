@@ -32,3 +32,14 @@ def test_pareto_rings_front_points_and_clips_non_positive_increases():
     fig = kv_pareto_figure(rows, {"uniform": "Uniform"})
     assert [t.name for t in fig.data] == ["Uniform", "hcc"]
     assert min(fig.data[0].y) == 1e-6 and list(fig.data[1].marker.size) == [7]
+
+
+def test_gap_at_common_step_takes_the_last_step_both_evaluated():
+    import math
+
+    from georesolver_core.viz.text import gap_at_common_step
+
+    a = [{"step": 25, "test_loss": math.log(2) * 3}, {"step": 50, "test_loss": math.log(2) * 2}, {"step": 60}]
+    b = [{"step": 25, "test_loss": math.log(2) * 4}, {"step": 40, "test_loss": None}]
+    assert gap_at_common_step(a, b) == (25, 3.0, 4.0)
+    assert gap_at_common_step(a, []) is None

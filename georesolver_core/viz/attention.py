@@ -12,6 +12,7 @@ from georesolver_core.geometry import GEOMETRIES, geodesic
 from georesolver_core.viz.style import (
     KERNEL_COLORS,
     base_layout,
+    frame_ms,
     log_axis,
     points_trace,
     sphere_surface,
@@ -237,11 +238,13 @@ def _sweep_bars(ida_row: np.ndarray, soft: np.ndarray, labels: list[str]) -> lis
     ]
 
 
-def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *, title: str = "") -> go.Figure:
+def eps_sweep_animation(
+    eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *, title: str = "", speed: float = 1.0
+) -> go.Figure:
     """One frame per eps (largest first): IDA weights sharpen towards one-hot; softmax does not depend on eps.
 
     ``ida`` (E, n) holds the IDA weights at each eps, ``softmax`` (n,) the softmax weights. A play
-    button runs the frames; the slider under the plot scrubs through eps. Many keys are grouped as in
+    button runs the frames (350 ms each at ``speed`` 1); the slider under the plot scrubs through eps. Many keys are grouped as in
     ``weights_bars``: IDA's weight order is the distance order at every eps, so it ranks the keys.
     """
     eps, ida, soft = np.asarray(eps, float), np.asarray(ida, float), np.asarray(softmax, float)
@@ -257,7 +260,11 @@ def eps_sweep_animation(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, *
         for i, name in zip(order, names, strict=True)
     ]
     fig = go.Figure(data=_sweep_bars(ida[order[0]], soft, labels), frames=frames)
-    play = dict(frame=dict(duration=350, redraw=True), fromcurrent=True, transition=dict(duration=150))
+    play = dict(
+        frame=dict(duration=frame_ms(350, speed), redraw=True),
+        fromcurrent=True,
+        transition=dict(duration=frame_ms(150, speed)),
+    )
     fig.update_layout(
         updatemenus=[
             dict(

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from georesolver_core.extras.hankel_measure import Decay, KernelView, Ranks, Speed
 from georesolver_core.theory.hankel import singular_value_bound
-from georesolver_core.viz.style import base_layout, log_axis
+from georesolver_core.viz.style import base_layout, count_dtick, log_axis
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -49,7 +49,8 @@ def kernel_figure(view: KernelView, height: int = 480) -> go.Figure:
             text="dense" if h == 0 else f"h={h:g}",
             font=dict(size=10, color=SCALE_COLORS[idx % len(SCALE_COLORS)]),
         )
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", tick0=0, dtick=count_dtick(view.split - 1))  # whole tokens only
+    fig.update_xaxes(tick0=0, dtick=count_dtick(view.length - view.split))
     return base_layout(
         fig,
         f"Cross block H[i, j] = 1/(s_i + r_j), split b = {view.split}",

@@ -34,7 +34,9 @@ def fp_pattern_figure(mask: np.ndarray, title: str = "") -> go.Figure:
             hovertemplate="query i=%{y}<br>key j=%{x}<br>in S_i: %{z}<extra></extra>",
         )
     )  # fmt: skip
-    fig.update_yaxes(autorange="reversed", range=[n, 0], scaleanchor="x", constrain="domain")
+    # cells are centred on whole positions: both axes end at the matrix (constrain shrinks the plot, not the range)
+    fig.update_xaxes(range=[-0.5, n - 0.5], constrain="domain")
+    fig.update_yaxes(range=[n - 0.5, -0.5], scaleanchor="x", constrain="domain")
     step = max(1, 2 ** math.floor(math.log2(max(n, 1) / 8)))  # whole positions only: no half-token ticks
     fig.update_xaxes(tick0=0, dtick=step)
     fig.update_yaxes(tick0=0, dtick=step)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from georesolver_core.viz.style import frame_ms
+
 PATH_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -29,8 +31,8 @@ def _trails(uv: np.ndarray, z: np.ndarray, steps: np.ndarray, upto: int):
     return xs.ravel(), ys.ravel(), zs.ravel()
 
 
-def _animation_controls(steps: np.ndarray) -> dict:
-    """Play / Pause left of the step slider, both under the plots."""
+def _animation_controls(steps: np.ndarray, speed: float = 1.0) -> dict:
+    """Play / Pause left of the step slider, both under the plots; Play shows a frame every 80 ms / speed."""
     return dict(
         updatemenus=[
             dict(
@@ -51,7 +53,7 @@ def _animation_controls(steps: np.ndarray) -> dict:
                             # transition 0: with plotly's default 500 ms transition, only the animated
                             # scatter traces are redrawn and the filled contour of their subplot is dropped
                             dict(
-                                frame=dict(duration=80, redraw=True),
+                                frame=dict(duration=frame_ms(80, speed), redraw=True),
                                 transition=dict(duration=0),
                                 fromcurrent=False,
                                 mode="immediate",
@@ -93,9 +95,9 @@ def _animation_controls(steps: np.ndarray) -> dict:
     )
 
 
-def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int) -> None:
+def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int, *, speed: float = 1.0) -> None:
     """Overlay the DescentPaths on a landscape figure of ``grid``: faint full paths with one legend
-    entry per start, and animated trails and heads on both panels."""
+    entry per start, and animated trails and heads on both panels (played at ``speed``, 1 = normal)."""
     uv, loss = paths.uv, paths.loss  # (T + 1, S, 2), (T + 1, S)
     lim = float(grid.u[-1])
     # Clip what is drawn to the patch; the loss is lifted a little so the path shows above the surface.
@@ -168,4 +170,4 @@ def add_descent_paths(fig: go.Figure, grid, paths, outcomes, n_frames: int) -> N
     contours = [i for i, trace in enumerate(fig.data) if trace.type == "contour"]
     still = [dict(type="contour", z=fig.data[i].z, x=fig.data[i].x, y=fig.data[i].y) for i in contours]
     fig.frames = [dict(data=moving(int(s)) + still, traces=idx + contours, name=str(int(s))) for s in steps]
-    fig.update_layout(**_animation_controls(steps))
+    fig.update_layout(**_animation_controls(steps, speed))

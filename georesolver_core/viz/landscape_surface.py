@@ -54,11 +54,12 @@ def landscape_figure(
     outcomes: list[str] | None = None,
     *,
     n_frames: int = 30,
+    speed: float = 1.0,
     title: str = "",
     height: int = 640,
 ) -> go.Figure:
     """3-D surface (left) and contour map (right) of a LandscapeGrid; descent paths overlaid and
-    animated with plotly frames (Play / slider). Keys are markers, the target key a star."""
+    animated with plotly frames (Play / slider, played at ``speed``). Keys are markers, the target key a star."""
     xt, yt = chart(grid.geometry).axes
     fig = surface_and_contour(
         grid.u,
@@ -121,7 +122,7 @@ def landscape_figure(
         xaxis_title=xt.split(" (")[0], yaxis_title=yt.split(" (")[0], zaxis_title="loss L", aspectmode="cube"
     )
     if paths is not None:
-        add_descent_paths(fig, grid, paths, outcomes, n_frames)
+        add_descent_paths(fig, grid, paths, outcomes, n_frames, speed=speed)
     base_layout(fig, title, "", "", height)
     below = -0.34 if paths is not None else -0.05  # under the Play buttons and the step slider
     fig.update_layout(

@@ -118,12 +118,17 @@ def load_figure(loads: dict, *, title: str = "Load per expert", height: int = 46
         e = list(range(len(req)))
         color = ROUTER_COLORS.get(name, "#1f77b4")
         outline = dict(color="rgba(0,0,0,0)", line=dict(color=color, width=2))
-        for y, label, marker in ((req, "requested", outline), (kept, "kept (after capacity)", dict(color=color))):
-            bar = go.Bar(x=e, y=y, name=label if col == 1 else None, showlegend=col == 1, marker=marker)
-            fig.add_trace(bar, 1, col)
+        for y, marker in ((req, outline), (kept, dict(color=color))):
+            fig.add_trace(go.Bar(x=e, y=y, showlegend=False, marker=marker, name=name), 1, col)
         fig.update_xaxes(title_text="expert", row=1, col=col)
+    # the legend explains outline vs fill in neutral grey: every router has its own colour
+    for label, marker in (
+        ("requested (outline)", dict(color="rgba(0,0,0,0)", line=dict(color="#555", width=2))),
+        ("kept after capacity (filled)", dict(color="#999")),
+    ):
+        fig.add_trace(go.Bar(x=[None], y=[None], name=label, marker=marker), 1, 1)
     fig.update_layout(barmode="overlay")
-    base_layout(fig, title, "", "tokens (slots) per expert", height)
+    base_layout(fig, title, "", "", height)  # the shared y axis is titled once, on the left
     fig.update_yaxes(title_text="tokens (slots) per expert", row=1, col=1)
     fig.update_annotations(font_size=12)
     fig.update_layout(margin=dict(t=120))
@@ -208,6 +213,8 @@ def dmg_stream_figure(t, loss, tau, spawn_t, n_active, shift_at: int | None = No
         rangemode="tozero",
         dtick=max(1, int(np.ceil(max(n_active, default=1) / 6))),
     )
+    if len(t):  # the axis ends with the stream (plotly pads it past the last step)
+        fig.update_xaxes(range=[float(np.min(t)), float(np.max(t))])
     return fig
 
 

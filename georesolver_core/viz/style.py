@@ -65,6 +65,25 @@ def _one_two_five(lo: float, hi: float) -> list[float]:
     return [v for v in marks if lo - 0.1 <= math.log10(v) <= hi + 0.1]
 
 
+ANIMATION_SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # playback speed choices: frame durations are divided by it
+
+
+def frame_ms(base_ms: float, speed: float) -> int:
+    """A frame duration of an animation played at ``speed`` times its normal rate (``base_ms`` at 1)."""
+    if not (isinstance(speed, int | float) and math.isfinite(speed) and 0.05 <= speed <= 20):
+        raise ValueError(f"speed must be a number in [0.05, 20] (got {speed!r})")
+    return max(1, round(base_ms / speed))
+
+
+def count_dtick(last: int, most: int = 8) -> int:
+    """An integer 1-2-5 tick spacing giving at most about ``most`` ticks from 0 to ``last`` (a count or a
+    position: no half-token ticks)."""
+    tick = 1
+    while last / tick > most:
+        tick = tick * 5 // 2 if str(tick)[0] == "2" else tick * 2
+    return tick
+
+
 def log_axis(fig: go.Figure, axis: str = "x", **update_kwargs) -> None:
     """Make the ``axis`` ("x" or "y") axes of ``fig`` logarithmic with labels a room can read.
 

@@ -6,12 +6,23 @@ import math
 
 import plotly.graph_objects as go
 
-from georesolver_core.viz.style import base_layout
+from georesolver_core.viz.style import base_layout, count_dtick, log_axis
 from georesolver_core.viz.training import PALETTE
 
 
 def _bits(x):
     return None if x is None else x / math.log(2)
+
+
+def gap_at_common_step(a: list[dict], b: list[dict]) -> tuple[int, float, float] | None:
+    """(step, validation bits/char of a, of b) at the last evaluation step both histories reached, or None."""
+    va = {r["step"]: r["test_loss"] for r in a if r.get("test_loss") is not None}
+    vb = {r["step"]: r["test_loss"] for r in b if r.get("test_loss") is not None}
+    common = sorted(set(va) & set(vb))
+    if not common:
+        return None
+    step = common[-1]
+    return step, _bits(va[step]), _bits(vb[step])
 
 
 def bits_curves_figure(runs: list[tuple[str, list[dict]]], height: int = 400) -> go.Figure:
@@ -34,16 +45,8 @@ def bits_curves_figure(runs: list[tuple[str, list[dict]]], height: int = 400) ->
         )  # fmt: skip
     base_layout(fig, "", "optimiser step", "cross-entropy (bits per character)", height=height)
     last = max((h[-1]["step"] for _, h in runs if h), default=1)
-    fig.update_xaxes(tick0=0, dtick=_step_tick(last))  # a count: integer ticks only
+    fig.update_xaxes(tick0=0, dtick=count_dtick(last))  # a count: integer ticks only
     return fig
-
-
-def _step_tick(last: int) -> int:
-    """An integer 1-2-5 tick spacing giving at most about 8 ticks up to ``last``."""
-    tick = 1
-    while last / tick > 8:
-        tick = tick * 5 // 2 if str(tick)[0] == "2" else tick * 2
-    return tick
 
 
 def attention_heatmap(weights, text: str, title: str = "", height: int = 560) -> go.Figure:
@@ -86,5 +89,5 @@ def kv_pareto_figure(rows: list[dict], labels: dict[str, str], height: int = 440
         "validation loss increase (nats/char)",
         height=height,
     )
-    fig.update_yaxes(type="log", exponentformat="power")
+    log_axis(fig, "y")
     return fig

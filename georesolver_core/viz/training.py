@@ -10,7 +10,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from georesolver_core.model.gate import GateBound, GateValues
-from georesolver_core.viz.style import base_layout, log_axis
+from georesolver_core.viz.style import base_layout, count_dtick, log_axis
 
 PALETTE = qualitative.Plotly
 
@@ -72,13 +72,18 @@ def gate_figure(values: GateValues, example: int = 0, layer: int = 0) -> go.Figu
         subplot_titles=(f"dimension gate diag G_i (block {layer + 1})", "token gate beta_i", "head gate kappa_h"),
     )  # fmt: skip
     fig.add_trace(
-        go.Heatmap(z=dim, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="gate", x=0.66)), 1, 1
-    )
+        go.Heatmap(
+            z=dim, zmin=0, zmax=1, colorscale="Viridis",
+            colorbar=dict(title=dict(text="gate value<br>(both heatmaps)", side="right"), x=1.01, len=0.9),
+        ), 1, 1,
+    )  # fmt: skip
     fig.add_trace(go.Heatmap(z=beta[:, None], zmin=0, zmax=1, colorscale="Viridis", showscale=False), 1, 2)
     fig.add_trace(go.Bar(x=[f"h{h + 1}" for h in range(len(kappa))], y=kappa, marker_color="#636efa"), 1, 3)
     base_layout(fig, height=360)
-    fig.update_xaxes(title_text="channel c", row=1, col=1)
-    fig.update_yaxes(title_text="position i", autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title_text="channel c", tick0=0, dtick=count_dtick(dim.shape[1] - 1), row=1, col=1)
+    fig.update_yaxes(
+        title_text="position i", autorange="reversed", tick0=0, dtick=count_dtick(dim.shape[0] - 1), row=1, col=1
+    )
     fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=2)
     fig.update_xaxes(showticklabels=False, row=1, col=2)
     fig.update_yaxes(title_text="kappa_h", range=[0, 1], row=1, col=3)
