@@ -17,7 +17,9 @@ from georesolver_core.embeddings.trainer import EmbeddingConfig, EmbeddingTraine
 from georesolver_core.validate import check_range
 from georesolver_core.wordnet.closure import Closure, load_mammals, mammal_closure, noun_closure
 
-_COMMON = dict(negatives=50, batch_size=256, burn_in=10, dtype="float64", epochs=1000, eval_every=10**5)
+_COMMON = dict(
+    negatives=50, batch_size=256, burn_in=10, dtype="float64", epochs=1000, eval_every=10**5, norm_order=0.0
+)
 WORDNET_RECIPES: dict[str, EmbeddingConfig] = {
     "poincare": EmbeddingConfig(geometry="poincare", dim=5, optimizer="rsgd", lr=20.0, **_COMMON),
     "euclidean": EmbeddingConfig(geometry="euclidean", dim=5, optimizer="radam", lr=0.1, **_COMMON),
@@ -69,16 +71,29 @@ def embed_closure(
     """Train ``config`` on the closure's directed relation; returns the JSON-ready result document:
     nodes, points (the model's own coordinates), geometry, c, settings, metrics (published protocol),
     epochs, status and seconds."""
+    if time_budget_s is not None:
+        check_range("time_budget_s", time_budget_s, 0.1, 86_400.0)
+    start = time.perf_counter()
+    trainer = closure_trainer(closure, config, device=device)
+    trainer.run(time_budget_s=time_budget_s, callbacks=callbacks)
+    doc = closure_result(closure, trainer)
+    doc["settings"]["time_budget_s"] = time_budget_s
+    return {**doc, "wall_seconds": time.perf_counter() - start}
+
+
+def closure_trainer(closure: Closure, config: EmbeddingConfig, *, device=None) -> EmbeddingTrainer:
+    """A trainer for the closure's directed relation (positives hyponym -> ancestor)."""
     if closure.n_nodes > MAX_TRAIN_NODES:
         raise ValueError(
             f"dataset has {closure.n_nodes:,} nodes; training needs at most {MAX_TRAIN_NODES:,} here (the "
             "relation is a dense N x N matrix): embed 'wordnet-mammals', or use --counts for this closure"
         )
-    if time_budget_s is not None:
-        check_range("time_budget_s", time_budget_s, 0.1, 86_400.0)
-    start = time.perf_counter()
-    trainer = EmbeddingTrainer(closure.to_hierarchy(), config, device=device, relation=closure.relation())
-    trainer.run(time_budget_s=time_budget_s, callbacks=callbacks)
+    return EmbeddingTrainer(closure.to_hierarchy(), config, device=device, relation=closure.relation())
+
+
+def closure_result(closure: Closure, trainer: EmbeddingTrainer) -> dict:
+    """The JSON-ready document of a trained closure (see ``embed_closure``), without the wall time."""
+    config = trainer.config
     metrics = trainer.evaluate()
     return {
         "dataset": closure.name,
@@ -86,10 +101,9 @@ def embed_closure(
         "points": trainer.points().double().tolist(),
         "geometry": config.geometry,
         "c": trainer.model.c,
-        "settings": {**asdict(config), "time_budget_s": time_budget_s},
+        "settings": asdict(config),
         "metrics": {"mean_rank": metrics["mean_rank"], "map": metrics["map"]},
         "epochs_run": trainer.epoch,
         "status": trainer.status,
         "train_seconds": trainer.train_seconds,
-        "wall_seconds": time.perf_counter() - start,
     }
