@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from georesolver_core.__main__ import main
-from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
+from georesolver_core.embeddings.benchmark import LR_GRID, QUICK_ENTRIES, gensim_poincare, run_benchmark
 from georesolver_core.embeddings.metrics import reconstruction
 from georesolver_core.geometry import pairwise_distance
 from georesolver_core.wordnet.closure import load_mammals
@@ -55,3 +55,13 @@ def test_quick_benchmark_rows_use_the_same_protocol():
         assert 1.0 <= r["mean_rank"] and 0.0 < r["map"] <= 1.0 and r["epochs_run"] >= 0
     assert doc["rows"][0]["published"] == {"mean_rank": 1.26, "map": 0.927}
     assert np.isfinite([r["train_seconds"] for r in doc["rows"]]).all()
+    euclid = doc["rows"][1]  # a tuned baseline: every rate of its grid tried, the best one kept
+    assert set(euclid["lr_grid"]) == {f"{lr:g}" for lr in LR_GRID["euclidean"]}
+    assert euclid["lr"] in LR_GRID["euclidean"] and doc["settings"]["budget_s_per_entry"] == 0.5
+
+
+def test_gensim_keeps_the_budget_and_is_measured_by_the_same_protocol():
+    pytest.importorskip("gensim")
+    row = gensim_poincare(load_mammals(), dim=2, budget_s=0.1)
+    assert row["epochs_run"] == 1  # one epoch per call: the clock is read between calls
+    assert 1.0 <= row["mean_rank"] and 0.0 < row["map"] <= 1.0
