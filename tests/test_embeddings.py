@@ -250,7 +250,8 @@ def test_a_raising_callback_leaves_a_consistent_paused_trainer(tree):
 def test_time_budget_stops_a_chunk(tree):
     tr = EmbeddingTrainer(tree, EmbeddingConfig(epochs=10_000))
     tr.run(time_budget_s=0.05)
-    assert 1 <= tr.epoch < 10_000 and tr.status == "paused"
+    # the clock is read after every batch: a loaded machine may stop inside the first epoch
+    assert 0 < tr.progress < 1 and tr.epoch < 10_000 and tr.status == "paused"
 
 
 def test_non_finite_points_stop_training_with_a_message(tree):

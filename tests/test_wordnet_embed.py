@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from georesolver_core.__main__ import main
-from georesolver_core.embeddings.benchmark import LR_GRID, QUICK_ENTRIES, gensim_poincare, run_benchmark
+from georesolver_core.embeddings.benchmark import LR_GRID, QUICK_ENTRIES, run_benchmark
 from georesolver_core.embeddings.metrics import reconstruction
 from georesolver_core.geometry import pairwise_distance
 from georesolver_core.wordnet.closure import load_mammals
@@ -15,7 +15,9 @@ from georesolver_core.wordnet.closure import load_mammals
 
 def test_embed_json_round_trip(tmp_path):
     out = tmp_path / "m.json"
-    rc = main(["embed", "--dataset", "wordnet-mammals", "--dim", "3", "--budget", "2", "--json", "--out", str(out)])
+    rc = main(
+        ["embed", "--dataset", "wordnet-mammals", "--dim", "3", "--budget", "2", "--json", "--out", str(out)]
+    )
     assert rc == 0
     doc = json.loads(out.read_text())
     m = load_mammals()
@@ -58,10 +60,3 @@ def test_quick_benchmark_rows_use_the_same_protocol():
     euclid = doc["rows"][1]  # a tuned baseline: every rate of its grid tried, the best one kept
     assert set(euclid["lr_grid"]) == {f"{lr:g}" for lr in LR_GRID["euclidean"]}
     assert euclid["lr"] in LR_GRID["euclidean"] and doc["settings"]["budget_s_per_entry"] == 0.5
-
-
-def test_gensim_keeps_the_budget_and_is_measured_by_the_same_protocol():
-    pytest.importorskip("gensim")
-    row = gensim_poincare(load_mammals(), dim=2, budget_s=0.1)
-    assert row["epochs_run"] == 1  # one epoch per call: the clock is read between calls
-    assert 1.0 <= row["mean_rank"] and 0.0 < row["map"] <= 1.0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TextIO
 
@@ -81,16 +82,20 @@ def gensim_poincare(closure: Closure, *, dim: int, budget_s: float, seed: int = 
     }
 
 
-def tuned_run(closure: Closure, geometry: str, dim: int, *, budget_s: float, seed: int = 0) -> dict:
+def tuned_run(
+    closure: Closure, geometry: str, dim: int, *, budget_s: float, seed: int = 0, overrides: dict | None = None
+) -> dict:
     """One entry within ``budget_s`` training seconds: the recipe as it is, or, for a geometry in LR_GRID,
-    each rate for budget / 6, then the best (by MAP) on for budget / 2. The result row, with the grid."""
+    each rate for budget / 6, then the best (by MAP) on for budget / 2. The result row, with the grid.
+    ``overrides``: recipe fields set for every entry (e.g. a shorter burn-in for a short budget)."""
+    overrides = overrides or {}
     grid = LR_GRID.get(geometry)
     if grid is None:
-        doc = embed_closure(closure, recipe(geometry, dim=dim, seed=seed), time_budget_s=budget_s)
+        doc = embed_closure(closure, recipe(geometry, dim=dim, seed=seed, **overrides), time_budget_s=budget_s)
         return {**_row(doc, geometry, dim), "lr": doc["settings"]["lr"]}
     trials = []
     for lr in grid:
-        trainer = closure_trainer(closure, recipe(geometry, dim=dim, seed=seed, lr=lr))
+        trainer = closure_trainer(closure, recipe(geometry, dim=dim, seed=seed, **{**overrides, "lr": lr}))
         trainer.run(time_budget_s=budget_s / (2 * len(grid)))
         trials.append((trainer.evaluate()["map"], lr, trainer))
     best_map, lr, trainer = max(trials, key=lambda t: (t[0], -t[1]))
@@ -124,21 +129,32 @@ def run_benchmark(
     entries=ENTRIES,
     with_gensim: bool = True,
     log: TextIO | None = None,
+    on_row: Callable[[dict], None] | None = None,
+    overrides: dict | None = None,
 ) -> dict:
     """Every entry trained for ``budget_s`` seconds (``tuned_run``); rows of name, geometry, dim, epochs,
-    seconds, MAP, mean rank, lr, and the published Poincaré figure for that dimension where there is one."""
+    seconds, MAP, mean rank, lr, and the published Poincaré figure for that dimension where there is one.
+    ``on_row(doc)`` gets the report so far (``complete`` False) after every row, e.g. to write it to disk."""
     rows = []
     for geometry, dim in entries:
         cpu = time.process_time()
-        rows.append(tuned_run(closure, geometry, dim, budget_s=budget_s, seed=seed))
+        rows.append(tuned_run(closure, geometry, dim, budget_s=budget_s, seed=seed, overrides=overrides))
         rows[-1]["cpu_seconds"] = time.process_time() - cpu  # what a loaded machine actually gave this entry
         if log is not None:
             print(_line(rows[-1]), file=log, flush=True)
+        if on_row is not None:
+            on_row(_report(closure, budget_s, seed, rows, overrides, complete=False))
     cpu = time.process_time()
     if with_gensim and (g := gensim_poincare(closure, dim=5, budget_s=budget_s, seed=seed)) is not None:
         rows.append({**g, "published": {}, "cpu_seconds": time.process_time() - cpu})
         if log is not None:
             print(_line(rows[-1]), file=log, flush=True)
+    return _report(closure, budget_s, seed, rows, overrides, complete=True)
+
+
+def _report(
+    closure: Closure, budget_s: float, seed: int, rows: list[dict], overrides: dict | None, *, complete: bool
+) -> dict:
     return {
         "dataset": closure.name,
         "n_nodes": closure.n_nodes,
@@ -148,14 +164,17 @@ def run_benchmark(
         "protocol": "published reconstruction (directed)",
         "settings": {
             "budget_s_per_entry": budget_s,
-            "recipes": {g: asdict(recipe(g)) for g in ("poincare", "euclidean", "sphere")},
+            "recipes": {g: asdict(recipe(g, **(overrides or {}))) for g in ("poincare", "euclidean", "sphere")},
+            "overrides": dict(overrides or {}),
             "lr_grid": {g: list(v) for g, v in LR_GRID.items()},
             "lr_grid_protocol": "each rate budget/6, the best MAP on for budget/2",
+            "gensim": dict(GENSIM_SETTINGS),
         },
         "machine_note": "2 shared CPU cores under load; seconds are wall clock, cpu_seconds and epochs_run say "
         "how much compute each entry got",
         "load_average_1_5_15min": list(os.getloadavg()),
-        "rows": rows,
+        "complete": complete,  # False while rows are still being added (gensim last)
+        "rows": list(rows),
     }
 
 
