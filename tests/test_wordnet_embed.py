@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from georesolver_core.__main__ import main
-from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
+from georesolver_core.embeddings.benchmark import LR_GRID, QUICK_ENTRIES, run_benchmark
 from georesolver_core.embeddings.metrics import reconstruction
 from georesolver_core.geometry import pairwise_distance
 from georesolver_core.wordnet.closure import load_mammals
@@ -15,7 +15,9 @@ from georesolver_core.wordnet.closure import load_mammals
 
 def test_embed_json_round_trip(tmp_path):
     out = tmp_path / "m.json"
-    rc = main(["embed", "--dataset", "wordnet-mammals", "--dim", "3", "--budget", "2", "--json", "--out", str(out)])
+    rc = main(
+        ["embed", "--dataset", "wordnet-mammals", "--dim", "3", "--budget", "2", "--json", "--out", str(out)]
+    )
     assert rc == 0
     doc = json.loads(out.read_text())
     m = load_mammals()
@@ -55,3 +57,6 @@ def test_quick_benchmark_rows_use_the_same_protocol():
         assert 1.0 <= r["mean_rank"] and 0.0 < r["map"] <= 1.0 and r["epochs_run"] >= 0
     assert doc["rows"][0]["published"] == {"mean_rank": 1.26, "map": 0.927}
     assert np.isfinite([r["train_seconds"] for r in doc["rows"]]).all()
+    euclid = doc["rows"][1]  # a tuned baseline: every rate of its grid tried, the best one kept
+    assert set(euclid["lr_grid"]) == {f"{lr:g}" for lr in LR_GRID["euclidean"]}
+    assert euclid["lr"] in LR_GRID["euclidean"] and doc["settings"]["budget_s_per_entry"] == 0.5

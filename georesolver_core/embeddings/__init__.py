@@ -21,6 +21,7 @@ from georesolver_core.embeddings.trainer import (
     history_table,
     make_manifold,
     nickel_kiela_loss,
+    norm_order_penalty,
     train_embedding,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "make_manifold",
     "nickel_kiela_loss",
     "node_table",
+    "norm_order_penalty",
     "reconstruction",
     "relative_radius",
     "rim_saturation",

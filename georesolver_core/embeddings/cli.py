@@ -24,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float, default=280.0, help="training seconds (default 280)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", default=None, help="float64 (recipe) or float32")
+    p.add_argument("--burn-in", type=int, default=None, help="burn-in epochs at lr/10 (default: the recipe's)")
     p.add_argument("--counts", action="store_true", help="build the closure and print its node and pair counts")
     p.add_argument(
         "--benchmark", action="store_true", help="the side-by-side benchmark (see embeddings.benchmark)"
@@ -33,7 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _overrides(args) -> dict:
-    picked = {"dim": args.dim, "seed": args.seed, "epochs": args.epochs, "lr": args.lr, "dtype": args.dtype}
+    picked = {
+        "dim": args.dim,
+        "seed": args.seed,
+        "epochs": args.epochs,
+        "lr": args.lr,
+        "dtype": args.dtype,
+        "burn_in": args.burn_in,
+    }
     return {k: v for k, v in picked.items() if v is not None}
 
 
@@ -51,7 +59,14 @@ def main(args: argparse.Namespace) -> int:
         if args.benchmark:
             from georesolver_core.embeddings.benchmark import run_benchmark
 
-            doc = run_benchmark(load_dataset(args.dataset), budget_s=args.budget, seed=args.seed, log=sys.stderr)
+            doc = run_benchmark(
+                load_dataset(args.dataset),
+                budget_s=args.budget,
+                seed=args.seed,
+                log=sys.stderr,
+                on_row=(lambda partial: _emit(partial, args)) if args.out else None,  # a report even if cut short
+                overrides={"burn_in": args.burn_in} if args.burn_in is not None else None,
+            )
             _emit(doc, args)
             return 0
         closure = load_dataset(args.dataset)

@@ -11,6 +11,18 @@ sphere). Points are ``geoopt.ManifoldParameter``s trained by ``RiemannianAdam`` 
 nodes find their places before being pushed out. Paper section 5.2(A) is what the comparison
 measures: the ball's volume grows like e^{(d-1)R}, so trees fit in 2 dimensions.
 
+The loss sees only distances and only edges, so nothing in it says the root is the centre: a long run
+(RiemannianAdam's steps keep the same hyperbolic length however small the gradient) carries the root to
+the rim outside its own children, the whole tree piled beside it (a Möbius translation costs the loss
+nothing). ``norm_order`` adds the hierarchy's direction, in the distance to the origin r_x = d(o, x):
+
+    L_o = mu * ( mean_{roots r} r_r^2  +  mean_{edges (p, q)} max(0, r_p - r_q + delta) ),   delta = NORM_MARGIN,
+
+the first term anchoring the roots at the centre (it fixes the translation the loss leaves free), the
+second zero once every parent sits at least delta nearer the origin than each of its children (the
+generality-by-norm reading of Nickel & Kiela section 4, as in entailment cones, Ganea et al. 2018). So the
+root stays inside its children however long it trains. Not applied on the sphere (no centre).
+
 Training runs in chunks (``run(epochs=..., time_budget_s=...)``) on a trainer that keeps all
 state (points, optimiser moments, sampler), so a page can pause and resume it; progress is
 reported through callbacks (``on_epoch_end``, ``on_eval``, ``on_run_end``) in minGPT's manner.
@@ -40,6 +52,7 @@ OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
 }
 EVENTS = ("on_epoch_end", "on_eval", "on_run_end")
 _RESAMPLE_ROUNDS = 10  # negatives that hit a neighbour are redrawn this often, then masked out
+NORM_MARGIN = 0.1  # hyperbolic units a parent must sit nearer the origin than its child (L_o's delta)
 # A learnt curvature outside this range has collapsed (the ball's radius 1/sqrt(c) above ~30 or
 # below ~0.03): distances then lose their digits, so training stops with a message instead.
 LEARNT_C_RANGE = (1e-3, 1e3)
@@ -74,6 +87,7 @@ class EmbeddingConfig:
     seed: int = 0
     dtype: str = "float32"  # "float32" or "float64": float64 resolves points nearer the rim
     eval_every: int = 10  # metrics every this many epochs (and at the end)
+    norm_order: float = 1.0  # weight mu of the parent-inside-child hinge L_o (ball and plane); 0 turns it off
 
     def __post_init__(self):
         if self.geometry not in GEOMETRIES:
@@ -95,6 +109,7 @@ class EmbeddingConfig:
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64' (got {self.dtype!r})")
         check_positive_int("eval_every", self.eval_every, 1)
+        check_range("norm_order", self.norm_order, 0.0, 100.0)
 
     @property
     def ambient_dim(self) -> int:
@@ -110,6 +125,17 @@ def nickel_kiela_loss(dist: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     valid (B, 1 + K) bool masks negatives that could not be drawn (a node adjacent to almost everyone)."""
     logits = (-dist).masked_fill(~valid, -math.inf)  # (B, 1 + K)
     return -torch.log_softmax(logits, dim=-1)[:, 0].mean()
+
+
+def norm_order_penalty(
+    radius: torch.Tensor, edges: torch.Tensor, roots: torch.Tensor, *, margin: float = NORM_MARGIN
+) -> torch.Tensor:
+    """L_o / mu = mean_roots r^2 + mean over edges (p, q) of max(0, r_p - r_q + margin).
+    radius (N,) distances to the origin, edges (E, 2) rows (parent, child), roots (R,) node ids."""
+    anchor = radius[roots].square().mean() if roots.numel() else radius.sum() * 0.0
+    if edges.numel() == 0:
+        return anchor
+    return anchor + torch.relu(radius[edges[:, 0]] - radius[edges[:, 1]] + margin).mean()
 
 
 def make_manifold(config: EmbeddingConfig) -> geoopt.Manifold:
@@ -146,6 +172,14 @@ class HierarchyEmbedding(nn.Module):
     def c(self) -> float:
         """The curvature parameter now (it moves when learnt)."""
         return float(self.ball.c.detach()) if hasattr(self, "ball") else self._c
+
+    def origin_distance(self) -> torch.Tensor:
+        """d(o, x_i) of every node, with gradients: (N,), o the centre of the ball or the plane."""
+        x = self.points  # (N, d)
+        if hasattr(self, "ball"):
+            return self.ball.dist0(x)
+        o = GEOMETRIES[self.geometry].origin(x.shape[-1], dtype=x.dtype, device=x.device)[None]  # (1, d)
+        return pairwise_distance(o, x, geometry=self.geometry, c=self._c, validate=False)[0]
 
     def forward(self, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         """d(x_u, x_w) for u (B,) against w (B, M) -> (B, M)."""
@@ -184,6 +218,10 @@ class EmbeddingTrainer:
             self.relation = hierarchy.adjacency
             self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
         self.adjacency = torch.as_tensor(self.relation, device=self.device)  # (N, N)
+        self._tree_edges = torch.as_tensor(hierarchy.edges, device=self.device).reshape(
+            -1, 2
+        )  # (E, 2) parent, child
+        self._roots = torch.as_tensor(hierarchy.roots, device=self.device)  # (R,)
         self.epoch, self.history, self.status, self.message = 0, [], "ready", ""
         self.train_seconds = 0.0
         self.metrics: dict = {}
@@ -331,6 +369,10 @@ class EmbeddingTrainer:
         cand = torch.cat([v[:, None], neg], dim=1)  # (B, 1 + K)
         valid = torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1)
         loss = nickel_kiela_loss(self.model(u, cand), valid)
+        if self.config.norm_order > 0 and not GEOMETRIES[self.config.geometry].closed:
+            loss = loss + self.config.norm_order * norm_order_penalty(
+                self.model.origin_distance(), self._tree_edges, self._roots
+            )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
