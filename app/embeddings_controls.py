@@ -33,7 +33,10 @@ def model_controls(wordnet: bool) -> dict:
         return dict(geometry=geometry, dim=dim, epochs=epochs)
     c = ui.curvature_slider("emb_c", geometry, always=True)
     learn_c = st.toggle(
-        "Learn the curvature", key="emb_learn_c", bind="query-params", disabled=not (geometry in GEOMETRIES and GEOMETRIES[geometry].uses_c)
+        "Learn the curvature",
+        key="emb_learn_c",
+        bind="query-params",
+        disabled=not (geometry in GEOMETRIES and GEOMETRIES[geometry].uses_c),
     )
     optimizer = st.radio(
         "Optimiser",
@@ -50,8 +53,8 @@ def model_controls(wordnet: bool) -> dict:
         10.0,
         lab.LR_DEFAULT,
         help=f"RiemannianSGD wants about 10x more. The first {lab.BURN_IN} epochs run at a tenth of it (burn-in), "
-        "so nodes find their places before leaves are pushed out. Higher rates reach a higher MAP sooner but "
-        "let the root drift off the centre and crowd leaves at the rim.",
+        "so nodes find their places before leaves are pushed out. Higher rates reach a higher MAP sooner and "
+        "crowd leaves at the rim; a norm-order penalty keeps every parent nearer the centre than its children.",
     )
     epochs = st.slider("Epochs", 10, 1000, 100, step=10, key="emb_epochs", bind="query-params")
     negatives = st.slider("Negatives per edge", 1, 50, 10, key="emb_neg", bind="query-params")
@@ -95,7 +98,8 @@ def view_controls() -> tuple[float, bool]:
         False,
         key="emb_centre",
         bind="query-params",
-        help="The loss only sees distances, so the root may drift anywhere. This moves it to the centre by an "
+        help="The distance loss alone does not pin the root (a norm-order penalty keeps it near the centre, "
+        "not at it in the plane or on the sphere). This moves it to the centre by an "
         "isometry (a Möbius translation in the ball) for the picture; no distance changes.",
     )
     return float(budget), bool(autoplay)

@@ -110,8 +110,9 @@ def norm_vs_depth(hier, saved) -> None:
         key="emb_norm_fig",
     )
     st.caption(
-        "Radii in the frame training starts from (every node begins within 0.001 of the origin). The loss "
-        "only sees distances, so nothing pins the root to the centre: where it drifts shows at depth 0. "
+        "Radii in the frame training starts from (every node begins within 0.001 of the origin). Besides the "
+        "distances, the ball and the plane train with a norm-order penalty (roots at the centre, each parent "
+        "nearer the origin than its children): depth 0 shows how well it holds. "
         "The sphere has no centre and is left out. Data: "
         + ("the three-geometry comparison." if saved else "the live run (train all three for both).")
     )

@@ -113,7 +113,12 @@ def benchmark_tab(closure, *, seed: int) -> None:
     ):
         with st.spinner("Training the ball, the plane and the sphere at d = 5 ..."):
             st.session_state["emb_bench_quick"] = run_benchmark(
-                closure, budget_s=QUICK_S, entries=QUICK_ENTRIES, with_gensim=False, seed=seed
+                closure,
+                budget_s=QUICK_S,
+                entries=QUICK_ENTRIES,
+                with_gensim=False,
+                seed=seed,
+                overrides={"burn_in": 10},  # the recipe's 100-epoch burn-in would fill a few seconds
             )
     if quick := st.session_state.get("emb_bench_quick"):
         st.dataframe(pd.DataFrame(lab.benchmark_rows(quick)), hide_index=True, key="emb_bench_quick_table")
