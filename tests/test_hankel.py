@@ -132,6 +132,11 @@ def test_hankel_claims_are_registered_and_hold():
         "hankel-rank-rule",
         "hankel-output-error",
         "hankel-speedup",
+        # seed 004's statements, registered with the other statement claims, shown on their topic page
+        "hankel-kyfan-piece",
+        "hankel-plunge",
+        "hankel-active-scales",
+        "hankel-null-benchmark",
     }
     for measure in (measure_decay, measure_rank):
         ev = measure(True)
