@@ -173,6 +173,8 @@ def test_side_by_side_uses_a_3d_scene_for_the_sphere():
     fig = geometries_figure(views)
     assert any(isinstance(t, go.Scatter3d) for t in fig.data)
     assert fig.layout.scene is not None
+    # the next panel's y-axis title ("x2") needs a gap wider than its text, or it sits on this panel
+    assert fig.layout.xaxis2.domain[0] - fig.layout.xaxis.domain[1] >= 0.07
     with pytest.raises(ValueError, match="views"):
         geometries_figure([])
 

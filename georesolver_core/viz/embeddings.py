@@ -409,7 +409,7 @@ def geometries_figure(views: list[EmbeddingView], *, height: int = 480) -> go.Fi
         cols=len(views),
         specs=specs,
         subplot_titles=[f"{v.title}<br><sup>{v.axis_note}</sup>" for v in views],
-        horizontal_spacing=0.05,
+        horizontal_spacing=0.08,  # room for the next panel's y-axis title ("x2"), clear of this panel
     )
     for col, v in enumerate(views, start=1):
         for tr in _traces(v, showscale=col == len(views)):
