@@ -112,6 +112,8 @@ def draw(job: tc.LiveJob) -> None:
         st.error(
             f"Training stopped: {tr.message}. Press Reset after changing the setting.", icon=":material/error:"
         )
+        if not (math.isfinite(tr.model.c) and tr.model.c > 0):
+            return  # the learnt curvature collapsed: there is no ball left to measure or draw the points in
     if job.status != tc.RUNNING and tr.history and "map" not in tr.history[-1]:
         tr.history[-1].update(tr.evaluate())  # paused or stopped between measurements: measure where it stands
     metrics = tr.metrics or tr.evaluate()

@@ -266,9 +266,12 @@ class EmbeddingTrainer:
 
     def rim_report(self) -> dict | None:
         """Poincaré only: points at the rim cap of their dtype (see metrics.rim_saturation)."""
-        if GEOMETRIES[self.config.geometry].rim(self.model.c) is None:
+        c = self.model.c
+        if not (math.isfinite(c) and c > 0):  # a learnt c that collapsed: the run stopped as "diverged"
             return None
-        return rim_saturation(self.model.points.detach(), c=self.model.c)
+        if GEOMETRIES[self.config.geometry].rim(c) is None:
+            return None
+        return rim_saturation(self.model.points.detach(), c=c)
 
     def run(
         self,
