@@ -72,7 +72,12 @@ def fourth(monkeypatch):
     monkeypatch.setitem(GEOMETRIES, NAME, geometry)
     monkeypatch.setitem(ATTENTION, KIND, kind)
     yield
-    # monkeypatch removes both entries after the test
+    # monkeypatch removes both entries after the test; the pages' process-wide caches may hold results
+    # computed with the fourth geometry (Home's example holds one entry per geometry): empty them too
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
 
 
 def _qkv(n=64, d=8, seed=0):
