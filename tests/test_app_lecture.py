@@ -13,7 +13,11 @@ import lecture  # noqa: E402
 
 
 def test_keys_are_checked_before_they_reach_the_style():
-    assert lecture.parse_keys(["rt_eps,rt_k", "seed", "x}</style><script>", "1bad", "rt_k"]) == ["rt_eps", "rt_k", "seed"]
+    assert lecture.parse_keys(["rt_eps,rt_k", "seed", "x}</style><script>", "1bad", "rt_k"]) == [
+        "rt_eps",
+        "rt_k",
+        "seed",
+    ]
     style = lecture.css(["rt_eps"], ["seed", "a;b{"])
     assert ".st-key-rt_eps {display: none" in style and ".st-key-seed {pointer-events: none" in style
     assert "a;b" not in style and lecture.css([], []) == ""
@@ -34,7 +38,8 @@ def test_figure_data_holds_every_trace():
     assert data["traces"][1]["z"] == [[1, 2]]
 
 
-def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
+def _orthogonal(**query):
+    """A fresh session on the Orthogonal residuals page, opened by a link with ``query``, run once."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -42,11 +47,16 @@ def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
 
     st.cache_data.clear()
     app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.query_params["_hide"] = "orth_beta,seed"
-    app.query_params["_lock"] = "orth_gamma"
+    for key, value in query.items():
+        app.query_params[key] = value
     app.switch_page("../pages/orthogonal.py")
     app.run()
     assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
+    app = _orthogonal(_hide="orth_beta,seed", _lock="orth_gamma")
     html = " ".join(h.proto.body for h in app.get("html"))
     assert ".st-key-orth_beta {display: none" in html and ".st-key-orth_gamma {pointer-events" in html
     assert "orth_beta" in app.multiselect(key="lec_hide").options
@@ -59,19 +69,9 @@ def test_a_locked_widget_is_disabled_and_keeps_its_value():
     """``?_lock=`` passes ``disabled=True`` (AppTest, like a browser, cannot change it), and a value sent
     for a locked widget anyway (here through session state) is put back before the page draws."""
     import pytest
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
     from streamlit.testing.v1.errors import AppTestError
 
-    from tests.app_pages import ENTRY
-
-    st.cache_data.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.query_params["_lock"] = "orth_gamma,orth_beta"
-    app.query_params["orth_gamma"] = "0.3"
-    app.switch_page("../pages/orthogonal.py")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    app = _orthogonal(_lock="orth_gamma,orth_beta", orth_gamma="0.3")
     gamma, beta = app.slider(key="orth_gamma"), app.select_slider(key="orth_beta")
     assert gamma.disabled and beta.disabled and gamma.value == 0.3  # beta: a shared log slider
     assert not app.slider(key="orth_ddl_beta").disabled
