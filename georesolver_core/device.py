@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import queue
 import threading
 from collections.abc import Iterator
 
@@ -35,12 +37,12 @@ def device_label(device: torch.device | None = None) -> str:
 #
 # So the count new threads start with is read once, when this module is first imported, and is never
 # changed by a per-thread limit: ``thread_count`` sets the calling thread's count and at once puts the
-# process-wide one back (from a short-lived helper thread, which only touches its own count). Correctness
+# process-wide one back (from one long-lived helper thread, which only touches its own count). Correctness
 # then depends on no block's bookkeeping: overlapping, nested or interrupted blocks in any number of
 # threads each only change their own thread, and restore that thread's own previous count.
 # Only ``set_process_threads`` (a command line ``--threads``, a worker process, a test) changes it.
 #
-# One gap stays: between the two calls (a helper thread's start and join: 0.1 ms, up to ~10 ms on a loaded
+# One gap stays: between the two calls (a request to the helper and its answer: 0.1 ms, up to ~10 ms on a loaded
 # machine) the start count is the block's. A thread whose first torch operator runs then starts at that
 # count, for its whole life; with two sessions training, the next script thread of one session did (its
 # sidebar said "CPU (1 threads)"). No torch API sets one thread's count alone, so the gap cannot be
@@ -78,15 +80,43 @@ def current_threads() -> int:
     return n
 
 
+class _Restorer:
+    """One long-lived thread that puts the process-wide start count back after a per-thread change.
+
+    torch.set_num_threads also sets the count later threads start with; undoing that takes a call from
+    another thread, one that only touches its own count. A thread started per block cost a thread creation
+    on every block (a fragment's training chunk, a sample) and could fail under a server's thread limit
+    ("can't start new thread" inside a page); this one is started once per process (again after a fork)."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.requests: queue.Queue[threading.Event] = queue.Queue()
+
+    def _serve(self) -> None:
+        while True:
+            done = self.requests.get()
+            torch.set_num_threads(_PROCESS["threads"])
+            done.set()
+
+    def restore(self) -> None:
+        """The start count back to ``process_threads()``; returns when it is (the caller holds _LOCK)."""
+        if self.pid != os.getpid():  # first use, or a forked child (threads do not survive a fork)
+            self.requests = queue.Queue()
+            threading.Thread(target=self._serve, name="thread-count", daemon=True).start()
+            self.pid = os.getpid()
+        done = threading.Event()
+        self.requests.put(done)
+        done.wait()
+
+
+_RESTORER = _Restorer()
+
+
 def _set_this_thread(n: int) -> None:
     with _LOCK:
         torch.set_num_threads(n)  # this thread's count, and (unwanted) the one new threads start with
         if n != _PROCESS["threads"]:
-            helper = threading.Thread(
-                target=torch.set_num_threads, args=(_PROCESS["threads"],), name="thread-count"
-            )
-            helper.start()
-            helper.join()
+            _RESTORER.restore()
 
 
 @contextlib.contextmanager

@@ -106,7 +106,8 @@ def _stop(pages) -> None:
     for page in pages:
         _wait_for(page, rf"\(stopped\): step \d+ of {STEPS}")
         _wait_until_idle(page)
-        assert page.locator('[data-testid="stException"]').count() == 0
+        errors = page.locator('[data-testid="stException"]')
+        assert errors.count() == 0, [errors.nth(i).inner_text() for i in range(errors.count())]
 
 
 @pytest.fixture(scope="module")

@@ -171,3 +171,18 @@ def test_only_the_device_module_sets_thread_counts():
     files = [p for d in ("georesolver_core", "app", "pages") for p in (ROOT / d).rglob("*.py")]
     offenders = [str(p.relative_to(ROOT)) for p in files if _calls_set_num_threads(p)]
     assert offenders == ["georesolver_core/device.py"]
+
+
+def test_blocks_start_no_thread_of_their_own(monkeypatch):
+    """A block is entered on every training chunk of a page: it must not create a thread each time (a
+    server's thread limit would then fail a page), only reuse the one helper that restores the count."""
+    with one_cpu_thread():
+        pass  # the helper exists from here on (started at most once per process)
+    started = []
+    original = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: (started.append(self.name), original(self))[1])
+    for _ in range(50):
+        with one_cpu_thread():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == process_threads()
+    assert started == [] and _fresh_thread_count() == process_threads()
