@@ -184,16 +184,16 @@ def lab() -> None:
 
     st_ = res.stats
     m = st.columns(4)
-    m[0].metric("Largest IDA weight", f"{st_['largest IDA weight']:.3f}")
+    m[0].metric("Largest IDA weight", f"{st_.largest_weight:.3f}")
     m[1].metric(
         "Effective number of keys, 1/sum w^2",
-        f"{st_['effective number of keys (IDA)']:.2f}",
-        f"softmax: {st_['effective number of keys (softmax)']:.2f}",
+        f"{st_.eff_keys_ida:.2f}",
+        f"softmax: {st_.eff_keys_softmax:.2f}",
         delta_color="off",
         delta_arrow="off",
     )
     if n >= 2:
-        idx = st_["degradation index eps(n-1)/d_min^2"]
+        idx = st_.degradation_index
         degraded = res.degraded
         m[2].metric(
             "eps (n-1) / d_min^2",
@@ -202,17 +202,17 @@ def lab() -> None:
             delta_color="red" if degraded else "green",
             delta_arrow="off",
         )
-        m[3].metric("Effective rank of K (of n)", f"{st_['effective rank of K']:.2f}")
+        m[3].metric("Effective rank of K (of n)", f"{st_.eff_rank:.2f}")
         with st.container(border=True):
             st.markdown("**What the theory says vs what we measured, for these keys**")
             lines = [
                 f"Section 2.8: eps (n-1)/d_min^2 = {idx:.3g} "
                 + ("**>= 1/2: the degradation regime.**" if degraded else "< 1/2: outside it.")
-                + f" eps below {st_['largest eps outside the regime']:.3g} leaves it; the paper's advice eps = 0.01 "
-                f"E d^2 = {st_['advised eps (0.01 E d^2)']:.3g} here.",
-                f"Theorem 3: eff-rank(K) = {st_['effective rank of K']:.3g} for n = {n}, d_min = "
-                f"{st_['key separation d_min']:.3g}; the stated bound 1 + n eps^2/d_min^4 = "
-                f"{st_['stated eff-rank bound']:.4g}.",
+                + f" eps below {st_.max_safe_eps:.3g} leaves it; the paper's advice eps = 0.01 "
+                f"E d^2 = {st_.advised_eps:.3g} here.",
+                f"Theorem 3: eff-rank(K) = {st_.eff_rank:.3g} for n = {n}, d_min = "
+                f"{st_.d_min:.3g}; the stated bound 1 + n eps^2/d_min^4 = "
+                f"{st_.eff_rank_bound:.4g}.",
             ]
             if (ret := res.retrieval) is not None:
                 lines.insert(
@@ -265,7 +265,7 @@ def lab() -> None:
             "query": res.query,
             "ida_weights": res.ida,
             "softmax_weights": res.softmax,
-            "stats": res.stats,
+            "stats": res.stats.to_dict(),
             "sweep": {"eps": res.sweep.eps, "ida": res.sweep.ida, "softmax": res.sweep.softmax},
         },
         "attention_lab.json",

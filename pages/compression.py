@@ -107,38 +107,39 @@ if lab.n_used < n:
     st.caption(f"{n} keys of d_h = {d} would take too long here: {lab.n_used} keys are quantised.")
 m = st.columns(4)
 m[0].metric(
-    "Bits per key, measured", f"{st_['bits per key (HCC)']:.2f}",
-    f"stated (d_h - 1) b + b_r = {st_['bits per key (stated, (d-1) b + b_r)']}", delta_color="off", delta_arrow="off",
+    "Bits per key, measured", f"{st_.bits_per_key_hcc:.2f}",
+    f"stated (d_h - 1) b + b_r = {st_.bits_per_key_stated}", delta_color="off", delta_arrow="off",
 )  # fmt: skip
 m[1].metric(
-    "Ratio vs float32, measured", f"{st_['ratio vs float32 (measured)']:.3f}x",
-    f"formula {st_['ratio vs float32 (formula)']:.3f}x", delta_color="off", delta_arrow="off",
+    "Ratio vs float32, measured", f"{st_.ratio_measured:.3f}x",
+    f"formula {st_.ratio_formula:.3f}x", delta_color="off", delta_arrow="off",
 )  # fmt: skip
-over = st_["keys over the bound (HCC)"]
+over = st_.keys_over_bound
 m[2].metric(
-    "Largest ||k - k_hat||^2 (HCC)", f"{st_['max ||k - k_hat||^2 (HCC)']:.3g}",
+    "Largest ||k - k_hat||^2 (HCC)", f"{st_.max_err_hcc:.3g}",
     f"bound {lab.bound:.3g}: {over} of {lab.n_used} keys over" if over else f"bound {lab.bound:.3g}: all keys within",
     delta_color="red" if over else "green", delta_arrow="off",
 )  # fmt: skip
 m[3].metric(
-    f"{QUANTIZERS[baseline].label}, int{lab.baseline_bits}", f"{st_['max ||k - k_hat||^2 (baseline)']:.3g}",
-    f"{st_['bits per key (baseline)']:.1f} bits/key; mean error {st_['mean ||k - k_hat||^2 (baseline)']:.3g} "
-    f"vs HCC {st_['mean ||k - k_hat||^2 (HCC)']:.3g}", delta_color="off", delta_arrow="off",
+    f"{QUANTIZERS[baseline].label}, int{lab.baseline_bits}", f"{st_.max_err_baseline:.3g}",
+    f"{st_.bits_per_key_baseline:.1f} bits/key; mean error {st_.mean_err_baseline:.3g} "
+    f"vs HCC {st_.mean_err_hcc:.3g}", delta_color="off", delta_arrow="off",
 )  # fmt: skip
 
 left, right = st.columns(2)
 recon = {"HCC": ("hcc", lab.disk_hcc), f"{baseline}, int{lab.baseline_bits}": (baseline, lab.disk_baseline)}
-left.plotly_chart(
+ui.chart(
     disk_figure(lab.disk_keys, recon, title=f"d = 2 keys in the Poincaré disk, b = {b}, b_r = {br}"),
     key="cmp_disk",
+    container=left,
 )
 hist_colors = {"HCC": METHOD_COLORS["hcc"], "baseline": METHOD_COLORS.get(baseline)}
-right.plotly_chart(
+ui.chart(
     error_histogram(
         {"HCC": lab.errors, "baseline": lab.baseline_errors}, lab.bound, colors=hist_colors,
         title=f"Error of each of {lab.n_used} keys (d_h = {d}); baseline {baseline} int{lab.baseline_bits}",
     ),
-    key="cmp_hist",
+    key="cmp_hist", container=right,
 )  # fmt: skip
 st.caption(
     "Left: each black dot is a key, each cross its reconstruction, the line between them the error vector. "
@@ -146,15 +147,17 @@ st.caption(
 )
 
 left, right = st.columns(2)
-hcc_bytes = st_["bytes stored (HCC)"] / lab.n_used
+hcc_bytes = st_.bytes_hcc / lab.n_used
 len_sweep = min(lab.n_used, sweep_keys(d))
-left.plotly_chart(
+ui.chart(
     pareto_figure(lab.sweep, highlight=("HCC now", hcc_bytes),
                   title=f"Storage vs error, bits 1-10 per method (first {len_sweep} keys)"),
-    key="cmp_pareto",
+    key="cmp_pareto", container=left,
 )  # fmt: skip
-right.plotly_chart(
-    ratio_figure(lab.ratio_by_dim, title=f"Key compression ratio, b = {b}, b_r = {br}"), key="cmp_ratio"
+ui.chart(
+    ratio_figure(lab.ratio_by_dim, title=f"Key compression ratio, b = {b}, b_r = {br}"),
+    key="cmp_ratio",
+    container=right,
 )
 st.caption(
     "Pareto view: lower-left is better; at equal bytes per key compare the curves vertically. Text labels are bits. "
@@ -168,7 +171,7 @@ model = lecture.widget(k1.selectbox, "Model", list(MODELS), index=2, key="cmp_mo
 context = lecture.widget(k2.select_slider, "Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
                            bind="query-params")  # fmt: skip
 table = memory_table(model, context, bits_dir=b, bits_radius=br, direction=direction)
-k1.plotly_chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory")
+ui.chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory", container=k1)
 k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]].round(3), hide_index=True)
 k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
 
@@ -179,7 +182,7 @@ if lecture.widget(st.toggle, "Measure IDA and Dense-HIDA on quantised keys (512 
         effects = {m_: _effect(m_, d, br, radius, direction, kind, s.seed) for m_ in ("hcc", baseline)}
         status.update(label="Attention measured", state="complete")
     for m_, eff in effects.items():
-        st.plotly_chart(
+        ui.chart(
             attention_effect_figure(
                 eff, title=f"{QUANTIZERS[m_].label}: attention with quantised keys (d_h = {d})"
             ),
