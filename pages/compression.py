@@ -12,7 +12,7 @@ import ui
 from georesolver_core.compression import QUANTIZERS
 from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.kv_eval import LABELS as KV_LABELS
-from georesolver_core.compression.kv_eval import best_at, live_report
+from georesolver_core.compression.kv_eval import kv_summary, live_report
 from georesolver_core.compression.lab import BASELINES, MODELS, compression_lab, memory_table, sweep_keys
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import DTYPES
@@ -220,22 +220,20 @@ if st.button("Re-run it live on a small model (1 block, width 32, 150 steps; abo
 live_kv = "cmp_kv_live_report" in st.session_state
 report = st.session_state["cmp_kv_live_report"] if live_kv else shipped
 if report is not None:
-    m = report["model"]
+    kv = kv_summary(report)
     st.caption(
-        f"{'Live' if live_kv else 'Shipped'} report: {m['attention']} model, {m['n_layers']} blocks, width "
-        f"{m['d_model']}, {m['n_heads']} heads, {report['steps']} steps; {report['windows']} validation windows of "
-        f"{report['context']} characters ({report['corpus']}); float keys {report['float_loss']:.4f} nats/char. "
+        f"{'Live' if live_kv else 'Shipped'} report: {kv.attention} model, {kv.n_layers} blocks, width "
+        f"{kv.d_model}, {kv.n_heads} heads, {kv.steps} steps; {kv.windows} validation windows of "
+        f"{kv.context} characters ({kv.corpus}); float keys {kv.float_loss:.4f} nats/char. "
         "A loss increase at or below zero (noise) is drawn at 1e-6."
     )
-    ui.chart(kv_pareto_figure(report["rows"], KV_LABELS), key="cmp_kv_pareto")
-    best = {b_: best_at(report, b_) for b_ in (3, 4)}
-    hcc_front = any(r["pareto"] for r in report["rows"] if r["method"].startswith("hcc"))
+    ui.chart(kv_pareto_figure(kv.rows, KV_LABELS), key="cmp_kv_pareto")
     st.markdown(
-        " ".join(f"Best at {b_} bits/coordinate: **{KV_LABELS[r['method']]}** (+{r['loss_increase']:.2e} nats)."
-                 for b_, r in best.items() if r) + f" HCC is **{'on' if hcc_front else 'not on'}** the Pareto front."
+        " ".join(f"Best at {b_} bits/coordinate: **{KV_LABELS[r.method]}** (+{r.loss_increase:.2e} nats)."
+                 for b_, r in kv.best.items() if r) + f" HCC is **{'on' if kv.hcc_on_front else 'not on'}** the Pareto front."
     )  # fmt: skip
     st.dataframe(
-        pd.DataFrame(report["rows"]).round(6), hide_index=True, key="cmp_kv_table",
+        pd.DataFrame(kv.rows).round(6), hide_index=True, key="cmp_kv_table",
     )  # fmt: skip
 
 st.header("The paper's claims, measured")
