@@ -1,5 +1,7 @@
 """Attention lab: live IDA and softmax weights in three geometries, and the Euclidean theorems measured."""
 
+import dataclasses
+
 import lecture
 import numpy as np
 import pandas as pd
@@ -7,6 +9,7 @@ import streamlit as st
 import ui
 
 from georesolver_core.attention.diagnostics import QUERY_MODES, attention_lab
+from georesolver_core.attention.lab_stats import LabConfig
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.claims import HOLDS
 from georesolver_core.device import DTYPES
@@ -35,24 +38,8 @@ dtype_name = str(s.dtype).replace("torch.", "")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _lab(geometry, n, d, eps, temperature, mode, j, j2, t, coords, spread, c, seed, dtype_name, device):
-    return attention_lab(
-        geometry=geometry,
-        n=n,
-        d=d,
-        eps=eps,
-        temperature=temperature,
-        mode=mode,
-        j=j,
-        j2=j2,
-        t=t,
-        coords=coords,
-        spread=spread,
-        c=c,
-        seed=seed,
-        dtype=DTYPES[dtype_name],
-        device=device,
-    )
+def _lab(cfg: LabConfig, dtype_name: str, device: str):
+    return attention_lab(**dataclasses.asdict(cfg), dtype=DTYPES[dtype_name], device=device)
 
 
 @st.fragment
@@ -153,15 +140,17 @@ def lab() -> None:
             coords = tuple(float(v) for v in np.nan_to_num(edited.to_numpy(dtype=float)[0], nan=0.0))
             st.caption("Typed coordinates; on the sphere they are normalised onto it.")
 
-    args = (geometry, n, d, eps, temp, mode, j, j2, t, coords, spread, c, s.seed, dtype_name, str(s.device))
+    cfg = LabConfig(
+        geometry=geometry, n=n, d=d, eps=eps, temperature=temp, mode=mode, j=j, j2=j2, t=t, coords=coords,
+        spread=spread, c=c, seed=s.seed,
+    )  # fmt: skip
     try:
-        res = _lab(*args)
+        res = _lab(cfg, dtype_name, str(s.device))
     except ValueError as err:
         fix = "keep the norm below 1/sqrt(c)" if GEOMETRIES[geometry].uses_c else "change the coordinates"
         st.error(f"The query could not be placed: {err}. Fix: {fix}; showing a random query instead.")
-        res = _lab(
-            geometry, n, d, eps, temp, "random", 0, 1, 0.5, None, spread, c, s.seed, dtype_name, str(s.device)
-        )
+        random_query = dataclasses.replace(cfg, mode="random", j=0, j2=1, t=0.5, coords=None)
+        res = _lab(random_query, dtype_name, str(s.device))
 
     labels = ["q"] + key_labels(n)
     w_main = res.ida if kernel == "ida" else res.softmax

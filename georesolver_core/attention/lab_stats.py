@@ -1,4 +1,5 @@
-"""The numbers the Attention lab prints beside its weights, as one typed result (sections 2.3, 2.7, 2.8)."""
+"""The Attention lab's typed input and output: one configuration (``LabConfig``, the keywords of
+``diagnostics.attention_lab``) and the numbers it prints beside the weights (sections 2.3, 2.7, 2.8)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,25 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from georesolver_core.results import labelled
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """Keys, query and kernels of one lab view; ``attention_lab(**asdict(config), dtype=..., device=...)``."""
+
+    geometry: str  # a GEOMETRIES key
+    n: int  # keys
+    d: int  # dimension (ambient, on the sphere)
+    eps: float  # IDA regulariser
+    temperature: float = 1.0  # softmax T
+    mode: str = "random"  # a QUERY_MODES key: where the query sits
+    j: int = 0  # key the query sits on (mode "key"), or the geodesic's start (mode "between")
+    j2: int = 1  # the geodesic's end
+    t: float = 0.5  # position along the geodesic
+    coords: tuple[float, ...] | None = None  # typed coordinates (mode "custom")
+    spread: float = 1.0  # scale of the key sampler
+    c: float = 1.0  # curvature (ball radius 1/sqrt(c))
+    seed: int = 0
 
 
 @dataclass(frozen=True)
