@@ -1,5 +1,7 @@
 """Attention lab: live IDA and softmax weights in three geometries, and the Euclidean theorems measured."""
 
+import dataclasses
+
 import lecture
 import numpy as np
 import pandas as pd
@@ -7,6 +9,7 @@ import streamlit as st
 import ui
 
 from georesolver_core.attention.diagnostics import QUERY_MODES, attention_lab
+from georesolver_core.attention.lab_stats import LabConfig
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.claims import HOLDS
 from georesolver_core.device import DTYPES
@@ -35,24 +38,8 @@ dtype_name = str(s.dtype).replace("torch.", "")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _lab(geometry, n, d, eps, temperature, mode, j, j2, t, coords, spread, c, seed, dtype_name, device):
-    return attention_lab(
-        geometry=geometry,
-        n=n,
-        d=d,
-        eps=eps,
-        temperature=temperature,
-        mode=mode,
-        j=j,
-        j2=j2,
-        t=t,
-        coords=coords,
-        spread=spread,
-        c=c,
-        seed=seed,
-        dtype=DTYPES[dtype_name],
-        device=device,
-    )
+def _lab(cfg: LabConfig, dtype_name: str, device: str):
+    return attention_lab(**dataclasses.asdict(cfg), dtype=DTYPES[dtype_name], device=device)
 
 
 @st.fragment
@@ -153,15 +140,17 @@ def lab() -> None:
             coords = tuple(float(v) for v in np.nan_to_num(edited.to_numpy(dtype=float)[0], nan=0.0))
             st.caption("Typed coordinates; on the sphere they are normalised onto it.")
 
-    args = (geometry, n, d, eps, temp, mode, j, j2, t, coords, spread, c, s.seed, dtype_name, str(s.device))
+    cfg = LabConfig(
+        geometry=geometry, n=n, d=d, eps=eps, temperature=temp, mode=mode, j=j, j2=j2, t=t, coords=coords,
+        spread=spread, c=c, seed=s.seed,
+    )  # fmt: skip
     try:
-        res = _lab(*args)
+        res = _lab(cfg, dtype_name, str(s.device))
     except ValueError as err:
         fix = "keep the norm below 1/sqrt(c)" if GEOMETRIES[geometry].uses_c else "change the coordinates"
         st.error(f"The query could not be placed: {err}. Fix: {fix}; showing a random query instead.")
-        res = _lab(
-            geometry, n, d, eps, temp, "random", 0, 1, 0.5, None, spread, c, s.seed, dtype_name, str(s.device)
-        )
+        random_query = dataclasses.replace(cfg, mode="random", j=0, j2=1, t=0.5, coords=None)
+        res = _lab(random_query, dtype_name, str(s.device))
 
     labels = ["q"] + key_labels(n)
     w_main = res.ida if kernel == "ida" else res.softmax
@@ -184,16 +173,16 @@ def lab() -> None:
 
     st_ = res.stats
     m = st.columns(4)
-    m[0].metric("Largest IDA weight", f"{st_['largest IDA weight']:.3f}")
+    m[0].metric("Largest IDA weight", f"{st_.largest_weight:.3f}")
     m[1].metric(
         "Effective number of keys, 1/sum w^2",
-        f"{st_['effective number of keys (IDA)']:.2f}",
-        f"softmax: {st_['effective number of keys (softmax)']:.2f}",
+        f"{st_.eff_keys_ida:.2f}",
+        f"softmax: {st_.eff_keys_softmax:.2f}",
         delta_color="off",
         delta_arrow="off",
     )
     if n >= 2:
-        idx = st_["degradation index eps(n-1)/d_min^2"]
+        idx = st_.degradation_index
         degraded = res.degraded
         m[2].metric(
             "eps (n-1) / d_min^2",
@@ -202,17 +191,17 @@ def lab() -> None:
             delta_color="red" if degraded else "green",
             delta_arrow="off",
         )
-        m[3].metric("Effective rank of K (of n)", f"{st_['effective rank of K']:.2f}")
+        m[3].metric("Effective rank of K (of n)", f"{st_.eff_rank:.2f}")
         with st.container(border=True):
             st.markdown("**What the theory says vs what we measured, for these keys**")
             lines = [
                 f"Section 2.8: eps (n-1)/d_min^2 = {idx:.3g} "
                 + ("**>= 1/2: the degradation regime.**" if degraded else "< 1/2: outside it.")
-                + f" eps below {st_['largest eps outside the regime']:.3g} leaves it; the paper's advice eps = 0.01 "
-                f"E d^2 = {st_['advised eps (0.01 E d^2)']:.3g} here.",
-                f"Theorem 3: eff-rank(K) = {st_['effective rank of K']:.3g} for n = {n}, d_min = "
-                f"{st_['key separation d_min']:.3g}; the stated bound 1 + n eps^2/d_min^4 = "
-                f"{st_['stated eff-rank bound']:.4g}.",
+                + f" eps below {st_.max_safe_eps:.3g} leaves it; the paper's advice eps = 0.01 "
+                f"E d^2 = {st_.advised_eps:.3g} here.",
+                f"Theorem 3: eff-rank(K) = {st_.eff_rank:.3g} for n = {n}, d_min = "
+                f"{st_.d_min:.3g}; the stated bound 1 + n eps^2/d_min^4 = "
+                f"{st_.eff_rank_bound:.4g}.",
             ]
             if (ret := res.retrieval) is not None:
                 lines.insert(
@@ -265,7 +254,7 @@ def lab() -> None:
             "query": res.query,
             "ida_weights": res.ida,
             "softmax_weights": res.softmax,
-            "stats": res.stats,
+            "stats": res.stats.to_dict(),
             "sweep": {"eps": res.sweep.eps, "ida": res.sweep.ida, "softmax": res.sweep.softmax},
         },
         "attention_lab.json",

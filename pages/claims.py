@@ -8,6 +8,7 @@ import streamlit as st
 import ui
 
 from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
+from georesolver_core.claims.report import ClaimRecord, report_settings
 from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import VERDICT_COLORS
@@ -22,8 +23,8 @@ ui.page_header(
 pages = {page.url_path: page for page, _ in ui.page_map() if page.url_path}
 pages |= {page.title.lower(): page for page, _ in ui.page_map() if not page.url_path}
 report = ui.shipped_report()
-results = ui.shipped_claims(list(CLAIMS))
-live: dict = st.session_state.setdefault("claims_live", {})  # key -> result measured on this machine
+results = [ClaimRecord.from_result(r) for r in ui.shipped_claims(list(CLAIMS))]
+live: dict = st.session_state.setdefault("claims_live", {})  # key -> ClaimRecord measured on this machine
 
 if report is None:
     st.warning(
@@ -32,16 +33,16 @@ if report is None:
         "assets/claims_report.json`."
     )
 else:
-    s = report["settings"]
+    s = report_settings(report)
     st.caption(
-        f"Shown: the report shipped with the app, measured with {'small sweeps' if s['quick'] else 'full settings'} "
-        f"by georesolver_core {report['version']} (torch {s['torch']}, {s['generated_utc']}, {s['seconds']} s). "
+        f"Shown: the report shipped with the app, measured with {'small sweeps' if s.quick else 'full settings'} "
+        f"by georesolver_core {s.version} (torch {s.torch}, {s.generated_utc}, {s.seconds} s). "
         "Claims it lacks are measured now. Re-measure any claim on this machine at the bottom of the page."
     )
 with st.expander("How a verdict is decided"):
     st.markdown(RULE)
 
-counts = {v: sum(r["verdict"] == v for r in results) for v in VERDICTS}
+counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
 for col, v in zip(st.columns(len(VERDICTS)), VERDICTS, strict=True):
     col.metric(v, counts[v])
 
@@ -66,26 +67,23 @@ def _fold(text: str) -> str:
 shown = [
     r
     for r in results
-    if r["verdict"] in (chosen or [])
-    and (not query or _fold(query) in _fold(f"{r['key']} {r['section']} {r['statement']}"))
+    if r.verdict in (chosen or []) and (not query or _fold(query) in _fold(f"{r.key} {r.section} {r.statement}"))
 ]
 
 table = pd.DataFrame(
     {
-        "section": [r["section"] for r in shown],
-        "verdict": [r["verdict"] for r in shown],
-        "statement": [r["statement"] for r in shown],
-        "measured": [r["measured_value"] for r in shown],
-        "bound": [r["bound_value"] for r in shown],
-        "what": [r.get("headline") or r["y_label"] for r in shown],
-        "live verdict": [live[r["key"]]["verdict"] if r["key"] in live else None for r in shown],
-        "live measured": [live[r["key"]]["measured_value"] if r["key"] in live else None for r in shown],
-        "shown on": [
-            pages[r["page"]].title if r["page"] in pages else f"{r['page']} (not yet in the app)" for r in shown
-        ],
-        "link": [f"./{pages[r['page']].url_path}" if r["page"] in pages else None for r in shown],
-        "key": [r["key"] for r in shown],
-        "seconds": [r["seconds"] for r in shown],
+        "section": [r.section for r in shown],
+        "verdict": [r.verdict for r in shown],
+        "statement": [r.statement for r in shown],
+        "measured": [r.measured_value for r in shown],
+        "bound": [r.bound_value for r in shown],
+        "what": [r.what for r in shown],
+        "live verdict": [live[r.key].verdict if r.key in live else None for r in shown],
+        "live measured": [live[r.key].measured_value if r.key in live else None for r in shown],
+        "shown on": [pages[r.page].title if r.page in pages else f"{r.page} (not yet in the app)" for r in shown],
+        "link": [f"./{pages[r.page].url_path}" if r.page in pages else None for r in shown],
+        "key": [r.key for r in shown],
+        "seconds": [r.seconds for r in shown],
     }
 )
 # On screen only what a reader scans for, in widths that add up to the ~930 px the table gets in a 1400 px
@@ -129,43 +127,39 @@ left, right = st.columns(2)
 with left:
     ui.download_csv("Download the table (CSV)", table, "claims.csv", "claims_csv")
 with right:
-    ui.download_json("Download every measurement (JSON)", shown, "claims.json", "claims_json")
+    ui.download_json("Download every measurement (JSON)", [r.result for r in shown], "claims.json", "claims_json")
 
 st.subheader("The measurement behind a verdict")
-by_key = {r["key"]: r for r in shown}
+by_key = {r.key: r for r in shown}
 if by_key:
     key = st.selectbox(
         "Claim",
         list(by_key),
         key="claims_detail",
-        format_func=lambda k: f"{k}: {by_key[k]['section']} ({by_key[k]['verdict']})",
+        format_func=lambda k: f"{k}: {by_key[k].section} ({by_key[k].verdict})",
     )
     r = by_key[key]
-    st.markdown(f"{ui.VERDICT_BADGE.get(r['verdict'], r['verdict'])} {r['statement']}")
-    st.markdown(f"Bound: `{r['bound_text']}`; compared as *{r['relation']}*.")
-    if r.get("reading"):
-        st.markdown(f"Reading judged: {r['reading']}")
-    for part in r.get("parts") or []:
-        st.markdown(
-            f"- {ui.VERDICT_BADGE.get(part['verdict'], part['verdict'])} **{part['part']}**: {part['summary']}"
-        )
+    st.markdown(f"{ui.VERDICT_BADGE.get(r.verdict, r.verdict)} {r.statement}")
+    st.markdown(f"Bound: `{r.bound_text}`; compared as *{r.relation}*.")
+    if r.reading:
+        st.markdown(f"Reading judged: {r.reading}")
+    for part in r.parts:
+        st.markdown(f"- {ui.VERDICT_BADGE.get(part.verdict, part.verdict)} **{part.part}**: {part.summary}")
     shipped_col, live_col = st.columns(2) if key in live else (st.container(), None)
     with shipped_col:
-        ui.chart(claim_figure(r), key=f"claims_fig_{key}")
-        (st.error if r["verdict"] == FAILS else st.caption)(f"Shipped: {r['summary']}")
+        ui.chart(claim_figure(r.result), key=f"claims_fig_{key}")
+        (st.error if r.verdict == FAILS else st.caption)(f"Shipped: {r.summary}")
     if live_col is not None:
         with live_col:
             lv = live[key]
-            ui.chart(claim_figure(lv), key=f"claims_live_fig_{key}")
-            (st.error if lv["verdict"] == FAILS else st.caption)(
-                f"Live ({lv['seconds']} s, {lv['settings']}): {lv['summary']}"
+            ui.chart(claim_figure(lv.result), key=f"claims_live_fig_{key}")
+            (st.error if lv.verdict == FAILS else st.caption)(
+                f"Live ({lv.seconds} s, {lv.settings}): {lv.summary}"
             )
-    if r["page"] in pages:
-        st.page_link(
-            pages[r["page"]], label=f"Open the {pages[r['page']].title} page", icon=":material/open_in_new:"
-        )
+    if r.page in pages:
+        st.page_link(pages[r.page], label=f"Open the {pages[r.page].title} page", icon=":material/open_in_new:")
     else:
-        st.caption(f"Its page ({r['page']!r}) is not in the app yet.")
+        st.caption(f"Its page ({r.page!r}) is not in the app yet.")
 
 st.subheader("Re-measure on this machine")
 c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1], vertical_alignment="bottom")
@@ -183,16 +177,16 @@ if queue:
         key = queue[0]
         bar.progress(1 - len(queue) / total, text=f"{key} ({total - len(queue) + 1} of {total})")
         try:
-            live[key] = {**run_claim(key, quick=not full), "settings": "full settings" if full else "small sweeps"}
+            live[key] = ClaimRecord.from_result(
+                run_claim(key, quick=not full), settings="full settings" if full else "small sweeps"
+            )
         except Exception as err:  # one broken claim does not stop the others
             st.error(f"Claim {key!r} could not be measured: {err}.")
         queue.pop(0)
     st.session_state.pop("claims_live_queue", None)
     st.rerun()
 if live:
-    changed = [
-        k for k, lv in live.items() if any(r["key"] == k and r["verdict"] != lv["verdict"] for r in results)
-    ]
+    changed = [k for k, lv in live.items() if any(r.key == k and r.verdict != lv.verdict for r in results)]
     st.caption(
         f"{len(live)} claim(s) re-measured this session; verdict differs from the shipped one for: "
         f"{', '.join(changed) or 'none'}."

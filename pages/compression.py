@@ -12,7 +12,7 @@ import ui
 from georesolver_core.compression import QUANTIZERS
 from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.kv_eval import LABELS as KV_LABELS
-from georesolver_core.compression.kv_eval import best_at, live_report
+from georesolver_core.compression.kv_eval import kv_summary, live_report
 from georesolver_core.compression.lab import BASELINES, MODELS, compression_lab, memory_table, sweep_keys
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import DTYPES
@@ -107,38 +107,39 @@ if lab.n_used < n:
     st.caption(f"{n} keys of d_h = {d} would take too long here: {lab.n_used} keys are quantised.")
 m = st.columns(4)
 m[0].metric(
-    "Bits per key, measured", f"{st_['bits per key (HCC)']:.2f}",
-    f"stated (d_h - 1) b + b_r = {st_['bits per key (stated, (d-1) b + b_r)']}", delta_color="off", delta_arrow="off",
+    "Bits per key, measured", f"{st_.bits_per_key_hcc:.2f}",
+    f"stated (d_h - 1) b + b_r = {st_.bits_per_key_stated}", delta_color="off", delta_arrow="off",
 )  # fmt: skip
 m[1].metric(
-    "Ratio vs float32, measured", f"{st_['ratio vs float32 (measured)']:.3f}x",
-    f"formula {st_['ratio vs float32 (formula)']:.3f}x", delta_color="off", delta_arrow="off",
+    "Ratio vs float32, measured", f"{st_.ratio_measured:.3f}x",
+    f"formula {st_.ratio_formula:.3f}x", delta_color="off", delta_arrow="off",
 )  # fmt: skip
-over = st_["keys over the bound (HCC)"]
+over = st_.keys_over_bound
 m[2].metric(
-    "Largest ||k - k_hat||^2 (HCC)", f"{st_['max ||k - k_hat||^2 (HCC)']:.3g}",
+    "Largest ||k - k_hat||^2 (HCC)", f"{st_.max_err_hcc:.3g}",
     f"bound {lab.bound:.3g}: {over} of {lab.n_used} keys over" if over else f"bound {lab.bound:.3g}: all keys within",
     delta_color="red" if over else "green", delta_arrow="off",
 )  # fmt: skip
 m[3].metric(
-    f"{QUANTIZERS[baseline].label}, int{lab.baseline_bits}", f"{st_['max ||k - k_hat||^2 (baseline)']:.3g}",
-    f"{st_['bits per key (baseline)']:.1f} bits/key; mean error {st_['mean ||k - k_hat||^2 (baseline)']:.3g} "
-    f"vs HCC {st_['mean ||k - k_hat||^2 (HCC)']:.3g}", delta_color="off", delta_arrow="off",
+    f"{QUANTIZERS[baseline].label}, int{lab.baseline_bits}", f"{st_.max_err_baseline:.3g}",
+    f"{st_.bits_per_key_baseline:.1f} bits/key; mean error {st_.mean_err_baseline:.3g} "
+    f"vs HCC {st_.mean_err_hcc:.3g}", delta_color="off", delta_arrow="off",
 )  # fmt: skip
 
 left, right = st.columns(2)
 recon = {"HCC": ("hcc", lab.disk_hcc), f"{baseline}, int{lab.baseline_bits}": (baseline, lab.disk_baseline)}
-left.plotly_chart(
+ui.chart(
     disk_figure(lab.disk_keys, recon, title=f"d = 2 keys in the Poincaré disk, b = {b}, b_r = {br}"),
     key="cmp_disk",
+    container=left,
 )
 hist_colors = {"HCC": METHOD_COLORS["hcc"], "baseline": METHOD_COLORS.get(baseline)}
-right.plotly_chart(
+ui.chart(
     error_histogram(
         {"HCC": lab.errors, "baseline": lab.baseline_errors}, lab.bound, colors=hist_colors,
         title=f"Error of each of {lab.n_used} keys (d_h = {d}); baseline {baseline} int{lab.baseline_bits}",
     ),
-    key="cmp_hist",
+    key="cmp_hist", container=right,
 )  # fmt: skip
 st.caption(
     "Left: each black dot is a key, each cross its reconstruction, the line between them the error vector. "
@@ -146,15 +147,17 @@ st.caption(
 )
 
 left, right = st.columns(2)
-hcc_bytes = st_["bytes stored (HCC)"] / lab.n_used
+hcc_bytes = st_.bytes_hcc / lab.n_used
 len_sweep = min(lab.n_used, sweep_keys(d))
-left.plotly_chart(
+ui.chart(
     pareto_figure(lab.sweep, highlight=("HCC now", hcc_bytes),
                   title=f"Storage vs error, bits 1-10 per method (first {len_sweep} keys)"),
-    key="cmp_pareto",
+    key="cmp_pareto", container=left,
 )  # fmt: skip
-right.plotly_chart(
-    ratio_figure(lab.ratio_by_dim, title=f"Key compression ratio, b = {b}, b_r = {br}"), key="cmp_ratio"
+ui.chart(
+    ratio_figure(lab.ratio_by_dim, title=f"Key compression ratio, b = {b}, b_r = {br}"),
+    key="cmp_ratio",
+    container=right,
 )
 st.caption(
     "Pareto view: lower-left is better; at equal bytes per key compare the curves vertically. Text labels are bits. "
@@ -168,7 +171,7 @@ model = lecture.widget(k1.selectbox, "Model", list(MODELS), index=2, key="cmp_mo
 context = lecture.widget(k2.select_slider, "Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
                            bind="query-params")  # fmt: skip
 table = memory_table(model, context, bits_dir=b, bits_radius=br, direction=direction)
-k1.plotly_chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory")
+ui.chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory", container=k1)
 k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]].round(3), hide_index=True)
 k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
 
@@ -179,7 +182,7 @@ if lecture.widget(st.toggle, "Measure IDA and Dense-HIDA on quantised keys (512 
         effects = {m_: _effect(m_, d, br, radius, direction, kind, s.seed) for m_ in ("hcc", baseline)}
         status.update(label="Attention measured", state="complete")
     for m_, eff in effects.items():
-        st.plotly_chart(
+        ui.chart(
             attention_effect_figure(
                 eff, title=f"{QUANTIZERS[m_].label}: attention with quantised keys (d_h = {d})"
             ),
@@ -217,22 +220,20 @@ if st.button("Re-run it live on a small model (1 block, width 32, 150 steps; abo
 live_kv = "cmp_kv_live_report" in st.session_state
 report = st.session_state["cmp_kv_live_report"] if live_kv else shipped
 if report is not None:
-    m = report["model"]
+    kv = kv_summary(report)
     st.caption(
-        f"{'Live' if live_kv else 'Shipped'} report: {m['attention']} model, {m['n_layers']} blocks, width "
-        f"{m['d_model']}, {m['n_heads']} heads, {report['steps']} steps; {report['windows']} validation windows of "
-        f"{report['context']} characters ({report['corpus']}); float keys {report['float_loss']:.4f} nats/char. "
+        f"{'Live' if live_kv else 'Shipped'} report: {kv.attention} model, {kv.n_layers} blocks, width "
+        f"{kv.d_model}, {kv.n_heads} heads, {kv.steps} steps; {kv.windows} validation windows of "
+        f"{kv.context} characters ({kv.corpus}); float keys {kv.float_loss:.4f} nats/char. "
         "A loss increase at or below zero (noise) is drawn at 1e-6."
     )
-    ui.chart(kv_pareto_figure(report["rows"], KV_LABELS), key="cmp_kv_pareto")
-    best = {b_: best_at(report, b_) for b_ in (3, 4)}
-    hcc_front = any(r["pareto"] for r in report["rows"] if r["method"].startswith("hcc"))
+    ui.chart(kv_pareto_figure(kv.rows, KV_LABELS), key="cmp_kv_pareto")
     st.markdown(
-        " ".join(f"Best at {b_} bits/coordinate: **{KV_LABELS[r['method']]}** (+{r['loss_increase']:.2e} nats)."
-                 for b_, r in best.items() if r) + f" HCC is **{'on' if hcc_front else 'not on'}** the Pareto front."
+        " ".join(f"Best at {b_} bits/coordinate: **{KV_LABELS[r.method]}** (+{r.loss_increase:.2e} nats)."
+                 for b_, r in kv.best.items() if r) + f" HCC is **{'on' if kv.hcc_on_front else 'not on'}** the Pareto front."
     )  # fmt: skip
     st.dataframe(
-        pd.DataFrame(report["rows"]).round(6), hide_index=True, key="cmp_kv_table",
+        pd.DataFrame(kv.rows).round(6), hide_index=True, key="cmp_kv_table",
     )  # fmt: skip
 
 st.header("The paper's claims, measured")

@@ -79,7 +79,7 @@ try:
 except ValueError as err:
     st.error(f"{err}. Fix: choose a split point between 1 and L - 1 = {length - 1}; showing b = L/4 meanwhile.")
     view = _kernel(length, length // 4, float(h0), delta)
-st.plotly_chart(kernel_figure(view), key="hk_kernel_fig")
+ui.chart(kernel_figure(view), key="hk_kernel_fig")
 n_blocks = sum(1 for *_, h in view.blocks if h)
 st.caption(
     f"{n_blocks} dyadic blocks cover {length - view.split} keys: the count grows like log2 of the length. "
@@ -99,8 +99,8 @@ top = lecture.widget(d3.slider, "Singular values shown", 4, 16, 10, key="hk_top"
 with st.spinner("Singular values of each block ..."):
     decay, ranks = _decay(h_max, top)
 left, right = st.columns(2)
-left.plotly_chart(decay_figure(decay, normalised), key="hk_decay_fig")
-right.plotly_chart(rank_figure(ranks), key="hk_rank_fig")
+ui.chart(decay_figure(decay, normalised), key="hk_decay_fig", container=left)
+ui.chart(rank_figure(ranks), key="hk_rank_fig", container=right)
 
 norm = [sv for sv in decay.normalised()]
 worst = [max(row[n] for row in norm) for n in range(top)]
@@ -130,9 +130,7 @@ n_rank = rank_rule(eps)
 e2.metric("Rank from the rule ceil(log4(1/eps))", n_rank)
 with st.spinner("Factorised outputs ..."):
     hs, errs = _errors(h_max, eps)
-st.plotly_chart(
-    error_figure(hs, errs, eps, f"Output error at rank {n_rank}, block r in [h, 2h)"), key="hk_error_fig"
-)
+ui.chart(error_figure(hs, errs, eps, f"Output error at rank {n_rank}, block r in [h, 2h)"), key="hk_error_fig")
 
 s1, s2 = st.columns(2)
 max_size = lecture.widget(
@@ -160,7 +158,7 @@ if st.button("Time dense vs factorised", key="hk_speed", icon=":material/play_ar
         status.update(label="Timing finished", state="complete", expanded=False)
 if speed_key in speeds:
     sp = speeds[speed_key]
-    st.plotly_chart(speed_figure(sp), key="hk_speed_fig")
+    ui.chart(speed_figure(sp), key="hk_speed_fig")
     st.caption(
         f"Measured {min(sp.speedup):.3g}x..{max(sp.speedup):.3g}x in one run on one thread (the seed reports "
         f"2.1x-11.5x); relative error of the float32 outputs up to {max(sp.error):.2g}. Timings on a shared machine."

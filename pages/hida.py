@@ -175,9 +175,9 @@ def _draw_scaling(job: tc.LiveJob) -> None:
             True: ":green-badge[consistent with Proposition 1]",
             False: ":red-badge[not consistent]",
             None: ":gray-badge[not measured]",
-        }[j["met"]]
-        slope = "n/a" if j["slope"] is None else f"{j['slope']:.2f}"
-        st.markdown(f"{badge} {j['label']}: fitted slope **{slope}**, predicted {j['target']}")
+        }[j.met]
+        slope = "n/a" if j.slope is None else f"{j.slope:.2f}"
+        st.markdown(f"{badge} {j.label}: fitted slope **{slope}**, predicted {j.target}")
     st.caption("Judged by the rule of the claim below (`prop1-cost-classes`): |fitted - predicted exponent| <= "
                "tolerance. A slope well under its prediction is not a success: at these short lengths fixed "
                "per-call costs hide the growth. The machine may be shared.")  # fmt: skip

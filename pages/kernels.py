@@ -118,18 +118,7 @@ if run:
                         cfg, seq_lens=(seq_len,), memory_check_len=cfg.memory_check_len if last else 0
                     )
                     part = bench.run_benchmark(sub, progress=progress)
-                    report = st.session_state.get("kern_report_live")
-                    if report is None:
-                        report = part
-                    else:
-                        report["rows"] += part["rows"]
-                        report["environment"]["load_average_1min_end"] = part["environment"].get(
-                            "load_average_1min_end"
-                        )
-                        if "memory_check" in part:
-                            report["memory_check"] = part["memory_check"]
-                    report["config"]["seq_lens"] = list(lens[: i + 1])
-                    report["targets"] = bench.judge(report)
+                    report = bench.merge_length(st.session_state.get("kern_report_live"), part, lens[: i + 1])
                     st.session_state["kern_report_live"] = report  # kept if Stop or the budget ends the run
             except OutOfTime as where:
                 status.update(label="Benchmark stopped", state="error", expanded=False)
@@ -137,7 +126,7 @@ if run:
                 st.error(
                     f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped"
                     + (
-                        f"; the lengths timed before it are kept (T = {kept['config']['seq_lens']})"
+                        f"; the lengths timed before it are kept (T = {bench.report_header(kept).seq_lens})"
                         if kept
                         else ""
                     )
@@ -187,14 +176,13 @@ def show_report(sources: dict) -> None:
 
 
 def draw_report(report: dict) -> None:
-    env, cfg = report["environment"], report.get("config", {})
-    esc = ui.escape_md
+    h, esc = bench.report_header(report), ui.escape_md
     st.caption(
-        f"torch {esc(env.get('torch'))} on {esc(env.get('device_name'))}, {esc(env.get('threads'))} threads, "
-        f"{esc(env.get('dtype'))}, machine load average {esc(env.get('load_average_1min'))} at the start; "
-        f"B = {esc(cfg.get('batch'))}, H = {esc(cfg.get('heads'))}, D = {esc(cfg.get('head_dim'))}, "
-        f"eps = {esc(cfg.get('eps'))}, causal = {esc(cfg.get('causal'))}; median of {esc(cfg.get('repeats'))} "
-        f"repeats after {esc(cfg.get('warmup'))} warm-up. Memory: {esc(env.get('memory_method', 'not recorded'))}"
+        f"torch {esc(h.torch)} on {esc(h.device_name)}, {esc(h.threads)} threads, "
+        f"{esc(h.dtype)}, machine load average {esc(h.load_average_1min)} at the start; "
+        f"B = {esc(h.batch)}, H = {esc(h.heads)}, D = {esc(h.head_dim)}, "
+        f"eps = {esc(h.eps)}, causal = {esc(h.causal)}; median of {esc(h.repeats)} "
+        f"repeats after {esc(h.warmup)} warm-up. Memory: {esc(h.memory_method)}"
     )
     table = pd.DataFrame(bench.report_table(report))
     st.dataframe(
@@ -207,15 +195,15 @@ def draw_report(report: dict) -> None:
         },
         key="kern_table",
     )
-    targets = report.get("targets") or bench.judge(report)
+    targets = bench.report_targets(report)
     with st.container(border=True):
         st.markdown("**Targets of the fused kernels, judged from this report**")
         for t in targets:
             badge = {True: ":green-badge[met]", False: ":red-badge[not met]", None: ":gray-badge[not measured]"}[
-                t["met"]
+                t.met
             ]
-            measured = "n/a" if t["measured"] is None else f"{t['measured']:.2f}"
-            st.markdown(f"{badge} {ui.escape_md(t['target'])}: measured **{measured}**")
+            measured = "n/a" if t.measured is None else f"{t.measured:.2f}"
+            st.markdown(f"{badge} {ui.escape_md(t.target)}: measured **{measured}**")
     evidence = bench.complexity_evidence(report)
     if evidence:
         ui.theory_box(evidence)
@@ -240,7 +228,7 @@ def draw_report(report: dict) -> None:
     with tab_ratio:
         ui.chart(ratio_figure(report, phase), key="kern_ratio_fig")
     with tab_mem:
-        if any(r.get("peak_mb") is not None for r in report["rows"]) or report.get("memory_check"):
+        if bench.has_memory(report):
             ui.chart(memory_figure(report), key="kern_mem_fig")
         else:
             st.info("No memory was measured in this report: switch on 'Measure peak memory' and run again.")

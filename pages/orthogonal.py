@@ -92,13 +92,13 @@ with st.container(border=True):
     st.markdown(
         "\n".join(
             [
-                f"- Cayley: ||Q^T Q - I|| = {view.defects['Cayley Q']:.2g} (theory: 0); rotation angle "
+                f"- Cayley: ||Q^T Q - I|| = {view.defects.cayley:.2g} (theory: 0); rotation angle "
                 f"{abs(view.theta) * 57.29578:.3f} deg < 180; closest eigenvalue to -1 at distance {gap:.3g} "
                 f"(theory 2/sqrt(1 + (beta/2)^2) = {float(cayley_gap_to_minus_one(beta, area)):.3g}).",
-                f"- Householder: ||H^T H - I|| = {view.defects['Householder H']:.2g} (theory: 0), det -1.",
-                f"- Hybrid at gamma = {gamma:g}: ||G^T G - I|| = {view.defects['hybrid G']:.3g} <= 4 gamma (1 - gamma) "
+                f"- Householder: ||H^T H - I|| = {view.defects.householder:.2g} (theory: 0), det -1.",
+                f"- Hybrid at gamma = {gamma:g}: ||G^T G - I|| = {view.defects.hybrid:.3g} <= 4 gamma (1 - gamma) "
                 f"= {float(hybrid_orthogonality_defect_bound(gamma)):.3g}.",
-                f"- DDL at beta = {ddl_beta:g}: ||H^T H - I|| = {view.defects['DDL']:.3g} (theory |beta (beta - 2)| = "
+                f"- DDL at beta = {ddl_beta:g}: ||H^T H - I|| = {view.defects.ddl:.3g} (theory |beta (beta - 2)| = "
                 f"{float(ddl_orthogonality_defect(ddl_beta)):.3g}).",
             ]
         )

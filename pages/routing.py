@@ -1,6 +1,5 @@
 """Routing & memory: GSR routing decisions on the sphere, three routers' loads, DMG births, distributed traffic."""
 
-import json
 from pathlib import Path
 
 import lecture
@@ -15,7 +14,7 @@ from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_de
 from georesolver_core.routing.distributed import DistConfig, run_headless
 from georesolver_core.routing.dmg import DMGConfig
 from georesolver_core.routing.quality import quality_sweep
-from georesolver_core.routing.traffic import MAX_TRAFFIC_BYTES, load_traffic_report
+from georesolver_core.routing.traffic import MAX_TRAFFIC_BYTES, load_traffic_report, traffic_runs, traffic_table
 from georesolver_core.theory.routing import routing_entropy_bound
 from georesolver_core.viz.routing import (
     comm_figure,
@@ -339,45 +338,23 @@ with tabs[3]:
             runs, source = [state["rt_comm_live"]], "live run"
         if not runs and ASSET.exists():
             runs, source = (
-                json.loads(ASSET.read_text())["runs"],
+                load_traffic_report(ASSET.read_text()),
                 "the repository's headless run (assets/routing_comm.json)",
             )
-        rows = [r for run in runs for r in run["rows"]]
+        typed = traffic_runs(runs)
+        rows = [r for run in typed for r in run.rows]
         if rows:
             st.caption(f"Source: {source}.")
             per = st.segmented_control("Per", ["batch", "query"], default="batch", key="rt_comm_per") or "batch"
             ui.chart(comm_figure(rows, per=per), key="rt_comm_fig")
-            table = pd.DataFrame(
-                [
-                    {
-                        k: r[k]
-                        for k in (
-                            "protocol",
-                            "world_size",
-                            "batch",
-                            "bytes",
-                            "messages",
-                            "bytes_per_query",
-                            "messages_per_query",
-                            "dropped_slots",
-                        )
-                    }
-                    for r in rows
-                ]
-            )
+            table = pd.DataFrame(traffic_table(typed))
             st.dataframe(table, hide_index=True, key="rt_comm_table")
             ui.download_csv("Download the traffic table (CSV)", table, "routing_traffic.csv", "rt_comm_dl")
-            for run in runs:
-                diffs = (
-                    run["max_abs_diff"] if isinstance(run["max_abs_diff"], dict) else {"all": run["max_abs_diff"]}
-                )
-                same = (
-                    run["same_indices"] if isinstance(run["same_indices"], dict) else {"all": run["same_indices"]}
-                )
-                differ = ", ".join(f"{ui.escape_md(k)} {float(v):.2g}" for k, v in diffs.items())
-                other = [ui.escape_md(k) for k, v in same.items() if not v]
+            for run in typed:
+                differ = ", ".join(f"{ui.escape_md(k)} {float(v):.2g}" for k, v in run.max_abs_diff.items())
+                other = [ui.escape_md(k) for k, v in run.same_indices.items() if not v]
                 st.caption(
-                    f"P = {run['config']['world_size']}: largest |distributed - single-process| output per protocol: "
+                    f"P = {run.world_size}: largest |distributed - single-process| output per protocol: "
                     f"{differ}. Top-K choices: "
                     + (
                         f"differ for {', '.join(other)}."

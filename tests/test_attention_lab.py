@@ -284,14 +284,16 @@ def test_attention_lab_rows_sum_to_one_and_bound_holds(geometry, n, dtype):
     expected = pairwise_distance(q, k, geometry=geometry)[0].numpy() ** 2
     np.testing.assert_allclose(lab.sq_dist, expected, rtol=1e-4, atol=1e-6)
     if n > 1:
-        assert lab.stats["W_j for q = k_j"] >= lab.stats["bound 1/(1+eps(n-1)/(r^2+eps))"] * (1 - 1e-5)
-        assert 1 <= lab.stats["effective rank of K"] <= n + 1e-9
+        assert lab.stats.retrieval_weight >= lab.stats.retrieval_bound * (1 - 1e-5)
+        assert 1 <= lab.stats.eff_rank <= n + 1e-9
         ret = lab.retrieval
-        assert (ret.key, ret.weight, ret.verdict) == (n - 1, lab.stats["W_j for q = k_j"], HOLDS)
-        assert ret.bound == lab.stats["bound 1/(1+eps(n-1)/(r^2+eps))"]
-        assert lab.degraded == (lab.stats["degradation index eps(n-1)/d_min^2"] >= th.DEGRADATION_THRESHOLD)
+        assert (ret.key, ret.weight, ret.verdict) == (n - 1, lab.stats.retrieval_weight, HOLDS)
+        assert ret.bound == lab.stats.retrieval_bound
+        assert lab.degraded == (lab.stats.degradation_index >= th.DEGRADATION_THRESHOLD)
+        assert lab.stats.to_dict()["effective rank of K"] == lab.stats.eff_rank  # the export keeps its labels
     else:
         assert lab.retrieval is None and lab.degraded is None
+        assert "key separation d_min" not in lab.stats.to_dict()  # no pairs: not measured, not exported
 
 
 def test_retrieval_verdict_allows_float32_rounding_only():

@@ -35,10 +35,10 @@ def test_lab_errors_are_the_dequantised_errors(lab):
     keys = random_keys(300, 16, "tanh", torch.Generator().manual_seed(0)).float()
     err = ((hcc_quantize(keys, bits_dir=4, bits_radius=6).dequantize() - keys) ** 2).sum(-1)
     assert np.allclose(lab.errors, err.double().numpy())
-    assert lab.stats["keys over the bound (HCC)"] == int((err > hcc_error_bound(4, 6)).sum())
+    assert lab.stats.keys_over_bound == int((err > hcc_error_bound(4, 6)).sum())
     assert set(lab.sweep["method"]) == set(QUANTIZERS)
     # the baseline gets the largest width whose real bytes fit in HCC's
-    assert lab.stats["bits per key (baseline)"] <= lab.stats["bits per key (HCC)"]
+    assert lab.stats.bits_per_key_baseline <= lab.stats.bits_per_key_hcc
 
 
 def test_storage_layout_equals_real_bytes_for_cache_shapes():

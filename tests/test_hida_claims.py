@@ -57,7 +57,7 @@ def test_cost_scaling_reports_times_slopes_and_targets():
     assert rep.seconds["c-hida"][1] is None and rep.slopes["c-hida"] is None  # one point: no slope
     assert all(t > 0 for t in rep.seconds["fp-hida"]) and rep.slopes["fp-hida"] is not None
     assert rep.peak_mb["l-hida"] == [None, None]  # memory=False
-    judged = {j["kernel"]: j["met"] for j in judge_slopes(rep)}
+    judged = {j.kernel: j.met for j in judge_slopes(rep)}
     assert judged["c-hida"] is None
     assert "FP-HIDA" in format_scaling(rep)
     assert fitted_slope([1, 2, 4], [1, 4, 16]) == pytest.approx(2.0)
@@ -93,8 +93,8 @@ def test_scaling_page_judgement_is_proposition1_within_tolerance():
         lens, ["hida", "fp-hida", "l-hida"], seconds={k: [1.0, 1.0] for k in ("hida", "fp-hida", "l-hida")}
     )
     rep.slopes = {"hida": 2.1, "fp-hida": 0.3, "l-hida": -0.2}
-    judged = {j["kernel"]: j for j in judge_slopes(rep)}
-    assert judged["hida"]["met"] and not judged["fp-hida"]["met"] and not judged["l-hida"]["met"]
-    assert judged["fp-hida"]["predicted"] == pytest.approx(predicted_exponent("fp-hida", 256, 2048))
+    judged = {j.kernel: j for j in judge_slopes(rep)}
+    assert judged["hida"].met and not judged["fp-hida"].met and not judged["l-hida"].met
+    assert judged["fp-hida"].predicted == pytest.approx(predicted_exponent("fp-hida", 256, 2048))
     assert predicted_exponent("fp-hida", 256, 2048) > 1.0  # n log n grows faster than n
     assert PROPOSITION1_TOLERANCE > 0

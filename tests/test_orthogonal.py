@@ -188,7 +188,7 @@ def test_mixers_match_parameter_counts_and_orthogonal_kinds_keep_the_norm(one_th
 def test_figures_build_from_an_operator_view():
     view = operator_view(1e4, 0.5, 2.0, 45, 30, 60)
     assert abs(abs(view.theta) - math.pi) < 1e-3  # beta = 1e4: close to, but not at, pi
-    assert view.defects["Cayley Q"] < 1e-12 and view.defects["DDL"] < 1e-12
+    assert view.defects.cayley < 1e-12 and view.defects.ddl < 1e-12
     fig = operator_figure(view)
     assert len(fig.data) == 3 + len(view.images)
     assert len(eigenvalue_figure(view).data) == 4

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from georesolver_core.attention.kernel import ida_weights, softmax_weights
+from georesolver_core.attention.lab_stats import LabStats
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.reference import ida_weights_from_sq, inverse_sq
 from georesolver_core.geometry import (
@@ -324,7 +325,7 @@ class Lab:
     softmax: np.ndarray  # (1 + n, n)
     sq_dist: np.ndarray  # (n,) d(q, k_j)^2
     sweep: EpsSweep
-    stats: dict  # name -> float: separation, effective rank, degradation index, retrieval bound ...
+    stats: LabStats  # separation, effective rank, degradation index, retrieval bound ...
     retrieval: Retrieval | None = None  # the exact-retrieval verdict when the query sits on a key (n >= 2)
     degraded: bool | None = None  # section 2.8: eps (n-1)/d_min^2 >= 1/2 for these keys (None: n = 1)
 
@@ -367,12 +368,13 @@ def attention_lab(
                       temperature=temperature, geometry=geometry, c=c)  # fmt: skip
     w0 = w_ida[0]
     retrieval = degraded = None
-    stats = {
-        "largest IDA weight": float(w0.max()),
-        "effective number of keys (IDA)": float(1.0 / (w0**2).sum()),
-        "effective number of keys (softmax)": float(1.0 / (w_soft[0] ** 2).sum()),
-        "distance to the nearest key": float(sq.min().sqrt()),
-    }
+    head = dict(
+        largest_weight=float(w0.max()),
+        eff_keys_ida=float(1.0 / (w0**2).sum()),
+        eff_keys_softmax=float(1.0 / (w_soft[0] ** 2).sum()),
+        nearest_key_distance=float(sq.min().sqrt()),
+    )
+    pairs = {}
     if n >= 2:
         sq_kk = pairwise_sq_distance(keys, keys, geometry=geometry, c=c)  # (n, n), float64, computed once
         msd = float(sq_kk.sum() / (n * (n - 1)))
@@ -380,19 +382,19 @@ def attention_lab(
         r = sq_kk.fill_diagonal_(math.inf).amin(dim=-1).sqrt()  # (n,) nearest other key
         d_min = float(r.min())
         degraded = bool(th.in_degradation_regime(eps, n, d_min))
-        stats |= {
-            "key separation d_min": d_min,
-            "mean squared key distance": msd,
-            "effective rank of K": eff,
-            "stated eff-rank bound": float(th.effective_rank_bound(n, eps, d_min)),
-            "degradation index eps(n-1)/d_min^2": float(th.degradation_index(eps, n, d_min)),
-            "advised eps (0.01 E d^2)": float(th.recommended_eps(msd)),
-            "largest eps outside the regime": float(th.max_safe_eps(n, d_min)),
-        }
+        pairs = dict(
+            d_min=d_min,
+            mean_sq_distance=msd,
+            eff_rank=eff,
+            eff_rank_bound=float(th.effective_rank_bound(n, eps, d_min)),
+            degradation_index=float(th.degradation_index(eps, n, d_min)),
+            advised_eps=float(th.recommended_eps(msd)),
+            max_safe_eps=float(th.max_safe_eps(n, d_min)),
+        )
         if mode == "key":
             retrieval = retrieval_check(float(w0[j]), th.retrieval_weight_lower_bound(eps, n, float(r[j])), j)
-            stats["W_j for q = k_j"] = retrieval.weight
-            stats["bound 1/(1+eps(n-1)/(r^2+eps))"] = retrieval.bound
+            pairs |= dict(retrieval_weight=retrieval.weight, retrieval_bound=retrieval.bound)
+    stats = LabStats(**head, **pairs)
     return Lab(
         keys=keys.numpy(),
         query=q.numpy(),

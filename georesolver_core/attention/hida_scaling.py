@@ -217,7 +217,19 @@ def _fit(rep: ScalingReport) -> ScalingReport:
     return rep
 
 
-def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> list[dict]:
+@dataclass(frozen=True)
+class SlopeJudgement:
+    """One kernel's fitted log-log slope against Proposition 1's exponent."""
+
+    kernel: str  # ATTENTION key
+    label: str  # its display name
+    slope: float | None  # fitted exponent (None: fewer than two lengths timed)
+    predicted: float  # Proposition 1's exponent over the lengths timed
+    target: str  # "p +- tol", as printed
+    met: bool | None  # |slope - predicted| <= tol (None: not measured)
+
+
+def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> list[SlopeJudgement]:
     """Each fitted slope against Proposition 1 (``predicted_exponent``): met when
     |slope - predicted| <= tol, the rule of the claim ``prop1-cost-classes``. A slope far below its
     prediction (fixed costs dominating short lengths) is not met either: it says nothing for the claim."""
@@ -229,7 +241,7 @@ def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> lis
         p = predicted_exponent(kern, n_lo, n_hi)
         met = None if s is None else bool(abs(s - p) <= tol)
         target = f"{p:.2f} +- {tol:g}"
-        out.append({"kernel": kern, "label": label(kern), "slope": s, "predicted": p, "target": target, "met": met})
+        out.append(SlopeJudgement(kern, label(kern), s, p, target, met))
     return out
 
 
@@ -249,11 +261,11 @@ def format_scaling(rep: ScalingReport) -> str:
             cells.append(f"{'-':>12}" if val is None else f"{val:12.4g}")
         lines.append(f"{n:>7} " + " ".join(cells))
     judged = judge_slopes(rep)
-    width = max((len(j["label"]) for j in judged), default=0)
+    width = max((len(j.label) for j in judged), default=0)
     for j in judged:
-        s = "n/a" if j["slope"] is None else f"{j['slope']:.3f}"
-        verdict = {True: "met", False: "NOT met", None: "not measured"}[j["met"]]
-        lines.append(f"{j['label']:<{width}} slope {s:>6}  target {j['target']:<20} {verdict}")
+        s = "n/a" if j.slope is None else f"{j.slope:.3f}"
+        verdict = {True: "met", False: "NOT met", None: "not measured"}[j.met]
+        lines.append(f"{j.label:<{width}} slope {s:>6}  target {j.target:<20} {verdict}")
     return "\n".join(lines)
 
 
@@ -293,7 +305,7 @@ def scaling_main(args: argparse.Namespace) -> int:
         print(f"bench: {err}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump({**asdict(rep), "targets": judge_slopes(rep)}, sys.stdout, indent=1)
+        json.dump({**asdict(rep), "targets": [asdict(j) for j in judge_slopes(rep)]}, sys.stdout, indent=1)
         print()
     else:
         print(format_scaling(rep))

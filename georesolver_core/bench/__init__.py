@@ -2,6 +2,7 @@
 
 - ``run``: the timed kernels, the configuration, the run and the command line;
 - ``report``: the JSON report's targets, table, scaling evidence, validation and text;
+- ``report_view``: the typed values a page reads of a report (header, targets, the live merge);
 - ``memory``: the peak-memory probe reported beside each time.
 """
 
@@ -19,6 +20,14 @@ from georesolver_core.bench.report import (
     load_report,
     report_table,
     validate_report,
+)
+from georesolver_core.bench.report_view import (
+    ReportHeader,
+    Target,
+    has_memory,
+    merge_length,
+    report_header,
+    report_targets,
 )
 from georesolver_core.bench.run import (
     FUSED,
@@ -41,16 +50,22 @@ __all__ = [
     "TARGET_RATIO",
     "TARGET_SEQ_LEN",
     "BenchConfig",
+    "ReportHeader",
+    "Target",
     "add_arguments",
     "complexity_evidence",
     "format_table",
+    "has_memory",
     "judge",
     "load_report",
     "main",
     "memory_check",
     "memory_method",
+    "merge_length",
     "peak_memory_mb",
+    "report_header",
     "report_table",
+    "report_targets",
     "run_benchmark",
     "validate_report",
 ]

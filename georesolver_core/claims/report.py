@@ -20,12 +20,22 @@ import json
 import platform
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from georesolver_core.claims.registry import CLAIMS, run_claim
 
-__all__ = ["build_report", "load_report", "missing_keys", "write_report"]
+__all__ = [
+    "ClaimPart",
+    "ClaimRecord",
+    "ReportSettings",
+    "build_report",
+    "load_report",
+    "missing_keys",
+    "report_settings",
+    "write_report",
+]
 
 REQUIRED = ("version", "settings", "claims")
 
@@ -101,3 +111,81 @@ def _check(report, where: str) -> None:
         isinstance(r, dict) and "key" in r for r in report["claims"]
     ):
         raise ValueError(f"claims report {where!r}: 'claims' must be a list of measured claims with a 'key'")
+
+
+# --- Typed views a page reads (the document stays plain JSON: figures and downloads use it) ------------
+
+
+@dataclass(frozen=True)
+class ClaimPart:
+    """One part of a claim with parts: its name, verdict and margin."""
+
+    part: str
+    verdict: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One measured claim (a ``run_claim`` result, shipped or measured now), with named fields."""
+
+    key: str
+    section: str  # where the paper states it
+    statement: str
+    bound_text: str  # the bound as a formula
+    relation: str  # how measured is compared with the bound, in words
+    page: str  # url path of the page that shows it
+    verdict: str  # one of VERDICTS
+    summary: str  # the margin, or the counter-example
+    measured_value: float  # headline number
+    bound_value: float  # the bound at the headline point
+    what: str  # what the two headline numbers are, with their unit
+    seconds: float  # measurement time
+    reading: str = ""  # the reading of the statement judged
+    parts: tuple[ClaimPart, ...] = ()
+    settings: str = ""  # how it was measured when not shipped ("small sweeps", "full settings")
+    result: dict = field(default_factory=dict, repr=False, compare=False)  # the JSON document, for figures
+
+    @classmethod
+    def from_result(cls, result: dict, settings: str = "") -> ClaimRecord:
+        """The record of a ``run_claim`` result; ``ValueError`` naming the first missing field."""
+        need = ("key", "section", "statement", "bound_text", "relation", "page", "verdict", "summary",
+                "measured_value", "bound_value", "y_label", "seconds")  # fmt: skip
+        missing = [k for k in need if k not in result]
+        if missing:
+            raise ValueError(f"claim result {result.get('key')!r} must have the field {missing[0]!r}")
+        return cls(
+            key=result["key"],
+            section=result["section"],
+            statement=result["statement"],
+            bound_text=result["bound_text"],
+            relation=result["relation"],
+            page=result["page"],
+            verdict=result["verdict"],
+            summary=result["summary"],
+            measured_value=result["measured_value"],
+            bound_value=result["bound_value"],
+            what=result.get("headline") or result["y_label"],
+            seconds=result["seconds"],
+            reading=result.get("reading") or "",
+            parts=tuple(ClaimPart(p["part"], p["verdict"], p["summary"]) for p in result.get("parts") or ()),
+            settings=settings,
+            result=result,
+        )
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """How a report document was measured."""
+
+    version: str  # georesolver_core.__version__
+    quick: bool  # small sweeps
+    torch: str
+    generated_utc: str
+    seconds: float  # the whole run
+
+
+def report_settings(report: dict) -> ReportSettings:
+    """The settings of a report document (``load_report``)."""
+    s = report["settings"]
+    return ReportSettings(report["version"], bool(s["quick"]), s["torch"], s["generated_utc"], s["seconds"])

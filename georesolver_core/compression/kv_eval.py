@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -140,6 +141,52 @@ def best_at(report: dict, bits: int) -> dict | None:
     """The quantiser (not float) with the smallest loss increase at ``bits`` bits per coordinate."""
     rows = [r for r in report["rows"] if r["bits"] == bits and r["method"] != "float"]
     return min(rows, key=lambda r: r["loss_increase"]) if rows else None
+
+
+@dataclass(frozen=True)
+class KVBest:
+    """The best quantiser at one bit width: its method and loss increase (nats per character)."""
+
+    method: str
+    loss_increase: float
+
+
+@dataclass(frozen=True)
+class KVSummary:
+    """What a page prints of a KV report (``checkpoint_report`` or ``live_report``)."""
+
+    attention: str  # the model's attention kind
+    n_layers: int
+    d_model: int
+    n_heads: int
+    steps: int  # training steps
+    windows: int  # validation windows
+    context: int  # characters per window
+    corpus: str
+    float_loss: float  # nats per character with float keys
+    rows: list[dict]  # the sweep (method, bits, bytes_per_key, loss, kl, loss_increase, pareto), for figures
+    best: dict[int, KVBest | None]  # bits -> ``best_at`` (None: no quantiser at that width)
+    hcc_on_front: bool  # some HCC row is on the Pareto front
+
+
+def kv_summary(report: dict, bits=(3, 4)) -> KVSummary:
+    """The named fields of a KV report, its best quantiser at each of ``bits`` and whether HCC is on the front."""
+    m = report["model"]
+    best = {b: best_at(report, b) for b in bits}
+    return KVSummary(
+        attention=m["attention"],
+        n_layers=m["n_layers"],
+        d_model=m["d_model"],
+        n_heads=m["n_heads"],
+        steps=report["steps"],
+        windows=report["windows"],
+        context=report["context"],
+        corpus=report["corpus"],
+        float_loss=report["float_loss"],
+        rows=report["rows"],
+        best={b: None if r is None else KVBest(r["method"], r["loss_increase"]) for b, r in best.items()},
+        hcc_on_front=any(r["pareto"] for r in report["rows"] if r["method"].startswith("hcc")),
+    )
 
 
 def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None) -> dict:

@@ -8,6 +8,7 @@ tested equal to the real ``nbytes``), to every layer and head of a model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ import torch
 from georesolver_core.compression.methods import QUANTIZERS, quantize, storage_nbytes
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import one_cpu_thread
+from georesolver_core.results import labelled
 from georesolver_core.theory.compression import hcc_compression_ratio, hcc_error_bound, kv_cache_bytes
 from georesolver_core.validate import check_positive_int
 
@@ -36,6 +38,41 @@ MODELS = {
 
 
 @dataclass(frozen=True)
+class LabStats:
+    """The page's headline numbers: HCC (Theorem 6.1, section 6) beside the baseline at the same budget."""
+
+    bytes_hcc: int  # CompressedKeys.nbytes, every key packed
+    bits_per_key_hcc: float  # measured: 8 nbytes / n
+    bits_per_key_stated: int  # (d - 1) b + b_r
+    ratio_measured: float  # 32 d / bits per key
+    ratio_formula: float  # hcc_compression_ratio(d, b, b_r)
+    max_err_hcc: float  # max_i ||k_i - k_hat_i||^2
+    mean_err_hcc: float
+    keys_over_bound: int  # keys whose HCC error exceeds Theorem 6.1's bound
+    bits_per_key_baseline: float
+    max_err_baseline: float
+    mean_err_baseline: float
+
+    LABELS: ClassVar[dict[str, str]] = {
+        "bytes_hcc": "bytes stored (HCC)",
+        "bits_per_key_hcc": "bits per key (HCC)",
+        "bits_per_key_stated": "bits per key (stated, (d-1) b + b_r)",
+        "ratio_measured": "ratio vs float32 (measured)",
+        "ratio_formula": "ratio vs float32 (formula)",
+        "max_err_hcc": "max ||k - k_hat||^2 (HCC)",
+        "mean_err_hcc": "mean ||k - k_hat||^2 (HCC)",
+        "keys_over_bound": "keys over the bound (HCC)",
+        "bits_per_key_baseline": "bits per key (baseline)",
+        "max_err_baseline": "max ||k - k_hat||^2 (baseline)",
+        "mean_err_baseline": "mean ||k - k_hat||^2 (baseline)",
+    }
+
+    def to_dict(self) -> dict:
+        """The numbers under their labels, for a table or an export."""
+        return labelled(self, self.LABELS)
+
+
+@dataclass(frozen=True)
 class CompressionLab:
     """One configuration of the page, measured."""
 
@@ -46,7 +83,7 @@ class CompressionLab:
     errors: np.ndarray  # (n_used,) ||k - k_hat||^2 with HCC
     baseline_errors: np.ndarray  # (n_used,) with the baseline
     bound: float  # Theorem 6.1 at (b, b_r)
-    stats: dict  # headline numbers, label -> value
+    stats: LabStats  # headline numbers
     disk_keys: np.ndarray  # (DISK_KEYS, 2) d = 2 keys of the same kind
     disk_hcc: np.ndarray  # (DISK_KEYS, 2) their HCC reconstruction
     disk_baseline: np.ndarray  # (DISK_KEYS, 2) and the baseline's
@@ -151,19 +188,19 @@ def _lab(
                 ).ratio(32),
             }
         )
-    stats = {
-        "bytes stored (HCC)": ck.nbytes,
-        "bits per key (HCC)": ck.bits_per_key,
-        "bits per key (stated, (d-1) b + b_r)": (d - 1) * bits_dir + bits_radius,
-        "ratio vs float32 (measured)": ck.ratio(32),
-        "ratio vs float32 (formula)": float(hcc_compression_ratio(d, bits_dir, bits_radius)),
-        "max ||k - k_hat||^2 (HCC)": float(errors.max()),
-        "mean ||k - k_hat||^2 (HCC)": float(errors.mean()),
-        "keys over the bound (HCC)": int((errors > bound).sum()),
-        "bits per key (baseline)": cb.bits_per_key,
-        "max ||k - k_hat||^2 (baseline)": float(base_errors.max()),
-        "mean ||k - k_hat||^2 (baseline)": float(base_errors.mean()),
-    }
+    stats = LabStats(
+        bytes_hcc=ck.nbytes,
+        bits_per_key_hcc=ck.bits_per_key,
+        bits_per_key_stated=(d - 1) * bits_dir + bits_radius,
+        ratio_measured=ck.ratio(32),
+        ratio_formula=float(hcc_compression_ratio(d, bits_dir, bits_radius)),
+        max_err_hcc=float(errors.max()),
+        mean_err_hcc=float(errors.mean()),
+        keys_over_bound=int((errors > bound).sum()),
+        bits_per_key_baseline=cb.bits_per_key,
+        max_err_baseline=float(base_errors.max()),
+        mean_err_baseline=float(base_errors.mean()),
+    )
     return CompressionLab(
         hopt,
         baseline,

@@ -118,6 +118,16 @@ def norm_and_gain(kinds, depths, dim=16, seed=0, branch=0.0, batch=64) -> tuple[
 
 
 @dataclass(frozen=True)
+class OperatorDefects:
+    """||M^T M - I||_2 of each operator of the 3-D view (seed 003: 0 for Cayley and Householder)."""
+
+    cayley: float  # Q
+    householder: float  # H(k)
+    hybrid: float  # G = (1 - gamma) Q + gamma H, at most 4 gamma (1 - gamma)
+    ddl: float  # I - beta k k^T, |beta (beta - 2)|
+
+
+@dataclass(frozen=True)
 class OperatorView:
     x: np.ndarray  # (3,) the input vector
     images: dict[str, np.ndarray]  # operator name -> (3,) image of x
@@ -126,7 +136,7 @@ class OperatorView:
     k: np.ndarray
     eigenvalues: np.ndarray  # complex (3,) of Q, closed form
     eigenvalues_numeric: np.ndarray  # complex (3,) of Q by torch.linalg.eigvals
-    defects: dict[str, float]  # operator name -> ||M^T M - I||_2
+    defects: OperatorDefects
     theta: float  # rotation angle of Q in radians
 
 
@@ -168,6 +178,11 @@ def operator_view(
         k=k.numpy(),
         eigenvalues=ev,
         eigenvalues_numeric=torch.linalg.eigvals(mats["Cayley Q"]).numpy(),
-        defects={name: orthogonality_defect(m) for name, m in mats.items()},
+        defects=OperatorDefects(
+            cayley=orthogonality_defect(mats["Cayley Q"]),
+            householder=orthogonality_defect(mats["Householder H"]),
+            hybrid=orthogonality_defect(mats["hybrid G"]),
+            ddl=orthogonality_defect(mats["DDL"]),
+        ),
         theta=float(np.angle(ev[0])),
     )

@@ -10,6 +10,7 @@ further down, and no text of the file reaches a caption (the captions print numb
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from georesolver_core.routing.distributed import PROTOCOLS
 from georesolver_core.uploads import read_json
@@ -98,3 +99,40 @@ def load_traffic_report(data: bytes | str, max_bytes: int = MAX_TRAFFIC_BYTES) -
     if "runs" in doc:
         return [_check_run(f"runs[{i}]", run) for i, run in enumerate(_list("runs", doc["runs"], MAX_RUNS))]
     return [_check_run("run", doc)]
+
+
+# the traffic table's columns, in order (the page's table and its CSV)
+TABLE_COLUMNS = ("protocol", "world_size", "batch", "bytes", "messages", "bytes_per_query", "messages_per_query",
+                 "dropped_slots")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrafficRun:
+    """One run of a traffic report, as the page reads it."""
+
+    world_size: int  # P, the processes
+    rows: list[dict]  # one per protocol and batch size: the ROW_FIELDS and the protocol
+    max_abs_diff: dict[str, float]  # protocol -> max |distributed - single-process| output
+    same_indices: dict[str, bool]  # protocol -> Top-K choices identical to single-process GSR
+
+
+def traffic_runs(runs: list[dict]) -> list[TrafficRun]:
+    """Typed runs of a report document (``load_traffic_report`` or ``DistResult.to_dict``); a run that
+    records one number (or flag) for every protocol together gets it under the name "all"."""
+    out = []
+    for run in runs:
+        diff, same = run["max_abs_diff"], run["same_indices"]
+        out.append(
+            TrafficRun(
+                world_size=run["config"]["world_size"],
+                rows=list(run["rows"]),
+                max_abs_diff=diff if isinstance(diff, dict) else {"all": diff},
+                same_indices=same if isinstance(same, dict) else {"all": same},
+            )
+        )
+    return out
+
+
+def traffic_table(runs: list[TrafficRun]) -> list[dict]:
+    """Every row of every run, with the TABLE_COLUMNS only (one dict per row, for a DataFrame)."""
+    return [{k: r[k] for k in TABLE_COLUMNS} for run in runs for r in run.rows]
