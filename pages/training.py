@@ -216,14 +216,16 @@ def live() -> None:
     tr = shown.trainer
     final = tr.final()
     st.progress(
-        min(tr.step / tr.config.steps, 1.0), text=f"run #{shown.id} ({shown.status}): step {tr.step} of {tr.config.steps}"
+        min(tr.step / tr.config.steps, 1.0),
+        text=f"run #{shown.id} ({shown.status}): step {tr.step} of {tr.config.steps}",
     )
     if tr.diverged:
         st.error(tr.message)
     m1, m2, m3 = st.columns(3)
     if shown.spec.task == "text":
         m1.metric("validation bits/char", "n/a" if final.loss is None else f"{bits_per_char(final.loss):.3f}")
-        m2.metric("training bits/char", "n/a" if final.train_loss is None else f"{bits_per_char(final.train_loss):.3f}")
+        train_bits = "n/a" if final.train_loss is None else f"{bits_per_char(final.train_loss):.3f}"
+        m2.metric("training bits/char", train_bits)
     else:
         m1.metric("test accuracy", "n/a" if final.accuracy is None else f"{final.accuracy:.3f}")
         m2.metric("training loss", "n/a" if final.train_loss is None else f"{final.train_loss:.4f}")
@@ -256,9 +258,10 @@ def _runs_table() -> None:
         [
             {
                 "run": r.id, "model": r.spec.label, "task": r.spec.task, "size": r.spec.size,
-                "d_model": r.spec.model.d_model, "blocks": r.spec.model.n_layers, "eps": r.spec.model.attention.eps,
-                "gate": r.spec.model.gating, "lr": r.trainer.config.lr, "steps": r.trainer.step,
-                "test accuracy": r.trainer.final().accuracy, "seconds": round(r.trainer.seconds, 2), "status": r.status,
+                "d_model": r.spec.model.d_model, "blocks": r.spec.model.n_layers,
+                "eps": r.spec.model.attention.eps, "gate": r.spec.model.gating, "lr": r.trainer.config.lr,
+                "steps": r.trainer.step, "test accuracy": r.trainer.final().accuracy,
+                "seconds": round(r.trainer.seconds, 2), "status": r.status,
             }
             for r in runs
         ]
@@ -392,10 +395,12 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
         st.markdown(f"Checkpoint of **{upload.spec.kernel}** on **{upload.spec.task}**, step {upload.step}.")
         if st.button("Continue this run", key="trn_continue"):
             try:
-                trainer = resume(copy.deepcopy(upload.data))  # the kept upload stays as read: training updates in place
+                # a copy: the kept upload stays as read, training updates in place
+                trainer = resume(copy.deepcopy(upload.data))
             except (ValueError, KeyError, TypeError) as err:  # a checkpoint this version cannot rebuild
                 st.error(
-                    f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the train command."
+                    f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the "
+                    "train command."
                 )
             else:
                 _stop_active()

@@ -251,3 +251,27 @@ def test_every_task_trains_a_few_steps(name):
     t = build_trainer(spec, TrainConfig(steps=2, batch_size=8, eval_every=2))
     t.run()
     assert t.step == 2 and math.isfinite(t.history[-1]["loss"]) and t.history[-1]["test_accuracy"] is not None
+
+
+def test_hida_size_flags_reach_the_nested_attention_config_and_the_baseline_drops_them(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    spec = cli._spec(parser.parse_args("--attention fp-hida --window 2 --globals 1 --d-model 16".split()))
+    assert (spec.kernel, spec.model.attention.window, spec.model.attention.n_global) == ("fp-hida", 2, 1)
+    base = spec.with_kernel("softmax").model.attention
+    assert (base.kernel, base.window, base.n_global, base.d_model) == ("softmax", None, None, 16)
+    assert cli._spec(parser.parse_args("--kernel l-hida --anchors 3".split())).model.attention.n_anchors == 3
+    assert cli_main(["train", "--out", str(tmp_path), "--window", "2"]) == 2  # ida reads no window
+    assert "window applies to kernel fp-hida only" in capsys.readouterr().err
+
+
+def test_final_is_a_frozen_result_whose_dict_is_the_json_final():
+    t = build_trainer(SMALL, TrainConfig(steps=2, batch_size=8, eval_every=2))
+    t.run()
+    final = t.final()
+    with pytest.raises(AttributeError):
+        final.steps = 3  # frozen
+    assert list(final.to_dict()) == [
+        "accuracy", "loss", "train_loss", "steps", "seconds", "cpu_seconds", "diverged", "message"
+    ]  # fmt: skip
+    assert final.to_dict()["steps"] == final.steps == 2 and final.accuracy == t.history[-1]["test_accuracy"]

@@ -56,7 +56,10 @@ class AttentionConfig:
             check_positive_int(name, value, 1, MAX_HIDA_SIZE)
             if name not in ATTENTION[self.kernel].sizes:
                 users = sorted(k for k, kind in ATTENTION.items() if name in kind.sizes)
-                raise ValueError(f"{name} applies to kernel {' or '.join(users)} only (kernel is {self.kernel!r}): leave it None")
+                raise ValueError(
+                    f"{name} applies to kernel {' or '.join(users)} only "
+                    f"(kernel is {self.kernel!r}): leave it None"
+                )
 
     def with_kernel(self, kernel: str) -> AttentionConfig:
         """The same layer with another kernel; the HIDA sizes that kernel does not read are dropped."""

@@ -44,7 +44,8 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
     from georesolver_core.claims import gate_search as gs
 
     attention = AttentionConfig(d_model=16 if quick else 32, n_heads=2)
-    spec = RunSpec(task="recall", size=4 if quick else 8, model=ModelConfig(n_layers=1 if quick else 2, attention=attention))
+    model = ModelConfig(n_layers=1 if quick else 2, attention=attention)
+    spec = RunSpec(task="recall", size=4 if quick else 8, model=model)
     with one_cpu_thread():
         trainer = build_trainer(
             spec, TrainConfig(steps=30 if quick else 400, batch_size=32, eval_every=10**6, lr=1e-2)

@@ -57,7 +57,8 @@ class ModelConfig:
             check_positive_int("mlp_hidden", self.mlp_hidden, 1, 16 * MAX_WIDTH)
         if self.attention.n_global is not None and self.attention.n_global > self.max_len:
             raise ValueError(
-                f"n_global must be at most the sequence length max_len = {self.max_len} (got {self.attention.n_global})"
+                f"n_global must be at most the sequence length max_len = {self.max_len} "
+                f"(got {self.attention.n_global})"
             )
         check_memory(
             "this model's weights, gradients and optimiser moments",
@@ -106,7 +107,9 @@ class GeoResolverModel(nn.Module):
         self.embed = nn.Linear(config.d_in, C)
         self.pos = nn.Parameter(torch.randn(config.max_len, C) * 0.02)
         self.blocks = nn.ModuleList(
-            GeoResolverBlock(config.attention, mlp_hidden=config.hidden, gating=config.gating, memory=_memory_module(config))
+            GeoResolverBlock(
+                config.attention, mlp_hidden=config.hidden, gating=config.gating, memory=_memory_module(config)
+            )
             for _ in range(config.n_layers)
         )
         self.ln_f = nn.LayerNorm(C)
@@ -140,7 +143,11 @@ def softmax_baseline(config: ModelConfig) -> ModelConfig:
     """A plain softmax transformer of the same width, depth and heads, and (to within one MLP unit
     per layer) the same parameter count: the gate's and memory's parameters go to a wider MLP."""
     base = replace(
-        config, attention=config.attention.with_kernel("softmax"), gating=False, memory="none", mlp_hidden=config.hidden
+        config,
+        attention=config.attention.with_kernel("softmax"),
+        gating=False,
+        memory="none",
+        mlp_hidden=config.hidden,
     )
     extra = _count(config) - _count(base)  # gate (+ memory) parameters of the GeoResolver model
     per_unit = config.n_layers * (2 * config.d_model + 1)  # one more MLP unit in every layer

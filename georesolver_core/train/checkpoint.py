@@ -45,7 +45,9 @@ def upgrade_model_keys(model: dict) -> dict:
 # Before a run held a model config holding an attention config (RunSpec.model.attention), meta.spec
 # was flat: these of its fields moved into the model config, and these (old name: new name) into its attention.
 _FLAT_MODEL_FIELDS = ("n_layers", "gating", "memory")
-_FLAT_ATTENTION_FIELDS = {"attention": "kernel", "d_model": "d_model", "n_heads": "n_heads", "eps": "eps", "c": "c"}
+_FLAT_ATTENTION_FIELDS = {
+    "attention": "kernel", "d_model": "d_model", "n_heads": "n_heads", "eps": "eps", "c": "c"
+}  # fmt: skip
 
 
 def upgrade_spec(spec: dict) -> dict:

@@ -45,8 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eps", type=float, default=0.1)
     p.add_argument("--window", type=int, default=None, help="fp-hida: band half-width w (default ceil(log2 T))")
     p.add_argument(
-        "--globals", dest="n_global", type=int, default=None, help="fp-hida: global tokens g (default ceil(log2 T))"
-    )
+        "--globals", dest="n_global", type=int, default=None,
+        help="fp-hida: global tokens g (default ceil(log2 T))",
+    )  # fmt: skip
     p.add_argument("--anchors", dest="n_anchors", type=int, default=None, help="l-hida: anchors m (default 16)")
     p.add_argument(
         "--summaries", dest="n_summaries", type=int, default=None, help="c-hida: summaries c (default 16)"
