@@ -86,7 +86,8 @@ with st.container(border=True):
         help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
     )  # fmt: skip
     sizes = {}  # the HIDA sizes this kernel reads (the registry's list); empty: the paper's default
-    for col, name in zip(st.columns(4), ATTENTION[model].sizes, strict=False):
+    names = ATTENTION[model].sizes
+    for col, name in zip(st.columns(4) if names else [], names, strict=False):
         sizes[name] = col.number_input(
             HIDA_SIZES[name], 1, 64, None, step=1, key=f"trn_{name}", placeholder="paper's default"
         )
