@@ -8,20 +8,17 @@ import lecture
 import pandas as pd
 import streamlit as st
 import torch
+import trainer_controls as tc
 import ui
 
-from georesolver_core.attention import ATTENTION
+from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.attention.layer import HIDA_SIZES
 from georesolver_core.device import device_label, one_cpu_thread
+from georesolver_core.model import ModelConfig
 from georesolver_core.model.gate import gate_bound
 from georesolver_core.tasks import TASKS
 from georesolver_core.tasks.text import bits_per_char, generate, sentence_attention
-from georesolver_core.train import (
-    RunSpec,
-    TrainConfig,
-    build_trainer,
-    resume,
-    spec_from_checkpoint,
-)
+from georesolver_core.train import FORMAT, RunSpec, TrainConfig, build_trainer, resume
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
@@ -43,7 +40,7 @@ ui.page_header(
 )
 state = st.session_state
 state.setdefault("trn_runs", [])
-runs: list[dict] = state["trn_runs"]
+runs: list[tc.TrainingRun] = state["trn_runs"]
 
 # --- controls -----------------------------------------------------------------------------------------
 with st.container(border=True):
@@ -88,6 +85,12 @@ with st.container(border=True):
         "Memory path: SIDA -> GSR -> DMG (section 11.1)", value=False, key="trn_memory", bind="query-params",
         help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
     )  # fmt: skip
+    sizes = {}  # the HIDA sizes this kernel reads (the registry's list); empty: the paper's default
+    names = ATTENTION[model].sizes
+    for col, name in zip(st.columns(4) if names else [], names, strict=False):
+        sizes[name] = col.number_input(
+            HIDA_SIZES[name], 1, 64, None, step=1, key=f"trn_{name}", placeholder="paper's default"
+        )
 
 task_size = None
 if size_arg is not None:
@@ -96,15 +99,11 @@ if size_arg is not None:
         task_size = min(task_size, 6)  # a tree of depth 6 has 127 nodes: pairs stay a small table
 spec_error = None
 try:
+    attention = AttentionConfig(d_model=width, kernel=model, eps=eps, **sizes)
     spec = RunSpec(
         task=task,
-        attention=model,
         size=task_size,
-        d_model=width,
-        n_layers=layers,
-        eps=eps,
-        gating=gating,
-        memory="gsr" if memory else "none",
+        model=ModelConfig(n_layers=layers, gating=gating, memory="gsr" if memory else "none", attention=attention),
     )
     config = TrainConfig(
         steps=int(steps),
@@ -118,14 +117,14 @@ except ValueError as err:
     spec, config, spec_error = None, None, str(err)
 
 
-def _active() -> dict | None:
-    return next((r for r in reversed(runs) if r["status"] in ("running", "paused")), None)
+def _active() -> tc.TrainingRun | None:
+    return next((r for r in reversed(runs) if r.active), None)
 
 
 def _stop_active() -> None:
     for r in runs:
-        if r["status"] in ("running", "paused"):
-            r["status"] = "stopped"
+        if r.active:
+            r.status = tc.STOPPED
 
 
 def _start(spec: RunSpec, config: TrainConfig) -> None:
@@ -135,27 +134,27 @@ def _start(spec: RunSpec, config: TrainConfig) -> None:
         state["trn_error"] = f"Could not build this run: {err}"
         return
     _stop_active()
-    runs.append({"id": len(runs) + 1, "spec": spec, "trainer": trainer, "status": "running"})
+    runs.append(tc.TrainingRun(len(runs) + 1, spec, trainer))
 
 
 def _set_status(status: str) -> None:
     run = _active()
     if run is not None:
-        run["status"] = status
+        run.status = status
 
 
 def _resume() -> None:
     run = _active()
-    if run is not None and run["status"] == "paused":
-        run["status"] = "running"  # the same trainer: its step, optimiser state and batch stream go on
+    if run is not None and run.status == tc.PAUSED:
+        run.status = tc.RUNNING  # the same trainer: its step, optimiser state and batch stream go on
 
 
 def _step() -> None:
     run = _active()
     if run is not None:
-        run["status"] = "paused"
-        with one_cpu_thread(run["trainer"].device):
-            run["trainer"].run(steps=1)
+        run.status = tc.PAUSED
+        with one_cpu_thread(run.trainer.device):
+            run.trainer.run(steps=1)
 
 
 # Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
@@ -166,11 +165,11 @@ b1.button(
     on_click=_start, args=(spec, config),
 )  # fmt: skip
 b2.button(
-    "Pause", key="trn_pause", icon=":material/pause:", disabled=not (active and active["status"] == "running"),
-    on_click=_set_status, args=("paused",),
+    "Pause", key="trn_pause", icon=":material/pause:", disabled=not (active and active.status == tc.RUNNING),
+    on_click=_set_status, args=(tc.PAUSED,),
 )  # fmt: skip
 b6.button(
-    "Resume", key="trn_resume", icon=":material/resume:", disabled=not (active and active["status"] == "paused"),
+    "Resume", key="trn_resume", icon=":material/resume:", disabled=not (active and active.status == tc.PAUSED),
     on_click=_resume, help="continue the paused run where it stopped (Start begins a new run)",
 )  # fmt: skip
 b3.button("Step", key="trn_step", icon=":material/skip_next:", disabled=active is None, on_click=_step)
@@ -180,7 +179,7 @@ b4.button(
     icon=":material/stop:",
     disabled=active is None,
     on_click=_set_status,
-    args=("stopped",),
+    args=(tc.STOPPED,),
 )
 b5.button("Reset", key="trn_reset", icon=":material/restart_alt:", disabled=not runs, on_click=runs.clear)
 if spec_error:
@@ -196,12 +195,12 @@ st.caption(
 active = _active()
 
 
-@st.fragment(run_every=0.5 if active and active["status"] == "running" else None)
+@st.fragment(run_every=0.5 if active and active.status == tc.RUNNING else None)
 def live() -> None:
-    """Only this fragment reruns while training: a chunk of steps, then progress and curves."""
+    """Only this fragment reruns while training: a chunk of steps, then progress, curves and the runs table."""
     run = _active()
-    if run is not None and run["status"] == "running":
-        trainer = run["trainer"]
+    if run is not None and run.status == tc.RUNNING:
+        trainer = run.trainer
         t0 = time.perf_counter()
         with one_cpu_thread(trainer.device):  # small models: extra threads only add synchronisation
             while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
@@ -209,39 +208,35 @@ def live() -> None:
                 if trainer.diverged or trainer.message and "reached" in trainer.message:
                     break
         if trainer.diverged or trainer.step >= trainer.config.steps:
-            run["status"] = "diverged" if trainer.diverged else "finished"
-            st.rerun()  # the whole page: stops the timer and refreshes the table
+            run.status = tc.DIVERGED if trainer.diverged else tc.FINISHED
+            st.rerun()  # the whole page: stops the timer and redraws the buttons
     shown = run or (runs[-1] if runs else None)
     if shown is None:
         st.info("Press **Start** to train the model configured above; curves appear here as it learns.")
         return
-    tr = shown["trainer"]
+    tr = shown.trainer
     final = tr.final()
     st.progress(
         min(tr.step / tr.config.steps, 1.0),
-        text=f"run #{shown['id']} ({shown['status']}): step {tr.step} of {tr.config.steps}",
+        text=f"run #{shown.id} ({shown.status}): step {tr.step} of {tr.config.steps}",
     )
     if tr.diverged:
         st.error(tr.message)
     m1, m2, m3 = st.columns(3)
-    if shown["spec"].task == "text":
-        m1.metric(
-            "validation bits/char", "n/a" if final["loss"] is None else f"{bits_per_char(final['loss']):.3f}"
-        )
-        m2.metric(
-            "training bits/char",
-            "n/a" if final["train_loss"] is None else f"{bits_per_char(final['train_loss']):.3f}",
-        )
+    if shown.spec.task == "text":
+        m1.metric("validation bits/char", "n/a" if final.loss is None else f"{bits_per_char(final.loss):.3f}")
+        train_bits = "n/a" if final.train_loss is None else f"{bits_per_char(final.train_loss):.3f}"
+        m2.metric("training bits/char", train_bits)
     else:
-        m1.metric("test accuracy", "n/a" if final["accuracy"] is None else f"{final['accuracy']:.3f}")
-        m2.metric("training loss", "n/a" if final["train_loss"] is None else f"{final['train_loss']:.4f}")
+        m1.metric("test accuracy", "n/a" if final.accuracy is None else f"{final.accuracy:.3f}")
+        m2.metric("training loss", "n/a" if final.train_loss is None else f"{final.train_loss:.4f}")
     m3.metric("steps/s", f"{tr.step / tr.seconds:.1f}" if tr.seconds else "n/a")
-    text_runs = [r for r in runs if r["spec"].task == "text"]
+    text_runs = [r for r in runs if r.spec.task == "text"]
     if text_runs:
-        if shown["spec"].task == "text":
+        if shown.spec.task == "text":
             _sample(shown)
         st.plotly_chart(
-            bits_curves_figure([(f"#{r['id']} {r['spec'].label}", r["trainer"].history) for r in text_runs]),
+            bits_curves_figure([(f"#{r.id} {r.spec.label}", r.trainer.history) for r in text_runs]),
             key="trn_bits_curves",
         )
         st.caption(
@@ -251,79 +246,84 @@ def live() -> None:
             "or gains as a language model, the rest of the model being the same size."
         )
         _text_gap(text_runs)
-    other = [r for r in runs if r["spec"].task != "text"]
+    other = [r for r in runs if r.spec.task != "text"]
     if other:
-        curves = [curve_from_history(f"#{r['id']} {r['spec'].label}", r["trainer"].history) for r in other]
+        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.trainer.history) for r in other]
         st.plotly_chart(curves_figure(curves), key="trn_curves")
+    _runs_table()
 
 
-def _text_gap(text_runs: list[dict]) -> None:
-    """The latest GeoResolver run against the latest softmax run, at the last step both were evaluated."""
-    geo = next((r for r in reversed(text_runs) if r["spec"].attention != "softmax"), None)
-    soft = next((r for r in reversed(text_runs) if r["spec"].attention == "softmax"), None)
-    gap = gap_at_common_step(geo["trainer"].history, soft["trainer"].history) if geo and soft else None
-    if gap is None:
-        st.caption("Train a GeoResolver model and the softmax model: the gap between them is measured here.")
-        return
-    step, g, b = gap
-    lower = f"run #{geo['id']} (GeoResolver)" if g < b else f"run #{soft['id']} (softmax)"
-    st.markdown(
-        f"**At step {step}** (the last step both were evaluated): GeoResolver run #{geo['id']} "
-        f"**{g:.3f}** bits/char, softmax run #{soft['id']} **{b:.3f}** bits/char; {lower} is lower by "
-        f"**{abs(g - b):.3f}** bits/char. The gap can change sign as training goes on: compare at several steps, "
-        "and rerun both with another seed (sidebar) to see whether it holds."
-    )
-
-
-def _sample(run: dict) -> None:
-    """Text generated by the run's model, refreshed every SAMPLE_EVERY steps and when it stops."""
-    tr = run["trainer"]
-    due = run.get("sample_step") is None or tr.step - run["sample_step"] >= SAMPLE_EVERY
-    if tr.step and (due or (run["status"] != "running" and run["sample_step"] != tr.step)):
-        g = torch.Generator().manual_seed(tr.config.seed)
-        with one_cpu_thread(tr.device):
-            run["sample"] = "a " + generate(tr.model, "a ", SAMPLE_CHARS, generator=g)
-        run["sample_step"] = tr.step
-    if run.get("sample"):
-        st.markdown(f"**Sample at step {run['sample_step']}** (prompt `a `, temperature 0.8):")
-        st.code(run["sample"], language=None, wrap_lines=True)
-
-
-live()
-
-# --- runs table, downloads ----------------------------------------------------------------------------
-if runs:
+def _runs_table() -> None:
+    """Every run with its current step: drawn in the live fragment, so it follows the run that trains."""
     table = pd.DataFrame(
         [
             {
-                "run": r["id"], "model": r["spec"].label, "task": r["spec"].task, "size": r["spec"].size,
-                "d_model": r["spec"].d_model, "blocks": r["spec"].n_layers, "eps": r["spec"].eps,
-                "gate": r["spec"].gating, "lr": r["trainer"].config.lr, "steps": r["trainer"].step,
-                "test accuracy": r["trainer"].final()["accuracy"], "seconds": round(r["trainer"].seconds, 2),
-                "status": r["status"],
+                "run": r.id, "model": r.spec.label, "task": r.spec.task, "size": r.spec.size,
+                "d_model": r.spec.model.d_model, "blocks": r.spec.model.n_layers,
+                "eps": r.spec.model.attention.eps, "gate": r.spec.model.gating, "lr": r.trainer.config.lr,
+                "steps": r.trainer.step, "test accuracy": r.trainer.final().accuracy,
+                "seconds": round(r.trainer.seconds, 2), "status": r.status,
             }
             for r in runs
         ]
     )  # fmt: skip
     st.dataframe(table, hide_index=True, key="trn_table")
-    pick = st.selectbox(
-        "Run to inspect and download", [r["id"] for r in runs], index=len(runs) - 1, key="trn_pick"
+
+
+def _text_gap(text_runs: list[tc.TrainingRun]) -> None:
+    """The latest GeoResolver run against the latest softmax run, at the last step both were evaluated."""
+    geo = next((r for r in reversed(text_runs) if r.spec.kernel != "softmax"), None)
+    soft = next((r for r in reversed(text_runs) if r.spec.kernel == "softmax"), None)
+    gap = gap_at_common_step(geo.trainer.history, soft.trainer.history) if geo and soft else None
+    if gap is None:
+        st.caption("Train a GeoResolver model and the softmax model: the gap between them is measured here.")
+        return
+    step, g, b = gap
+    lower = f"run #{geo.id} (GeoResolver)" if g < b else f"run #{soft.id} (softmax)"
+    st.markdown(
+        f"**At step {step}** (the last step both were evaluated): GeoResolver run #{geo.id} "
+        f"**{g:.3f}** bits/char, softmax run #{soft.id} **{b:.3f}** bits/char; {lower} is lower by "
+        f"**{abs(g - b):.3f}** bits/char. The gap can change sign as training goes on: compare at several steps, "
+        "and rerun both with another seed (sidebar) to see whether it holds."
     )
-    chosen = next(r for r in runs if r["id"] == pick)
+
+
+def _sample(run: tc.TrainingRun) -> None:
+    """Text generated by the run's model, refreshed every SAMPLE_EVERY steps and when it stops."""
+    tr = run.trainer
+    due = run.sample_step is None or tr.step - run.sample_step >= SAMPLE_EVERY
+    if tr.step and (due or (run.status != tc.RUNNING and run.sample_step != tr.step)):
+        g = torch.Generator().manual_seed(tr.config.seed)
+        with one_cpu_thread(tr.device):
+            run.sample = "a " + generate(tr.model, "a ", SAMPLE_CHARS, generator=g)
+        run.sample_step = tr.step
+    if run.sample:
+        st.markdown(f"**Sample at step {run.sample_step}** (prompt `a `, temperature 0.8):")
+        st.code(run.sample, language=None, wrap_lines=True)
+
+
+live()
+
+# --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------
+if runs:
+    pick = st.selectbox(
+        "Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick"
+    )
+    chosen = next(r for r in runs if r.id == pick)
     d1, d2, d3 = st.columns(3)
     with d1:
         ui.download_csv(
-            "History (CSV)", pd.DataFrame(chosen["trainer"].history), f"run{pick}_history.csv", "trn_dl_csv"
+            "History (CSV)", pd.DataFrame(chosen.trainer.history), f"run{pick}_history.csv", "trn_dl_csv"
         )
     with d2:
         ui.download_json(
             "History (JSON)",
-            {"meta": chosen["trainer"].meta, "history": chosen["trainer"].history},
+            {"meta": chosen.trainer.meta, "history": chosen.trainer.history},
             f"run{pick}_history.json",
             "trn_dl_json",
         )
     buf = io.BytesIO()
-    torch.save({"format": "georesolver-train/1", **chosen["trainer"].state()}, buf)
+    torch.save({"format": FORMAT, **chosen.trainer.state()}, buf)
     d3.download_button(
         "Checkpoint (.pt)",
         buf.getvalue(),
@@ -332,8 +332,8 @@ if runs:
         icon=":material/download:",
     )
 
-    tr = chosen["trainer"]
-    if chosen["spec"].task == "text" and st.toggle(
+    tr = chosen.trainer
+    if chosen.spec.task == "text" and st.toggle(
         "Show one head's attention on a sentence", value=True, key="trn_show_attn"
     ):
         a1, a2, a3 = st.columns([3, 1, 1])
@@ -341,7 +341,7 @@ if runs:
             "Sentence (its last context-many characters are shown)", SENTENCE, key="trn_sentence"
         )
         layer = a2.number_input("Block", 1, len(tr.model.blocks), 1, key="trn_attn_layer") - 1
-        head = a3.number_input("Head", 1, chosen["spec"].n_heads, 1, key="trn_attn_head") - 1
+        head = a3.number_input("Head", 1, chosen.spec.model.attention.n_heads, 1, key="trn_attn_head") - 1
         text = sentence or SENTENCE
         w = sentence_attention(tr.model, text, int(layer), int(head))
         st.plotly_chart(attention_heatmap(w.numpy(), text[-tr.model.config.max_len :]), key="trn_attn_fig")
@@ -385,33 +385,28 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
     upload = st.file_uploader(
         "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
     )
-    data, error = ui.read_upload(
+    upload, error = ui.read_upload(
         upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload
     )
     if error is not None:
         st.error(
             f"{ui.escape_md(error)}. Upload a checkpoint downloaded from this page or written by the train command."
         )
-    if data is not None:
-        try:
-            spec = spec_from_checkpoint(data)  # the run description, checked against the registries
-            st.markdown(f"Checkpoint of **{spec.attention}** on **{spec.task}**, step {data['step']}.")
-            if st.button("Continue this run", key="trn_continue"):
-                trainer = resume(copy.deepcopy(data))  # the kept upload stays as read: training updates in place
-                _stop_active()
-                runs.append(
-                    {
-                        "id": len(runs) + 1,
-                        "spec": spec,
-                        "trainer": trainer,
-                        "status": "paused",
-                    }
+    if upload is not None:
+        st.markdown(f"Checkpoint of **{upload.spec.kernel}** on **{upload.spec.task}**, step {upload.step}.")
+        if st.button("Continue this run", key="trn_continue"):
+            try:
+                # a copy: the kept upload stays as read, training updates in place
+                trainer = resume(copy.deepcopy(upload.data))
+            except (ValueError, KeyError, TypeError) as err:  # a checkpoint this version cannot rebuild
+                st.error(
+                    f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the "
+                    "train command."
                 )
+            else:
+                _stop_active()
+                runs.append(tc.TrainingRun(len(runs) + 1, upload.spec, trainer, status=tc.PAUSED))
                 st.rerun()
-        except (ValueError, KeyError, TypeError) as err:  # a checkpoint this version cannot rebuild
-            st.error(
-                f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the train command."
-            )
 
 if st.toggle(
     "Show the training claims (Theorems 3 and 7.1, section 2.8; the shipped measurements)",

@@ -10,12 +10,14 @@ import pytest
 import streamlit as st
 import torch
 
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.device import set_process_threads
+from georesolver_core.model import ModelConfig
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 from tests.app_pages import open_page
 from tests.test_upload_fuzz import _Exploit
 
-TINY = RunSpec(task="recall", size=4, d_model=8, n_layers=1, n_heads=2)
+TINY = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=8, n_heads=2)))
 
 
 def _saved(payload) -> bytes:

@@ -1,4 +1,5 @@
-"""A checkpoint written before the GeoResolver block held a GeoAttention still loads and resumes.
+"""Checkpoints of older layouts still load and resume: one written before the GeoResolver block held a
+GeoAttention, and one written before a run nested its configs (a flat run description).
 
 ``data/checkpoint_block_before_attn.pt`` was written by that version (recall, Dense-HIDA, the GSR memory
 path and HyperGate: one block, d_model 8); the JSON beside it lists, per parameter name of that version,
@@ -11,13 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 import torch
 
-from georesolver_core.train import load_checkpoint, resume
-from georesolver_core.train.checkpoint import upgrade_model_keys
+from georesolver_core.attention import AttentionConfig
+from georesolver_core.model import ModelConfig
+from georesolver_core.train import RunSpec, load_checkpoint, resume
+from georesolver_core.train.checkpoint import upgrade_model_keys, upgrade_spec
 from georesolver_core.train.run import check_checkpoint, read_checkpoint_upload
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
@@ -69,5 +73,38 @@ def test_an_old_checkpoint_resumes_with_each_weight_and_moment_on_its_parameter(
 
 def test_an_old_checkpoint_passes_the_upload_checks():
     spec = check_checkpoint(load_checkpoint(OLD))
-    assert (spec.attention, spec.memory) == ("hida", "gsr")
-    assert "blocks.0.attn.out.weight" in read_checkpoint_upload(OLD.read_bytes())["model"]
+    assert (spec.kernel, spec.model.memory) == ("hida", "gsr")
+    assert "blocks.0.attn.out.weight" in read_checkpoint_upload(OLD.read_bytes()).data["model"]
+
+
+# ``data/checkpoint_flat_spec.pt`` was written before a run nested its configs: its meta.spec is flat
+# (recall, size 4, SIDA, one block, d_model 8, 2 heads, eps 0.05, no gate; step 3).
+FLAT = DATA / "checkpoint_flat_spec.pt"
+
+
+def test_a_flat_run_description_is_read_as_the_nested_configs():
+    raw = torch.load(FLAT, weights_only=True)["meta"]["spec"]
+    assert "model" not in raw and raw["attention"] == "sida"  # the file is of the flat layout
+    spec = check_checkpoint(load_checkpoint(FLAT))
+    attention = AttentionConfig(d_model=8, n_heads=2, kernel="sida", eps=0.05)
+    assert spec == RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, gating=False, attention=attention))
+    assert upgrade_spec(asdict(spec)) == asdict(spec)  # a nested description stays as it is
+
+
+def test_a_flat_checkpoint_resumes_with_its_weights_and_saves_the_nested_layout(tmp_path):
+    data = load_checkpoint(FLAT)
+    trainer = resume(data)
+    assert trainer.step == 3 and not trainer.model.blocks[0].gate
+    for name, value in trainer.model.state_dict().items():
+        assert torch.equal(value, data["model"][name]), name
+    trainer.save(tmp_path / "again.pt")
+    saved = torch.load(tmp_path / "again.pt", weights_only=True)["meta"]["spec"]
+    assert saved["model"]["attention"]["kernel"] == "sida" and "attention" not in saved  # written nested
+    assert check_checkpoint(load_checkpoint(tmp_path / "again.pt")) == check_checkpoint(data)
+
+
+def test_an_unknown_field_of_a_flat_description_is_refused_by_name():
+    data = load_checkpoint(FLAT)
+    data["meta"]["spec"] = upgrade_spec({**torch.load(FLAT, weights_only=True)["meta"]["spec"], "heads": 3})
+    with pytest.raises(ValueError, match="does not match this version.*heads"):
+        check_checkpoint(data)

@@ -10,16 +10,20 @@ import pytest
 import torch
 
 import georesolver_core.train.run as run
+from georesolver_core.attention import AttentionConfig
+from georesolver_core.model import ModelConfig
 from georesolver_core.train import TrainConfig, build_trainer, load_checkpoint, resume
 from georesolver_core.train.checkpoint import MAX_UPLOAD_EXPANDED_BYTES
 from georesolver_core.train.run import RunSpec, check_checkpoint, read_checkpoint_upload
+
+TINY_MODEL = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2))
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
 
 
 @pytest.fixture(scope="module")
 def good():
-    t = build_trainer(RunSpec(task="recall", size=4, d_model=16, n_layers=1, n_heads=2), TrainConfig(steps=2))
+    t = build_trainer(RunSpec(task="recall", size=4, model=TINY_MODEL), TrainConfig(steps=2))
     t.run()
     buf = io.BytesIO()
     torch.save({"format": "georesolver-train/1", **t.state()}, buf)
@@ -44,9 +48,9 @@ def _bomb(expanded: int) -> bytes:
 
 
 def test_a_good_upload_is_read_and_continues(good):
-    data = read_checkpoint_upload(good)
-    assert data["step"] == 2
-    assert resume(copy.deepcopy(data)).step == 2
+    upload = read_checkpoint_upload(good)
+    assert upload.step == 2 and upload.spec == RunSpec(task="recall", size=4, model=TINY_MODEL)
+    assert resume(copy.deepcopy(upload.data)).step == 2
 
 
 def test_a_compressed_checkpoint_that_expands_past_the_limit_is_refused_before_it_is_expanded(monkeypatch):
@@ -80,7 +84,10 @@ def _edited(good: bytes, edit) -> bytes:
             lambda d: d["meta"]["spec"].update(task="noisy", size=100_000, task_args=[("length", 1024), ("dim", 4096)]),
             "noisy-label data set .* over the memory budget",
         ),
-        (lambda d: d["meta"]["spec"].update(d_model=1024, n_layers=16, n_heads=4), "weights do not fit the model"),
+        (
+            lambda d: d["meta"]["spec"]["model"].update(n_layers=16, attention={"d_model": 1024, "n_heads": 4}),
+            "weights do not fit the model",
+        ),
         (
             lambda d: d["train_config"].update(batch_size=65536) or d["meta"]["spec"].update(task="copy", size=1024),
             "training step's activations .* over the memory budget",

@@ -3,15 +3,17 @@
 import pytest
 import torch
 
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.compression.kv_eval import batch_loss, best_at, kv_eval, kv_sweep, quantise_keys
 from georesolver_core.compression.rotated import rotated_scalar_quantize, sphere_codebook
+from georesolver_core.model import ModelConfig
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 
 
 @pytest.fixture(scope="module")
 def trained():
-    spec = RunSpec(task="text", attention="ida", size=16, d_model=16, n_layers=1, n_heads=2,
-                   task_args=(("source", "subset"),))  # fmt: skip
+    model = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2, kernel="ida"))
+    spec = RunSpec(task="text", size=16, task_args=(("source", "subset"),), model=model)
     trainer = build_trainer(spec, TrainConfig(steps=5, batch_size=8, lr=1e-2, eval_every=5, device="cpu"))
     trainer.run()
     return trainer.model, trainer.task.test_set().slice(0, 8)

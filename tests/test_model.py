@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from georesolver_core.attention import ATTENTION
+from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.attention.layer import HIDA_SIZES
 from georesolver_core.model import (
     HyperGate,
     ModelConfig,
@@ -76,7 +77,7 @@ def test_without_memory_the_token_gate_passes_the_storage_path():
 
 @pytest.mark.parametrize("kernel", sorted(ATTENTION))
 def test_every_registry_kernel_trains_with_finite_gradients(kernel):
-    cfg = ModelConfig(d_in=6, n_classes=3, max_len=7, d_model=16, n_heads=2, attention=kernel)
+    cfg = ModelConfig(d_in=6, n_classes=3, max_len=7, attention=AttentionConfig(d_model=16, n_heads=2, kernel=kernel))
     torch.manual_seed(0)
     model = build_model(cfg)
     x = torch.randn(4, 7, 6)
@@ -89,31 +90,52 @@ def test_every_registry_kernel_trains_with_finite_gradients(kernel):
 
 @pytest.mark.parametrize("d_model,layers", [(16, 1), (64, 2), (96, 3)])
 def test_softmax_baseline_has_the_same_size_and_parameter_count(d_model, layers):
-    geo = ModelConfig(d_in=10, n_classes=5, d_model=d_model, n_layers=layers, n_heads=4)
+    geo = ModelConfig(d_in=10, n_classes=5, n_layers=layers, attention=AttentionConfig(d_model=d_model, n_heads=4))
     base = softmax_baseline(geo)
-    assert (base.attention, base.gating, base.d_model, base.n_layers) == ("softmax", False, d_model, layers)
+    assert (base.attention.kernel, base.gating, base.d_model, base.n_layers) == ("softmax", False, d_model, layers)
     n_geo, n_base = count_parameters(build_model(geo)), count_parameters(build_model(base))
     assert abs(n_geo - n_base) <= layers * (2 * d_model + 1)  # within one MLP unit per layer
 
 
 @pytest.mark.parametrize(
-    "field,value,match",
+    "model,attention,match",
     [
-        ("attention", "nope", "attention must be one of"),
-        ("d_model", 0, "d_model must be"),
-        ("n_layers", -1, "n_layers must be"),
-        ("eps", 0.0, "eps must be"),
-        ("memory", "tape", "memory must be one of"),
-        ("n_heads", 3, "divisible"),
+        ({}, {"kernel": "nope"}, "kernel must be one of"),
+        ({"attention": "ida"}, None, "attention must be an AttentionConfig"),
+        ({}, {"d_model": 0}, "d_model must be"),
+        ({}, {"d_model": 2048, "n_heads": 4}, r"d_model must be an integer in \[1, 1024\]"),  # the model's width cap
+        ({"n_layers": -1}, {}, "n_layers must be"),
+        ({}, {"eps": 0.0}, "eps must be"),
+        ({"memory": "tape"}, {}, "memory must be one of"),
+        ({}, {"n_heads": 3}, "divisible"),
+        ({}, {"window": 4}, "window applies to kernel fp-hida only"),
+        ({}, {"kernel": "fp-hida", "n_anchors": 4}, "n_anchors applies to kernel l-hida only"),
+        ({}, {"kernel": "c-hida", "n_summaries": 0}, "n_summaries must be"),
+        ({"max_len": 8}, {"kernel": "fp-hida", "n_global": 9}, "n_global must be at most the sequence length"),
     ],
 )
-def test_bad_config_is_a_clear_error(field, value, match):
+def test_bad_config_is_a_clear_error(model, attention, match):
     with pytest.raises(ValueError, match=match):
-        ModelConfig(d_in=4, n_classes=2, **{field: value})
+        nested = {} if attention is None else {"attention": AttentionConfig(**attention)}
+        ModelConfig(d_in=4, n_classes=2, **nested, **model)
+
+
+def test_every_hida_size_reaches_the_kernel_that_reads_it():
+    """Each HIDA size of the attention config builds a kernel of that size (registry: ``AttentionKind.sizes``)."""
+    cfg = AttentionConfig(d_model=8, n_heads=2, kernel="l-hida", n_anchors=3)
+    model = build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=cfg))
+    assert model.blocks[0].attn.kernel.anchors.shape == (2, 3, 4)  # (heads, m, head size)
+    fp = AttentionConfig(d_model=8, n_heads=2, kernel="fp-hida", window=2, n_global=1)
+    assert build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=fp)).blocks[0].attn.kernel.config == fp
+    chida = AttentionConfig(d_model=8, n_heads=2, kernel="c-hida", n_summaries=5)
+    kernel = build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=chida)).blocks[0].attn.kernel
+    assert kernel.chida.n_summaries == 5
+    assert {n for kind in ATTENTION.values() for n in kind.sizes} == set(HIDA_SIZES)  # every size has a reader
+    assert cfg.with_kernel("softmax") == AttentionConfig(d_model=8, n_heads=2, kernel="softmax")  # sizes dropped
 
 
 def test_wrong_input_shape_is_a_clear_error():
-    model = build_model(ModelConfig(d_in=4, n_classes=2, max_len=5, d_model=8, n_heads=2))
+    model = build_model(ModelConfig(d_in=4, n_classes=2, max_len=5, attention=AttentionConfig(d_model=8, n_heads=2)))
     with pytest.raises(ValueError, match="x must have shape"):
         model(torch.randn(2, 6, 4))
 
@@ -121,7 +143,7 @@ def test_wrong_input_shape_is_a_clear_error():
 def test_memory_path_routes_to_a_growing_preallocated_pool():
     """SIDA -> GSR -> DMG: the pool spawns prototypes, the value table keeps its shape, gradients reach it."""
     torch.manual_seed(0)
-    model = build_model(ModelConfig(d_in=6, n_classes=3, max_len=7, d_model=16, n_heads=2, memory="gsr"))
+    model = build_model(ModelConfig(d_in=6, n_classes=3, max_len=7, attention=AttentionConfig(d_model=16, n_heads=2), memory="gsr"))
     memory = model.blocks[0].memory
     shape = memory.values.shape
     for _ in range(3):

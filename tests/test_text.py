@@ -6,6 +6,8 @@ import pytest
 import torch
 
 from georesolver_core.__main__ import main as cli_main
+from georesolver_core.attention import AttentionConfig
+from georesolver_core.model import ModelConfig
 from georesolver_core.tasks import make_task
 from georesolver_core.tasks.text import bits_per_char, decode, encode, generate
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
@@ -81,13 +83,12 @@ def test_text_task_windows_are_shifted_by_one():
 
 
 def test_twenty_steps_lower_the_loss_and_the_model_is_causal():
-    spec = RunSpec(
-        task="text", attention="ida", size=16, d_model=32, n_layers=1, task_args=(("source", "subset"),)
-    )
+    model = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=32, kernel="ida"))
+    spec = RunSpec(task="text", size=16, task_args=(("source", "subset"),), model=model)
     trainer = build_trainer(spec, TrainConfig(steps=20, batch_size=16, lr=1e-2, eval_every=20, device="cpu"))
     before = trainer.evaluate()["test_loss"]
     trainer.run()
-    assert trainer.final()["loss"] < before - 0.3
+    assert trainer.final().loss < before - 0.3
     x = trainer.task.test_set().x[:2]
     y = x.clone()
     y[:, 10:] = torch.roll(y[:, 10:], 1, dims=-1)  # change the future only
@@ -105,5 +106,5 @@ def test_cli_text_run_reports_bits_and_a_baseline(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     final = doc["final"]
     assert final["val_bits_per_char"] == pytest.approx(final["val_nats"] / 0.6931471805599453)
-    assert doc["baseline"]["spec"]["attention"] == "softmax" and doc["baseline"]["final"]["steps"] == 4
+    assert doc["baseline"]["spec"]["model"]["attention"]["kernel"] == "softmax" and doc["baseline"]["final"]["steps"] == 4
     assert len(doc["sample"]["text"]) == 10

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import torch
 
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.device import device_label, one_cpu_thread, process_threads, thread_count
 from georesolver_core.extras.hankel_measure import speedup_sweep
+from georesolver_core.model import ModelConfig
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.run import RunSpec, build_trainer
 
@@ -111,7 +113,7 @@ def test_a_block_entered_by_a_thread_that_started_at_1_gives_it_the_process_coun
 
 def test_overlapping_trainings_timings_and_kernels_leave_fresh_threads_the_original_count():
     original = process_threads()
-    spec = RunSpec(task="recall", d_model=16, n_layers=1, n_heads=2)
+    spec = RunSpec(task="recall", model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2)))
     config = TrainConfig(steps=3, batch_size=8, eval_every=3)
     errors: list[BaseException] = []
 

@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from georesolver_core.__main__ import main as cli_main
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.cli_args import from_args
+from georesolver_core.model import ModelConfig
 from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.train import (
     MAX_STEPS,
@@ -26,7 +28,7 @@ from georesolver_core.train import (
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
 
-SMALL = RunSpec(task="recall", size=4, d_model=16, n_layers=1, n_heads=2)
+SMALL = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2)))
 
 
 def _trainer(steps=6, spec=SMALL, **kw):
@@ -128,7 +130,8 @@ def test_checkpoint_of_another_model_shape_is_refused(tmp_path):
     t.run()
     t.save(tmp_path / "ck.pt")
     data = load_checkpoint(tmp_path / "ck.pt")
-    other = build_trainer(RunSpec(task="recall", size=4, d_model=32, n_layers=1, n_heads=2), TrainConfig(steps=2))
+    wider = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=32, n_heads=2))
+    other = build_trainer(RunSpec(task="recall", size=4, model=wider), TrainConfig(steps=2))
     with pytest.raises(ValueError, match="does not fit this model"):
         other.load_state(data)
 
@@ -186,7 +189,7 @@ def test_bad_train_config_is_a_clear_error(kwargs, match):
     "kwargs,match",
     [
         ({"task": "sudoku"}, "task must be one of"),
-        ({"attention": "magic"}, "attention must be one of"),
+        ({"model": "magic"}, "model must be a ModelConfig"),
         ({"size": 0}, "size"),
     ],
 )
@@ -221,7 +224,7 @@ def test_cli_json_document_and_files(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "args,match",
-    [(["--task", "nope"], "task must be one of"), (["--attention", "nope"], "attention must be one of"),
+    [(["--task", "nope"], "task must be one of"), (["--attention", "nope"], "kernel must be one of"),
      (["--lr", "-1"], "lr must be"), (["--steps", str(MAX_STEPS + 1)], "steps must be"), (["--d-model", "0"], "d_model")],
 )  # fmt: skip
 def test_cli_bad_input_exits_2_with_the_reason(args, match, capsys, tmp_path):
@@ -234,17 +237,41 @@ def test_cli_flags_land_in_the_spec_and_config_fields_they_name():
     cli.add_arguments(parser)
     args = parser.parse_args("--task noisy --layers 3 --heads 2 --no-gate --eta 0.3 --steps 7 --lr 0.01".split())
     spec, config = cli._spec(args), from_args(TrainConfig, args)
-    assert (spec.task, spec.n_layers, spec.n_heads, spec.gating) == ("noisy", 3, 2, False)
+    assert (spec.task, spec.model.n_layers, spec.model.attention.n_heads, spec.model.gating) == ("noisy", 3, 2, False)
     assert spec.task_args == (("eta", 0.3),)
     assert (config.steps, config.lr, config.weight_decay) == (7, 0.01, 0.0)
     assert config.eval_every == 25  # the CLI's own default, not TrainConfig's
     plain = cli._spec(parser.parse_args([]))
-    assert plain.gating and plain.task_args == () and plain == RunSpec()  # the CLI's defaults are RunSpec's
+    assert plain.model.gating and plain.task_args == () and plain == RunSpec()  # the CLI's defaults are RunSpec's
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))
 def test_every_task_trains_a_few_steps(name):
-    spec = RunSpec(task=name, d_model=16, n_layers=1, n_heads=2, size=None)
+    spec = RunSpec(task=name, size=None, model=SMALL.model)
     t = build_trainer(spec, TrainConfig(steps=2, batch_size=8, eval_every=2))
     t.run()
     assert t.step == 2 and math.isfinite(t.history[-1]["loss"]) and t.history[-1]["test_accuracy"] is not None
+
+
+def test_hida_size_flags_reach_the_nested_attention_config_and_the_baseline_drops_them(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    spec = cli._spec(parser.parse_args("--attention fp-hida --window 2 --globals 1 --d-model 16".split()))
+    assert (spec.kernel, spec.model.attention.window, spec.model.attention.n_global) == ("fp-hida", 2, 1)
+    base = spec.with_kernel("softmax").model.attention
+    assert (base.kernel, base.window, base.n_global, base.d_model) == ("softmax", None, None, 16)
+    assert cli._spec(parser.parse_args("--kernel l-hida --anchors 3".split())).model.attention.n_anchors == 3
+    assert cli_main(["train", "--out", str(tmp_path), "--window", "2"]) == 2  # ida reads no window
+    assert "window applies to kernel fp-hida only" in capsys.readouterr().err
+
+
+def test_final_is_a_frozen_result_whose_dict_is_the_json_final():
+    t = build_trainer(SMALL, TrainConfig(steps=2, batch_size=8, eval_every=2))
+    t.run()
+    final = t.final()
+    with pytest.raises(AttributeError):
+        final.steps = 3  # frozen
+    assert list(final.to_dict()) == [
+        "accuracy", "loss", "train_loss", "steps", "seconds", "cpu_seconds", "diverged", "message"
+    ]  # fmt: skip
+    assert final.to_dict()["steps"] == final.steps == 2 and final.accuracy == t.history[-1]["test_accuracy"]

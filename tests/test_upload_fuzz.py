@@ -34,6 +34,8 @@ import pytest
 import torch
 
 from georesolver_core import bench
+from georesolver_core.attention import AttentionConfig
+from georesolver_core.model import ModelConfig
 from georesolver_core.routing.traffic import MAX_TRAFFIC_BYTES, load_traffic_report
 from georesolver_core.tasks import MAX_CSV_BYTES, MAX_NAME_LEN, from_edge_list_csv
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer, load_checkpoint, resume
@@ -369,7 +371,7 @@ def test_fuzz_routing_traffic_upload():
 
 # --- Training: the checkpoint ------------------------------------------------------------------------------
 
-TINY = RunSpec(task="recall", size=4, d_model=8, n_layers=1, n_heads=2)
+TINY = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=8, n_heads=2)))
 
 
 @pytest.fixture(scope="module")
@@ -452,7 +454,7 @@ def test_huge_checkpoint_is_refused_before_reading():
 @pytest.mark.parametrize(
     "path,value,match",
     [
-        (("meta", "spec", "attention"), "<script>alert(1)</script>", "attention must be one of"),
+        (("meta", "spec", "model", "attention", "kernel"), "<script>alert(1)</script>", "kernel must be one of"),
         (("meta", "spec"), "x", "meta.spec"),
         (("meta",), [1], "meta"),
         (("step",), "3", "step"),

@@ -7,7 +7,7 @@ transformer block for hyperbolic inverse-distance attention with one string.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -31,6 +31,8 @@ class AttentionConfig:
     c: float = 1.0  # Poincaré curvature parameter, k = -c (hida only)
     causal: bool = False  # mask future keys
     bias: bool = True  # Q/K/V/O projection biases
+    # The sizes of the sub-quadratic HIDA kernels (HIDA_SIZES): each may be set only for a kernel that
+    # reads it (``AttentionKind.sizes``), so a size never sits in a config that ignores it.
     window: int | None = None  # fp-hida band half-width w (None: ceil(log2 T))
     n_global: int | None = None  # fp-hida global tokens g (None: ceil(log2 T))
     n_anchors: int | None = None  # l-hida anchors m (None: 16)
@@ -47,9 +49,32 @@ class AttentionConfig:
             raise ValueError(f"kernel must be one of {sorted(ATTENTION)} (got {self.kernel!r})")
         check_eps(self.eps)
         check_curvature(self.c)
-        for name in ("window", "n_global", "n_anchors", "n_summaries"):
-            if getattr(self, name) is not None:
-                check_positive_int(name, getattr(self, name), 1)
+        for name in HIDA_SIZES:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            check_positive_int(name, value, 1, MAX_HIDA_SIZE)
+            if name not in ATTENTION[self.kernel].sizes:
+                users = sorted(k for k, kind in ATTENTION.items() if name in kind.sizes)
+                raise ValueError(
+                    f"{name} applies to kernel {' or '.join(users)} only "
+                    f"(kernel is {self.kernel!r}): leave it None"
+                )
+
+    def with_kernel(self, kernel: str) -> AttentionConfig:
+        """The same layer with another kernel; the HIDA sizes that kernel does not read are dropped."""
+        sizes = ATTENTION[kernel].sizes if kernel in ATTENTION else ()
+        return replace(self, kernel=kernel, **{name: None for name in HIDA_SIZES if name not in sizes})
+
+
+# The AttentionConfig fields of the HIDA family, with what each sets (pages and the command line label them so)
+HIDA_SIZES = {
+    "window": "FP-HIDA band half-width w",
+    "n_global": "FP-HIDA global tokens g",
+    "n_anchors": "L-HIDA anchors m",
+    "n_summaries": "C-HIDA summaries c",
+}
+MAX_HIDA_SIZE = 4096  # the longest sequence a model takes (model.MAX_LEN)
 
 
 def _identity(x: torch.Tensor, c: float) -> torch.Tensor:
@@ -96,6 +121,7 @@ class AttentionKind:
     # it copy q, k and v one by one. SDPA reads strided views itself: the softmax entry keeps views.
     contiguous_heads: bool = False
     timing: Timing | None = None  # how the benchmarks run it and its predicted cost (None: not benchmarked)
+    sizes: tuple[str, ...] = ()  # the HIDA_SIZES of AttentionConfig this kernel reads (the rest must be None)
 
     def labelled(self, how: str) -> str:
         """The label with how this entry is run, e.g. "IDA (Euclidean) (fused)" (benchmark rows, legends)."""
@@ -127,9 +153,15 @@ ATTENTION: dict[str, AttentionKind] = {
         GEOMETRIES["poincare"].embed,
         hida_family.build_fp_hida,
         timing=FP_TIMING,
+        sizes=("window", "n_global"),
     ),
     "l-hida": AttentionKind(
-        "L-HIDA (anchors, ball)", "poincare", GEOMETRIES["poincare"].embed, hida_family.build_l_hida, timing=L_TIMING
+        "L-HIDA (anchors, ball)",
+        "poincare",
+        GEOMETRIES["poincare"].embed,
+        hida_family.build_l_hida,
+        timing=L_TIMING,
+        sizes=("n_anchors",),
     ),
     "c-hida": AttentionKind(
         "C-HIDA (streaming summaries, ball)",
@@ -137,6 +169,7 @@ ATTENTION: dict[str, AttentionKind] = {
         GEOMETRIES["poincare"].embed,
         hida_family.build_c_hida,
         timing=C_TIMING,
+        sizes=("n_summaries",),
     ),
 }
 

@@ -13,7 +13,9 @@ import math
 import numpy as np
 import torch
 
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.device import one_cpu_thread
+from georesolver_core.model import ModelConfig
 from georesolver_core.theory import attention as th_att
 from georesolver_core.theory import training as th
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
@@ -41,9 +43,9 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
     in balls ||u|| <= R around the trained tokens' range."""
     from georesolver_core.claims import gate_search as gs
 
-    spec = RunSpec(
-        task="recall", size=4 if quick else 8, d_model=16 if quick else 32, n_layers=1 if quick else 2, n_heads=2
-    )
+    attention = AttentionConfig(d_model=16 if quick else 32, n_heads=2)
+    model = ModelConfig(n_layers=1 if quick else 2, attention=attention)
+    spec = RunSpec(task="recall", size=4 if quick else 8, model=model)
     with one_cpu_thread():
         trainer = build_trainer(
             spec, TrainConfig(steps=30 if quick else 400, batch_size=32, eval_every=10**6, lr=1e-2)

@@ -236,13 +236,16 @@ def live_report(
     *, steps: int = 150, windows: int = 16, bits=(2, 3, 4, 8), seed: int = 0, source: str = "auto"
 ) -> dict:
     """A small live re-run: a 1-block IDA text model (width 32) trained ``steps`` steps, then ``kv_sweep``."""
+    from georesolver_core.attention import AttentionConfig
+    from georesolver_core.model import ModelConfig
     from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 
-    spec = RunSpec(task="text", attention="ida", size=32, d_model=32, n_layers=1, task_args=(("source", source),))
+    model = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=32, kernel="ida"))
+    spec = RunSpec(task="text", size=32, task_args=(("source", source),), model=model)
     trainer = build_trainer(
         spec, TrainConfig(steps=steps, batch_size=32, eval_every=steps, seed=seed, device="cpu")
     )
     trainer.run()
     report = kv_sweep(trainer.model, trainer.task.test_set().slice(0, windows), bits=bits)
-    return {"model": {"attention": "ida", "d_model": 32, "n_layers": 1, "n_heads": 4, "eps": spec.eps},
+    return {"model": {"attention": "ida", "d_model": 32, "n_layers": 1, "n_heads": 4, "eps": model.attention.eps},
             "steps": steps, "windows": windows, "context": 32, "corpus": trainer.task.corpus.source, **report}  # fmt: skip

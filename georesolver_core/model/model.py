@@ -9,7 +9,7 @@ and sequence-to-sequence tasks (copy).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
@@ -24,22 +24,21 @@ MAX_WIDTH = 1024  # d_model cap: the app and CLI train on one CPU or GPU in seco
 MAX_LAYERS = 16
 MAX_LEN = 4096
 MEMORY_PATHS = ("none", "gsr")  # "gsr": SIDA -> GSR -> DMG memory path of section 11.1
-# ModelConfig fields every block's AttentionConfig takes as they are
-_ATTENTION_FIELDS = ("d_model", "n_heads", "eps", "c", "causal")
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    d_in: int  # input features per position (set by the task)
-    n_classes: int  # output classes per position (set by the task)
+    """The model: its size and paths, and the one attention layer config every block uses.
+
+    ``d_in``, ``n_classes``, ``max_len`` and the attention's ``causal`` are the task's (a run sets them
+    from its task: ``train.run.model_config``); width, heads, kernel, eps and c live in ``attention``.
+    """
+
+    d_in: int = 1  # input features per position (set by the task)
+    n_classes: int = 2  # output classes per position (set by the task)
     max_len: int = 64  # longest sequence (size of the learned position table)
-    d_model: int = 64  # width
-    n_heads: int = 4  # heads; d_model must divide evenly
     n_layers: int = 2  # blocks
-    attention: str = "ida"  # key of attention.ATTENTION: the storage path's kernel, and with it the geometry
-    eps: float = 0.1  # inverse-distance regulariser (ignored by softmax)
-    c: float = 1.0  # Poincaré curvature parameter, k = -c
-    causal: bool = False  # mask future keys
+    attention: AttentionConfig = field(default_factory=AttentionConfig)  # every block's storage path
     gating: bool = True  # HyperGate between the paths and the output projection
     memory: str = "none"  # one of MEMORY_PATHS
     mlp_hidden: int | None = None  # MLP width; None = 4 d_model
@@ -48,13 +47,19 @@ class ModelConfig:
         check_positive_int("d_in", self.d_in, 1, 1 << 16)
         check_positive_int("n_classes", self.n_classes, 1, 1 << 16)
         check_positive_int("max_len", self.max_len, 1, MAX_LEN)
+        if not isinstance(self.attention, AttentionConfig):
+            raise ValueError(f"attention must be an AttentionConfig (got {self.attention!r})")
         check_positive_int("d_model", self.d_model, 1, MAX_WIDTH)
         check_positive_int("n_layers", self.n_layers, 1, MAX_LAYERS)
         if self.memory not in MEMORY_PATHS:
             raise ValueError(f"memory must be one of {list(MEMORY_PATHS)} (got {self.memory!r})")
         if self.mlp_hidden is not None:
             check_positive_int("mlp_hidden", self.mlp_hidden, 1, 16 * MAX_WIDTH)
-        self.attention_config()  # validates attention, n_heads, eps and c with the registry's messages
+        if self.attention.n_global is not None and self.attention.n_global > self.max_len:
+            raise ValueError(
+                f"n_global must be at most the sequence length max_len = {self.max_len} "
+                f"(got {self.attention.n_global})"
+            )
         check_memory(
             "this model's weights, gradients and optimiser moments",
             4 * FLOAT32 * self.parameter_estimate(),
@@ -70,20 +75,18 @@ class ModelConfig:
         return (self.d_in + self.max_len + self.n_classes) * d + self.n_layers * per_block
 
     @property
+    def d_model(self) -> int:
+        """The width, the attention layer's (the residual stream and every block share it)."""
+        return self.attention.d_model
+
+    @property
     def geometry(self) -> str | None:
         """The storage path's geometry, as the attention registry records it (None: dot-product softmax)."""
-        return ATTENTION[self.attention].geometry
+        return ATTENTION[self.attention.kernel].geometry
 
     @property
     def hidden(self) -> int:
         return 4 * self.d_model if self.mlp_hidden is None else self.mlp_hidden
-
-    def attention_config(self) -> AttentionConfig:
-        try:
-            shared = {name: getattr(self, name) for name in _ATTENTION_FIELDS}
-            return AttentionConfig(kernel=self.attention, **shared)
-        except ValueError as err:
-            raise ValueError(str(err).replace("kernel must", "attention must", 1)) from None
 
 
 def _memory_module(config: ModelConfig) -> nn.Module | None:
@@ -91,7 +94,7 @@ def _memory_module(config: ModelConfig) -> nn.Module | None:
         return None
     from georesolver_core.model.memory import MemoryPath
 
-    return MemoryPath(config.d_model, eps=config.eps)
+    return MemoryPath(config.d_model, eps=config.attention.eps)
 
 
 class GeoResolverModel(nn.Module):
@@ -103,9 +106,10 @@ class GeoResolverModel(nn.Module):
         C = config.d_model
         self.embed = nn.Linear(config.d_in, C)
         self.pos = nn.Parameter(torch.randn(config.max_len, C) * 0.02)
-        att = config.attention_config()
         self.blocks = nn.ModuleList(
-            GeoResolverBlock(att, mlp_hidden=config.hidden, gating=config.gating, memory=_memory_module(config))
+            GeoResolverBlock(
+                config.attention, mlp_hidden=config.hidden, gating=config.gating, memory=_memory_module(config)
+            )
             for _ in range(config.n_layers)
         )
         self.ln_f = nn.LayerNorm(C)
@@ -138,7 +142,13 @@ def _count(config: ModelConfig) -> int:
 def softmax_baseline(config: ModelConfig) -> ModelConfig:
     """A plain softmax transformer of the same width, depth and heads, and (to within one MLP unit
     per layer) the same parameter count: the gate's and memory's parameters go to a wider MLP."""
-    base = replace(config, attention="softmax", gating=False, memory="none", mlp_hidden=config.hidden)
+    base = replace(
+        config,
+        attention=config.attention.with_kernel("softmax"),
+        gating=False,
+        memory="none",
+        mlp_hidden=config.hidden,
+    )
     extra = _count(config) - _count(base)  # gate (+ memory) parameters of the GeoResolver model
     per_unit = config.n_layers * (2 * config.d_model + 1)  # one more MLP unit in every layer
     return replace(base, mlp_hidden=max(1, config.hidden + math.floor(extra / per_unit + 0.5)))

@@ -10,11 +10,19 @@ from georesolver_core.train.run import (
     resume,
     spec_from_checkpoint,
 )
-from georesolver_core.train.trainer import COLUMNS, Trainer, history_csv, loss_and_accuracy, resolve_device
+from georesolver_core.train.trainer import (
+    COLUMNS,
+    FinalResult,
+    Trainer,
+    history_csv,
+    loss_and_accuracy,
+    resolve_device,
+)
 
 __all__ = [
     "COLUMNS",
     "FORMAT",
+    "FinalResult",
     "MAX_STEPS",
     "RunSpec",
     "TrainConfig",

@@ -1,6 +1,6 @@
 """Training-step throughput: the GeoResolver model against the same-size softmax transformer.
 
-Both models are built from one RunSpec (the baseline is ``attention="softmax"``, parameter-matched)
+Both models are built from one RunSpec (the baseline is its kernel "softmax", parameter-matched)
 and timed in alternating rounds in one process, so machine load hits both alike; the ratio is the
 number to read on a shared machine, not the absolute steps/s.
 """
@@ -35,8 +35,8 @@ def step_rates(
 ) -> list[StepRate]:
     """Median steps/s of the GeoResolver model ``spec`` (and of the same spec with each of ``kernels``)
     and of the softmax baseline, last, all timed in turns in one process."""
-    names = list(dict.fromkeys([spec.attention, *kernels, "softmax"]))
-    specs = [replace(spec, attention=k) for k in names]
+    names = list(dict.fromkeys([spec.kernel, *kernels, "softmax"]))
+    specs = [spec.with_kernel(k) for k in names]
     trainers = [
         build_trainer(s, replace(config, steps=warmup + steps * rounds + 1, eval_every=10**6)) for s in specs
     ]
@@ -51,6 +51,6 @@ def step_rates(
                 t.train_step()
             r.append(steps / (time.perf_counter() - t0))
     return [
-        StepRate(s.label, s.attention, count_parameters(t.model), sorted(r)[len(r) // 2], r)
+        StepRate(s.label, s.kernel, count_parameters(t.model), sorted(r)[len(r) // 2], r)
         for s, t, r in zip(specs, trainers, rates, strict=True)
     ]

@@ -42,6 +42,27 @@ def upgrade_model_keys(model: dict) -> dict:
     return {_BLOCK_KEY.sub(r"\1attn.\2.", key): value for key, value in model.items()}
 
 
+# Before a run held a model config holding an attention config (RunSpec.model.attention), meta.spec
+# was flat: these of its fields moved into the model config, and these (old name: new name) into its attention.
+_FLAT_MODEL_FIELDS = ("n_layers", "gating", "memory")
+_FLAT_ATTENTION_FIELDS = {
+    "attention": "kernel", "d_model": "d_model", "n_heads": "n_heads", "eps": "eps", "c": "c"
+}  # fmt: skip
+
+
+def upgrade_spec(spec: dict) -> dict:
+    """A run description (meta.spec) in the nested layout of this version; a nested one is returned as is.
+
+    The one place where the flat layout of older checkpoints is read: any field it does not know stays
+    at the top, where ``train.run.spec_from_checkpoint`` refuses it by name."""
+    if "model" in spec:
+        return spec
+    flat = dict(spec)
+    attention = {new: flat.pop(old) for old, new in _FLAT_ATTENTION_FIELDS.items() if old in flat}
+    model = {name: flat.pop(name) for name in _FLAT_MODEL_FIELDS if name in flat}
+    return {**flat, "model": {**model, "attention": attention}}
+
+
 def optimizer_state_for(model: torch.nn.Module, data: dict) -> dict:
     """``data["optimizer"]`` with its parameters numbered in ``model``'s order.
 
@@ -96,7 +117,10 @@ def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES, max_expanded:
     if missing:
         raise ValueError(f"checkpoint is missing {missing}; it was not written by this trainer")
     _check_fields(data)
-    return {**data, "model": upgrade_model_keys(data["model"])}
+    meta = data.get("meta", {})
+    if "spec" in meta:
+        meta = {**meta, "spec": upgrade_spec(meta["spec"])}
+    return {**data, "model": upgrade_model_keys(data["model"]), "meta": meta}
 
 
 def _check_fields(data: dict) -> None:

@@ -13,15 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
-from georesolver_core.attention import ATTENTION
+from georesolver_core.attention import ATTENTION, AttentionConfig
 from georesolver_core.cli_args import from_args
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.model import MEMORY_PATHS
+from georesolver_core.model import MEMORY_PATHS, ModelConfig
 from georesolver_core.tasks import TASKS
 from georesolver_core.tasks.text import bits_per_char, generate
 from georesolver_core.train import distributed
@@ -32,7 +32,10 @@ from georesolver_core.train.run import RunSpec, build_trainer, resume
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default="recall", help=f"one of {sorted(TASKS)}")
-    p.add_argument("--attention", default="ida", help=f"one of {sorted(ATTENTION)} ('softmax' = the baseline)")
+    p.add_argument(
+        "--attention", "--kernel", dest="kernel", default="ida",
+        help=f"the kernel, one of {sorted(ATTENTION)} ('softmax' = the baseline)",
+    )  # fmt: skip
     p.add_argument(
         "--size", type=int, default=None, help="the task's size (recall: key-value pairs; copy: length; ...)"
     )
@@ -40,6 +43,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layers", dest="n_layers", metavar="LAYERS", type=int, default=2)
     p.add_argument("--heads", dest="n_heads", metavar="HEADS", type=int, default=4)
     p.add_argument("--eps", type=float, default=0.1)
+    p.add_argument("--window", type=int, default=None, help="fp-hida: band half-width w (default ceil(log2 T))")
+    p.add_argument(
+        "--globals", dest="n_global", type=int, default=None,
+        help="fp-hida: global tokens g (default ceil(log2 T))",
+    )  # fmt: skip
+    p.add_argument("--anchors", dest="n_anchors", type=int, default=None, help="l-hida: anchors m (default 16)")
+    p.add_argument(
+        "--summaries", dest="n_summaries", type=int, default=None, help="c-hida: summaries c (default 16)"
+    )
     p.add_argument("--no-gate", dest="gating", action="store_false", help="GeoResolver model without HyperGate")
     p.add_argument("--memory", default="none", help=f"memory path, one of {list(MEMORY_PATHS)}")
     p.add_argument("--eta", type=float, default=None, help="label flip rate of the noisy task")
@@ -65,8 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _spec(args) -> RunSpec:
+    """The run of the flags: each config nested in the next, each built from the flags named like its fields."""
+    model = from_args(ModelConfig, args, attention=from_args(AttentionConfig, args))
     # --eta is the noisy task's own argument: it travels in task_args only when given
-    return from_args(RunSpec, args, task_args=(("eta", args.eta),) if args.eta is not None else ())
+    return from_args(RunSpec, args, model=model, task_args=(("eta", args.eta),) if args.eta is not None else ())
 
 
 class _Progress:
@@ -114,7 +128,7 @@ def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
         (out / f"{name}history.json").write_text(trainer.history_json())
     if trainer.message and world.is_main:
         print(f"[{spec.label}] {trainer.message}", file=stream, flush=True)
-    final = trainer.final()
+    final = trainer.final().to_dict()
     result = {
         "spec": asdict(spec),
         "device": str(trainer.device),
@@ -154,8 +168,8 @@ def main(args: argparse.Namespace) -> int:
             if world.is_main:
                 out.mkdir(parents=True, exist_ok=True)
             runs = [(spec, "")]
-            if args.baseline and spec.attention != "softmax":
-                runs.append((replace(spec, attention="softmax"), "baseline_"))
+            if args.baseline and spec.kernel != "softmax":
+                runs.append((spec.with_kernel("softmax"), "baseline_"))
             trainers = [_build(s, config, args, out, world, name) for s, name in runs]
             _run_interleaved(trainers, config.eval_every)
             reports = [_report(t, s, args, out, world, name) for t, (s, name) in zip(trainers, runs, strict=True)]

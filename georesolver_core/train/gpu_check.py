@@ -106,6 +106,7 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("no CUDA GPU is available: nothing to check", file=sys.stderr)
         return 2
+    from georesolver_core.model import ModelConfig
     from georesolver_core.train.bench import step_rates
     from georesolver_core.train.config import TrainConfig
     from georesolver_core.train.run import RunSpec, build_trainer
@@ -121,16 +122,16 @@ def main(argv=None) -> int:
                                               "causal": causal, "error": f"{type(err).__name__}: {err}"})  # fmt: skip
     report["speed"] = speed()
     config = TrainConfig(steps=200, batch_size=64, device="cuda", eval_every=100)
-    trainer = build_trainer(RunSpec(task="recall", n_layers=1), config)
+    trainer = build_trainer(RunSpec(task="recall", model=ModelConfig(n_layers=1)), config)
     trainer.run(steps=100)
-    report["training"]["recall_after_100_steps"] = trainer.final()
+    report["training"]["recall_after_100_steps"] = trainer.final().to_dict()
     report["training"]["step_rates"] = [
         asdict(r) for r in step_rates(RunSpec(task="recall"), config, steps=args.steps)
     ]
     # The causal character model on English text: the causal forms of the kernels, on the GPU.
     text = build_trainer(RunSpec(task="text"), config)
     text.run(steps=100)
-    report["training"]["text_after_100_steps"] = text.final()
+    report["training"]["text_after_100_steps"] = text.final().to_dict()
     report["training"]["text_step_rates"] = [
         asdict(r) for r in step_rates(RunSpec(task="text"), config, steps=args.steps, kernels=("hida", "sida"))
     ]

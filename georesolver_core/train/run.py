@@ -1,17 +1,18 @@
 """One training run from names: task, attention kind, sizes. What the page and the command line share.
 
-``attention="softmax"`` is the baseline: a plain softmax transformer of the same width and depth
-with the parameter count of the GeoResolver model it is compared with (``model.softmax_baseline``).
-Every other key of ``attention.ATTENTION`` is a GeoResolver model with that storage kernel.
+A run nests its configs: ``RunSpec(task, model=ModelConfig(attention=AttentionConfig(kernel=...)))``.
+Kernel "softmax" is the baseline: a plain softmax transformer of the same width and depth with the
+parameter count of the GeoResolver model it is compared with (``model.softmax_baseline``). Every other
+key of ``attention.ATTENTION`` is a GeoResolver model with that storage kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 
 import torch
 
-from georesolver_core.attention import ATTENTION
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.model import ModelConfig, build_model, softmax_baseline
 from georesolver_core.tasks import TASKS, make_task
@@ -26,35 +27,40 @@ from georesolver_core.train.checkpoint import (
 from georesolver_core.train.config import TrainConfig
 from georesolver_core.train.trainer import Trainer
 
-# RunSpec fields the ModelConfig takes as they are (attention differs: the baseline is sized from IDA)
-_MODEL_FIELDS = ("d_model", "n_heads", "n_layers", "eps", "c", "gating", "memory")
-
 
 @dataclass(frozen=True)
 class RunSpec:
+    """A run: the task and the model config (whose attention config names the kernel).
+
+    The task sets the model's input, output, length and causality (``model_config``): ``model`` holds
+    what the run chooses. Kernel "softmax" is the parameter-matched baseline of the IDA model.
+    """
+
     task: str = "recall"  # key of tasks.TASKS
-    attention: str = "ida"  # key of attention.ATTENTION; "softmax" = the parameter-matched baseline
     size: int | None = None  # the task's size argument (pairs, length, depth, n_train); None = default
-    d_model: int = 64  # width
-    n_layers: int = 2  # blocks
-    n_heads: int = 4  # heads
-    eps: float = 0.1  # inverse-distance regulariser
-    c: float = 1.0  # Poincaré curvature parameter
-    gating: bool = True  # HyperGate on (GeoResolver models)
-    memory: str = "none"  # memory path (model.MEMORY_PATHS)
     task_args: tuple = ()  # extra task keyword arguments as (name, value) pairs, e.g. (("eta", 0.3),)
+    model: ModelConfig = field(default_factory=ModelConfig)  # the model; its attention holds the kernel
 
     def __post_init__(self):
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {sorted(TASKS)} (got {self.task!r})")
-        if self.attention not in ATTENTION:
-            raise ValueError(f"attention must be one of {sorted(ATTENTION)} (got {self.attention!r})")
         if self.size is not None and (not isinstance(self.size, int) or self.size < 1):
             raise ValueError(f"size must be a positive integer or None (got {self.size!r})")
+        if not isinstance(self.model, ModelConfig):
+            raise ValueError(f"model must be a ModelConfig (got {self.model!r})")
+
+    @property
+    def kernel(self) -> str:
+        """The storage path's kernel, a key of attention.ATTENTION ("softmax": the baseline)."""
+        return self.model.attention.kernel
 
     @property
     def label(self) -> str:
-        return "softmax baseline" if self.attention == "softmax" else f"GeoResolver ({self.attention})"
+        return "softmax baseline" if self.kernel == "softmax" else f"GeoResolver ({self.kernel})"
+
+    def with_kernel(self, kernel: str) -> RunSpec:
+        """The same run with another kernel (``AttentionConfig.with_kernel``), e.g. its softmax baseline."""
+        return replace(self, model=replace(self.model, attention=self.model.attention.with_kernel(kernel)))
 
 
 def build_task(spec: RunSpec, seed: int = 0) -> Task:
@@ -62,14 +68,12 @@ def build_task(spec: RunSpec, seed: int = 0) -> Task:
 
 
 def model_config(spec: RunSpec, task: Task) -> ModelConfig:
-    """The task sets the input, output and length; the spec the rest (the baseline is sized from an IDA model)."""
-    shared = {name: getattr(spec, name) for name in _MODEL_FIELDS}
-    attention = "ida" if spec.attention == "softmax" else spec.attention
-    geo = ModelConfig(
-        d_in=task.d_in, n_classes=task.n_classes, max_len=task.seq_len, attention=attention,
-        causal=task.causal, **shared,
-    )  # fmt: skip
-    return softmax_baseline(geo) if spec.attention == "softmax" else geo
+    """``spec.model`` with the task's input, output, length and causality (the baseline is sized from IDA)."""
+    attention = replace(spec.model.attention, causal=task.causal)
+    if spec.kernel == "softmax":
+        attention = attention.with_kernel("ida")
+    geo = replace(spec.model, d_in=task.d_in, n_classes=task.n_classes, max_len=task.seq_len, attention=attention)
+    return softmax_baseline(geo) if spec.kernel == "softmax" else geo
 
 
 def check_run_memory(mc: ModelConfig, batch_size: int) -> int:
@@ -97,7 +101,8 @@ def build_trainer(spec: RunSpec, config: TrainConfig, callbacks=(), **kwargs) ->
 
 
 def spec_from_checkpoint(data: dict) -> RunSpec:
-    """The RunSpec stored in a checkpoint's meta (to rebuild its model and task)."""
+    """The RunSpec stored in a checkpoint's meta (to rebuild its model and task). An older checkpoint's
+    flat description is mapped to the nested one by ``load_checkpoint`` (``checkpoint.upgrade_spec``)."""
     raw = dict(data.get("meta", {}).get("spec", {}))
     if not raw:
         raise ValueError("checkpoint holds no run description (meta.spec); it cannot be continued here")
@@ -107,8 +112,12 @@ def spec_from_checkpoint(data: dict) -> RunSpec:
     ):
         raise ValueError(f"checkpoint's task_args must be (name, value) pairs (got {str(pairs)[:40]!r})")
     raw["task_args"] = tuple(tuple(p) for p in pairs)
+    model = raw.get("model", {})
+    if not isinstance(model, dict) or not isinstance(model.get("attention", {}), dict):
+        raise ValueError("checkpoint's meta.spec.model and its attention must be dicts (the model description)")
     try:
-        return RunSpec(**raw)
+        attention = AttentionConfig(**model.get("attention", {}))
+        return RunSpec(**{**raw, "model": ModelConfig(**{**model, "attention": attention})})
     except TypeError as err:
         raise ValueError(f"checkpoint's run description does not match this version: {err}") from None
 
@@ -143,14 +152,24 @@ def check_checkpoint(data: dict) -> RunSpec:
     return spec
 
 
-def read_checkpoint_upload(data: bytes) -> dict:
+@dataclass(frozen=True, eq=False)
+class CheckpointUpload:
+    """An uploaded checkpoint as read and checked by ``read_checkpoint_upload``."""
+
+    spec: RunSpec  # the run it continues
+    step: int  # optimiser steps it holds
+    data: dict  # the fields ``resume`` reads (deep-copy it before resuming: training updates in place)
+
+
+def read_checkpoint_upload(data: bytes) -> CheckpointUpload:
     """An uploaded checkpoint, validated once and completely: at most ``MAX_CHECKPOINT_BYTES`` stored and
     ``MAX_UPLOAD_EXPANDED_BYTES`` expanded (refused before torch reads it), every field checked
     (``load_checkpoint``), and what it would build checked (``check_checkpoint``). Only the fields that
     ``resume`` reads are kept (the page holds the result while the file sits in the uploader)."""
     ck = load_checkpoint(data, MAX_CHECKPOINT_BYTES, MAX_UPLOAD_EXPANDED_BYTES)
-    check_checkpoint(ck)
-    return {k: ck[k] for k in (*REQUIRED, "seconds", "generator", "meta") if k in ck}
+    spec = check_checkpoint(ck)
+    kept = {k: ck[k] for k in (*REQUIRED, "seconds", "generator", "meta") if k in ck}
+    return CheckpointUpload(spec, ck["step"], kept)
 
 
 def resume(data: dict, config: TrainConfig | None = None, callbacks=(), **kwargs) -> Trainer:

@@ -20,7 +20,7 @@ import io
 import json
 import math
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +51,23 @@ def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tens
     labelled = target != IGNORE
     correct = (flat.argmax(dim=-1) == target) & labelled
     return loss, correct.sum() / labelled.sum().clamp_min(1)
+
+
+@dataclass(frozen=True)
+class FinalResult:
+    """A run's headline numbers (``Trainer.final``); ``to_dict`` is the command line's JSON ``final``."""
+
+    accuracy: float | None  # test accuracy at the last evaluation (None: not evaluated yet)
+    loss: float | None  # test loss at the last evaluation (the text task: validation nats per character)
+    train_loss: float | None  # loss of the last training step
+    steps: int  # optimiser steps taken
+    seconds: float  # wall-clock training time
+    cpu_seconds: float  # this process's CPU time over the same spans
+    diverged: bool  # the loss became NaN or infinite
+    message: str | None  # why the run stopped early, if it did
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 class Trainer:
@@ -189,19 +206,19 @@ class Trainer:
             if fn is not None:
                 fn(self, row)
 
-    def final(self) -> dict:
+    def final(self) -> FinalResult:
         """The headline numbers: test accuracy and loss at the last evaluation, steps, seconds."""
         last_eval = next((r for r in reversed(self.history) if r["test_accuracy"] is not None), None)
-        return {
-            "accuracy": None if last_eval is None else last_eval["test_accuracy"],
-            "loss": None if last_eval is None else last_eval["test_loss"],
-            "train_loss": self.history[-1]["loss"] if self.history else None,
-            "steps": self.step,
-            "seconds": self.seconds,
-            "cpu_seconds": self.cpu_seconds,
-            "diverged": self.diverged,
-            "message": self.message,
-        }
+        return FinalResult(
+            accuracy=None if last_eval is None else last_eval["test_accuracy"],
+            loss=None if last_eval is None else last_eval["test_loss"],
+            train_loss=self.history[-1]["loss"] if self.history else None,
+            steps=self.step,
+            seconds=self.seconds,
+            cpu_seconds=self.cpu_seconds,
+            diverged=self.diverged,
+            message=self.message,
+        )
 
     # --- export and checkpoints ---------------------------------------------------------------------
     def history_csv(self) -> str:
