@@ -7,15 +7,22 @@ import streamlit as st
 import torch
 from streamlit.testing.v1 import local_script_runner
 
+from georesolver_core.device import process_threads, set_process_threads
 from tests.app_pages import open_page, set_and_run
 
 
 @pytest.fixture(scope="module")
 def at():
-    torch.set_num_threads(1)  # tiny models: see device.one_cpu_thread
-    app = open_page("training.py")
-    yield app
-    st.cache_data.clear()
+    # Tiny models: see device.one_cpu_thread. The page's script threads start at the process count, so set
+    # that one, through its owner, and put it back (a bare torch.set_num_threads here left the test
+    # process's main thread at 1 for every later test file).
+    before = process_threads()
+    set_process_threads(1)
+    try:
+        yield open_page("training.py")
+    finally:
+        set_process_threads(before)
+        st.cache_data.clear()
 
 
 def _click(at, key):

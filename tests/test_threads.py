@@ -170,9 +170,11 @@ def _calls_set_num_threads(path: Path) -> bool:
 
 
 def test_only_the_device_module_sets_thread_counts():
-    files = [p for d in ("georesolver_core", "app", "pages") for p in (ROOT / d).rglob("*.py")]
-    offenders = [str(p.relative_to(ROOT)) for p in files if _calls_set_num_threads(p)]
-    assert offenders == ["georesolver_core/device.py"]
+    files = [p for d in ("georesolver_core", "app", "pages", "tests") for p in (ROOT / d).rglob("*.py")]
+    offenders = sorted(str(p.relative_to(ROOT)) for p in files if _calls_set_num_threads(p))
+    # This file sets counts by hand on purpose (it holds the gap open); a test elsewhere that did left the
+    # test process's main thread at 1 for every later file: tests use set_process_threads and put it back.
+    assert offenders == ["georesolver_core/device.py", "tests/test_threads.py"]
 
 
 def test_blocks_start_no_thread_of_their_own(monkeypatch):
