@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import base_layout, log_axis, points_trace, sphere_surface
+from georesolver_core.viz.style import base_layout, log_axis, points_trace, sphere_surface, white_template
 
 PALETTE = qualitative.Dark24 + qualitative.Light24
 ROUTER_COLORS = {"gsr": "#2ca02c", "softmax": "#7f7f7f", "expert-choice": "#9467bd"}
@@ -43,8 +43,7 @@ def _arc(a: np.ndarray, b: np.ndarray, n: int = 12) -> np.ndarray:
 
 def _sphere_layout(fig: go.Figure, height: int) -> go.Figure:
     axis = dict(range=[-1.1, 1.1], showbackground=False, title="")
-    fig.update_layout(
-        template="plotly_white",
+    white_template(fig).update_layout(
         height=height,
         margin=dict(l=0, r=0, t=40, b=0),
         scene=dict(xaxis=axis, yaxis=axis, zaxis=axis, aspectmode="cube"),
