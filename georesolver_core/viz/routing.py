@@ -52,7 +52,7 @@ def _sphere_layout(fig: go.Figure, height: int) -> go.Figure:
     return fig
 
 
-MAX_PROTOTYPE_LABELS = 16  # more names than this run together on the sphere; each is in its hover
+MAX_PROTOTYPE_LABELS = 16  # more names than this overrun the figure's height; each is in its hover
 
 
 def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "", height: int = 560) -> go.Figure:
@@ -92,16 +92,46 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
         )
     )
     names = [f"c{e}" for e in range(p.shape[0])]
-    fig.add_trace(
-        points_trace(
-            1.03 * p,
-            mode="markers+text" if len(names) <= MAX_PROTOTYPE_LABELS else "markers",
-            name="prototypes",
-            marker=dict(size=8, symbol="diamond", color=colours, line=dict(color="black", width=1)),
-            text=names,
-            textposition="top center",
+    top1 = np.bincount(idx[:, 0].astype(int), minlength=p.shape[0]) if idx.size else np.zeros(p.shape[0], int)
+    hover = [f"prototype {n}: Top-1 of {int(c)} queries" for n, c in zip(names, top1, strict=True)]
+    diamond = dict(size=8, symbol="diamond", line=dict(color="black", width=1))
+    if len(names) <= MAX_PROTOTYPE_LABELS:
+        # Names in a legend of their own at the right, each in its prototype's colour: written on the
+        # sphere they covered the markers and the weighted arcs meeting there. Clicking a name hides it.
+        for e, name in enumerate(names):
+            fig.add_trace(
+                points_trace(
+                    1.03 * p[e : e + 1],
+                    mode="markers",
+                    name=f"{name} (Top-1 of {int(top1[e])})",
+                    marker=dict(color=colours[e], **diamond),
+                    text=hover[e : e + 1],
+                    hoverinfo="text",
+                    legend="legend2",
+                )
+            )
+        fig.update_layout(
+            legend2=dict(
+                title=dict(text="prototypes"),
+                font=dict(color="#333"),
+                x=1.0,
+                xanchor="right",
+                y=0.95,
+                yanchor="top",
+            ),
+            scene_domain=dict(x=[0.0, 0.86]),
         )
-    )
+    else:
+        fig.add_trace(
+            points_trace(
+                1.03 * p,
+                mode="markers",
+                name="prototypes",
+                marker=dict(color=colours, **diamond),
+                text=hover,
+                hoverinfo="text",
+            )
+        )
     fig.update_layout(title=title)
     return _sphere_layout(fig, height)
 
