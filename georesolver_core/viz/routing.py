@@ -58,7 +58,9 @@ MAX_PROTOTYPE_LABELS = 16  # more names than this overrun the figure's height; e
 def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "", height: int = 560) -> go.Figure:
     """Queries coloured by their chosen (Top-1) prototype, great-circle arcs to their Top-K (width ~ weight).
 
-    queries (n, 3), protos (m, 3), indices / weights (n, K): numpy arrays.
+    queries (n, 3), protos (m, 3), indices / weights (n, K): numpy arrays. Up to ``MAX_PROTOTYPE_LABELS``
+    prototypes are named in a second legend at the right (name, colour, Top-1 count); every marker's
+    hover names its prototype.
     """
     q, p, idx, w = (np.asarray(a) for a in (queries, protos, indices, weights))
     fig = go.Figure([sphere_surface()])
