@@ -1,4 +1,4 @@
-"""The lecturer's link: a URL that also hides or locks chosen controls, a copy-link box, and an export of
+"""The lecturer's link: a URL that also hides or locks chosen controls, the link written out to copy, and an export of
 the figures on screen (standalone HTML, PNG and SVG when kaleido is installed, and the figure's data as JSON).
 
 ``?_hide=key1,key2`` hides the widgets with those keys and ``?_lock=key3`` draws them disabled, as
@@ -141,9 +141,12 @@ def panel(controls: list[str]) -> None:
         params = {k: st.query_params.get_all(k) for k in st.query_params}
         link = share_link(st.context.url or "", params, hide, lock)
         st.caption(
-            "Copy the link (button at the box's right); it opens this view with those controls hidden or locked."
+            "Copy the link below (a triple click selects it all); it opens this view with those controls hidden "
+            "or locked."
         )
-        st.code(link, language=None, wrap_lines=True)
+        # Markdown, not st.code: a code block loads a 1.5 MB syntax highlighter into every page's first visit.
+        # The link is URL-encoded (no backticks), so it cannot leave its code span.
+        st.container(key="lec_link").markdown(f"`{link.replace('`', '%60')}`")
         st.link_button("Open the link", link, icon=":material/open_in_new:")
         if not figures:
             st.caption("No figure on this view yet.")

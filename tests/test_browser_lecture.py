@@ -79,7 +79,7 @@ def test_a_lecture_script(server, browser, tmp_path):  # noqa: F811 (pytest fixt
         page.get_by_role("button", name="Its data (JSON)").click()
     assert '"traces"' in download.value.path().read_text()
     # 4. share the link: it carries the view and the hidden controls to a fresh browser
-    link = page.locator('[data-testid="stCode"]').last.inner_text().strip()
+    link = page.locator(".st-key-lec_link code").last.inner_text().strip()
     assert "_hide=orth_beta%2Corth_tilt" in link and "_lock=orth_gamma" in link and "orth_steps=600" in link
     student = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
     student.goto(link, wait_until="domcontentloaded")

@@ -103,3 +103,14 @@ def test_sweep_evidence_keeps_the_sweep_and_reads_the_headline_at_one_point():
     assert (told.measured_value, told.bound_value, told.extra) == (7.0, 0.0, {"a": 1})
     with pytest.raises(ValueError, match="log must be one of"):
         verdicts.Axes("n", "error", "measured <= bound", log="z")
+
+
+def test_importing_the_claims_package_leaves_scipy_stats_to_the_claim_that_needs_it():
+    # Every page imports the claims package for its claim grid; scipy.stats alone took about a second.
+    code = "import sys, georesolver_core.claims\nprint('scipy.stats' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

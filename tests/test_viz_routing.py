@@ -24,7 +24,23 @@ def test_sphere_prototypes_get_distinct_colours_and_arcs_take_their_prototypes_c
     colours = prototype_colors(12)
     first = fig.data[1]  # the first-choice arcs, after the sphere surface
     assert set(first.line.color) == {colours[int(e)] for e in d.indices[:, 0]}
-    assert list(fig.data[-1].marker.color) == colours
+    protos = [t for t in fig.data if t.legend == "legend2"]  # one legend entry per prototype, in its colour
+    assert [t.marker.color for t in protos] == colours
+    assert [t.name.split()[0] for t in protos] == [f"c{e}" for e in range(12)]
+    assert sum(int(t.name.split()[-1].rstrip(")")) for t in protos) == 30  # Top-1 counts cover every query
+    assert not [t for t in fig.data if "text" in (getattr(t, "mode", None) or "")]  # no name written over a marker or an arc
+
+
+def test_sphere_with_many_prototypes_keeps_them_in_one_trace_named_in_the_hover():
+    from georesolver_core.routing.demo import routing_demo
+    from georesolver_core.viz.routing import MAX_PROTOTYPE_LABELS, prototype_colors, routing_sphere_figure
+
+    m = MAX_PROTOTYPE_LABELS + 4
+    d = routing_demo(m, 30, k=2, eps=0.05, spread=0.3, seed=0)
+    fig = routing_sphere_figure(d.queries, d.protos, d.indices, d.weights)
+    assert list(fig.data[-1].marker.color) == prototype_colors(m) and fig.data[-1].name == "prototypes"
+    assert fig.data[-1].text[3].startswith("prototype c3: Top-1 of")
+    assert not [t for t in fig.data if t.legend == "legend2"]
 
 
 def test_attention_sphere_keeps_the_heaviest_key_in_front_of_the_query_and_writes_its_weight():

@@ -1,13 +1,15 @@
-"""Shared figure helpers: log axes whose labels do not collide, one trace from an array of points."""
+"""Shared figure helpers: the white template, log axes whose labels do not collide, one trace from an array of
+points."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import MAX_DECADE_LABELS, log_axis, points_trace
+from georesolver_core.viz.style import MAX_DECADE_LABELS, base_layout, log_axis, points_trace, white_template
 
 
 def _three_panels(*spans: tuple[float, float]) -> go.Figure:
@@ -86,3 +88,14 @@ def test_points_trace_is_2d_or_3d_by_the_width_of_the_points():
     assert isinstance(space, go.Scatter3d) and list(space.z) == [1.0, 0.0]
     with pytest.raises(ValueError, match=r"points must have shape \(n, 2\) or \(n, 3\)"):
         points_trace(np.zeros((4, 5)))
+
+
+def test_white_template_is_the_validated_template_and_the_figure_owns_its_copy():
+    fast = base_layout(go.Figure(go.Scatter(x=[1, 2], y=[3, 4])), "t", "x", "y")
+    slow = go.Figure(go.Scatter(x=[1, 2], y=[3, 4])).update_layout(template="plotly_white")
+    assert fast.to_plotly_json()["layout"]["template"] == slow.to_plotly_json()["layout"]["template"]
+    white_template(fast).layout.template.layout.font.size = 30  # a figure's change stays in that figure
+    assert pio.templates["plotly_white"].layout.font.size is None
+    assert white_template(go.Figure()).layout.template.layout.font.size is None
+    with pytest.raises(ValueError):  # validation is back on for everything after the template
+        fast.update_layout(height=-1)

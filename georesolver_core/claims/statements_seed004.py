@@ -9,7 +9,6 @@ import functools
 
 import numpy as np
 import torch
-from scipy.stats import ttest_rel
 
 from georesolver_core.claims.statements_ida import claim
 from georesolver_core.device import one_cpu_thread
@@ -167,6 +166,8 @@ def null_benchmark(quick: bool) -> tuple[list[float], list[float], int]:
 
 def measure_null_benchmark(quick: bool = False):
     """Paired t-test and wins of the factorised branch against the dense one over 8 seeds, beside p = 0.53, 5/8."""
+    from scipy.stats import ttest_rel  # here: scipy.stats takes about a second to import, which every page paid
+
     base, idea, steps = null_benchmark(quick)
     p = float(ttest_rel(idea, base).pvalue)
     wins = int(sum(i < b for i, b in zip(idea, base, strict=True)))

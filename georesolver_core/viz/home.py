@@ -19,7 +19,7 @@ from plotly.subplots import make_subplots
 from georesolver_core.attention import ida_weights
 from georesolver_core.geometry import GEOMETRIES, geodesic
 from georesolver_core.validate import check_eps, check_positive_int
-from georesolver_core.viz.style import sphere_wireframe, unit_disk_shapes
+from georesolver_core.viz.style import sphere_wireframe, unit_disk_shapes, white_template
 
 EYE = np.array([1.7, 1.7, 1.1])  # the sphere seen from here when the points spread all round it
 
@@ -240,7 +240,7 @@ def _panel_axes(geometries: tuple[str, ...], sphere_3d: bool) -> list[dict]:
 def _panels_layout(geometries: tuple[str, ...], sphere_3d: bool) -> dict:
     """The panels' axes, scenes and subplot titles (plotly's ``make_subplots``) on the white template.
 
-    The same on every move and slow to build (the template alone is a deep copy), so built once per sphere
+    The same on every move and slow to build (subplots and titles), so built once per sphere
     view; callers copy what they change.
     """
     fig = make_subplots(
@@ -250,7 +250,7 @@ def _panels_layout(geometries: tuple[str, ...], sphere_3d: bool) -> dict:
         subplot_titles=[GEOMETRIES[geo].panel.title for geo in geometries],
         horizontal_spacing=0.06,
     )
-    fig.update_layout(template="plotly_white")
+    white_template(fig)
     layout = fig.layout.to_plotly_json()
     # The template's trace defaults cover two dozen trace types; validating them took half the figure's
     # build time (here and again in st.plotly_chart). Only the types drawn here keep theirs.

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from georesolver_core.viz.style import base_layout, log_axis, points_trace, sphere_surface
+from georesolver_core.viz.style import base_layout, log_axis, points_trace, sphere_surface, white_template
 
 PALETTE = qualitative.Dark24 + qualitative.Light24
 ROUTER_COLORS = {"gsr": "#2ca02c", "softmax": "#7f7f7f", "expert-choice": "#9467bd"}
@@ -43,8 +43,7 @@ def _arc(a: np.ndarray, b: np.ndarray, n: int = 12) -> np.ndarray:
 
 def _sphere_layout(fig: go.Figure, height: int) -> go.Figure:
     axis = dict(range=[-1.1, 1.1], showbackground=False, title="")
-    fig.update_layout(
-        template="plotly_white",
+    white_template(fig).update_layout(
         height=height,
         margin=dict(l=0, r=0, t=40, b=0),
         scene=dict(xaxis=axis, yaxis=axis, zaxis=axis, aspectmode="cube"),
@@ -53,13 +52,15 @@ def _sphere_layout(fig: go.Figure, height: int) -> go.Figure:
     return fig
 
 
-MAX_PROTOTYPE_LABELS = 16  # more names than this run together on the sphere; each is in its hover
+MAX_PROTOTYPE_LABELS = 16  # more names than this overrun the figure's height; each is in its hover
 
 
 def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "", height: int = 560) -> go.Figure:
     """Queries coloured by their chosen (Top-1) prototype, great-circle arcs to their Top-K (width ~ weight).
 
-    queries (n, 3), protos (m, 3), indices / weights (n, K): numpy arrays.
+    queries (n, 3), protos (m, 3), indices / weights (n, K): numpy arrays. Up to ``MAX_PROTOTYPE_LABELS``
+    prototypes are named in a second legend at the right (name, colour, Top-1 count); every marker's
+    hover names its prototype.
     """
     q, p, idx, w = (np.asarray(a) for a in (queries, protos, indices, weights))
     fig = go.Figure([sphere_surface()])
@@ -93,16 +94,46 @@ def routing_sphere_figure(queries, protos, indices, weights, *, title: str = "",
         )
     )
     names = [f"c{e}" for e in range(p.shape[0])]
-    fig.add_trace(
-        points_trace(
-            1.03 * p,
-            mode="markers+text" if len(names) <= MAX_PROTOTYPE_LABELS else "markers",
-            name="prototypes",
-            marker=dict(size=8, symbol="diamond", color=colours, line=dict(color="black", width=1)),
-            text=names,
-            textposition="top center",
+    top1 = np.bincount(idx[:, 0].astype(int), minlength=p.shape[0]) if idx.size else np.zeros(p.shape[0], int)
+    hover = [f"prototype {n}: Top-1 of {int(c)} queries" for n, c in zip(names, top1, strict=True)]
+    diamond = dict(size=8, symbol="diamond", line=dict(color="black", width=1))
+    if len(names) <= MAX_PROTOTYPE_LABELS:
+        # Names in a legend of their own at the right, each in its prototype's colour: written on the
+        # sphere they covered the markers and the weighted arcs meeting there. Clicking a name hides it.
+        for e, name in enumerate(names):
+            fig.add_trace(
+                points_trace(
+                    1.03 * p[e : e + 1],
+                    mode="markers",
+                    name=f"{name} (Top-1 of {int(top1[e])})",
+                    marker=dict(color=colours[e], **diamond),
+                    text=hover[e : e + 1],
+                    hoverinfo="text",
+                    legend="legend2",
+                )
+            )
+        fig.update_layout(
+            legend2=dict(
+                title=dict(text="prototypes"),
+                font=dict(color="#333"),
+                x=1.0,
+                xanchor="right",
+                y=0.95,
+                yanchor="top",
+            ),
+            scene_domain=dict(x=[0.0, 0.86]),
         )
-    )
+    else:
+        fig.add_trace(
+            points_trace(
+                1.03 * p,
+                mode="markers",
+                name="prototypes",
+                marker=dict(color=colours, **diamond),
+                text=hover,
+                hoverinfo="text",
+            )
+        )
     fig.update_layout(title=title)
     return _sphere_layout(fig, height)
 
