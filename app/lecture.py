@@ -141,12 +141,15 @@ def panel(controls: list[str]) -> None:
         params = {k: st.query_params.get_all(k) for k in st.query_params}
         link = share_link(st.context.url or "", params, hide, lock)
         st.caption(
-            "Copy the link below (a triple click selects it all); it opens this view with those controls hidden "
-            "or locked."
+            "The link below opens this view with those controls hidden or locked: copy it with the copy button "
+            "(switch it on) or select it (a triple click selects it all)."
         )
-        # Markdown, not st.code: a code block loads a 1.5 MB syntax highlighter into every page's first visit.
+        # Markdown by default, not st.code: a code block loads a 1.5 MB syntax highlighter into the page, and
+        # this panel is on every page's first visit. The copy button (st.code's) comes on request only.
         # The link is URL-encoded (no backticks), so it cannot leave its code span.
         st.container(key="lec_link").markdown(f"`{link.replace('`', '%60')}`")
+        if st.toggle("Copy button", key="lec_copy", help="Shows the link in a box with a one-click copy button"):
+            st.code(link, language=None, wrap_lines=True)
         st.link_button("Open the link", link, icon=":material/open_in_new:")
         if not figures:
             st.caption("No figure on this view yet.")

@@ -65,6 +65,8 @@ def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
     links = [m.value for m in app.markdown if "_hide=" in m.value]
     assert links and "_hide=orth_beta%2Cseed" in links[-1] and links[-1].startswith("`")
     assert not app.code  # a code block would load the syntax highlighter's 1.5 MB into the page
+    app.toggle(key="lec_copy").set_value(True).run()  # the copy button, on request
+    assert not app.exception and [c.value for c in app.code] == [links[-1].strip("`")]
 
 
 def test_a_locked_widget_is_disabled_and_keeps_its_value():
