@@ -22,7 +22,7 @@ from georesolver_core.viz.attention import (
     weights_bars,
     weights_heatmap,
 )
-from georesolver_core.viz.style import ANIMATION_SPEEDS, KERNEL_COLORS
+from georesolver_core.viz.style import ANIMATION_SPEEDS, kernel_colour
 
 N_MAX, D_MAX = 256, 64
 EPS_LO, EPS_HI = 1e-8, 100.0  # at 1e-8 an exact match keeps all but ~n * 1e-8 of the weight: nothing new below
@@ -164,7 +164,7 @@ def lab() -> None:
         key="att_heatmap",
     )
     bars = {f"IDA, eps = {eps:g}": res.ida[0], f"softmax, T = {temp:g}": res.softmax[0]}
-    colors = dict(zip(bars, (KERNEL_COLORS["ida"], KERNEL_COLORS["softmax"]), strict=True))
+    colors = dict(zip(bars, (kernel_colour("ida"), kernel_colour("softmax")), strict=True))
     ui.chart(
         container=right,
         fig=weights_bars(bars, res.sq_dist, "Weights of the query q over the keys", colors),
