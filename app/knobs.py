@@ -42,6 +42,7 @@ KINDS = (
 _CHOICE_KINDS = ("select_slider", "selectbox", "radio", "segmented_control", "pills", "multiselect", "kernel", "tabs")  # fmt: skip
 
 _TABLES: dict[str, dict[str, Knob]] = {}  # page name -> its knobs by key (``page_knobs``)
+PAGE_KEYS = "_url_knobs"  # session key: the URL-bound knob keys of the page drawn in this run (``links``)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def page_knobs(page: str, *knobs: Knob) -> dict[str, Knob]:
     if len(rows) != len(knobs):
         raise ValueError(f"knob keys must be unique on page {page!r} (got {[k.key for k in knobs]})")
     _TABLES[page] = rows
+    st.session_state[PAGE_KEYS] = known_keys(page)  # read (and removed) by the link notice after the page ran
     return rows
 
 

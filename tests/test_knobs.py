@@ -106,3 +106,24 @@ def test_a_row_becomes_the_streamlit_call_the_pages_made_by_hand():
     assert kw == {"selection_mode": "multi", "help": "h", "bind": "query-params", "default": ["a"]}
     assert call(Knob("k", "toggle", "L"))[1:] == (("L",), {"bind": "query-params", "value": False})
     assert call(Knob("k", "text_input", "L", bind=None)) == ("text_input", ("L", ""), {})
+
+
+def test_a_link_to_a_knob_of_a_closed_tab_waits_for_it_and_an_unknown_name_is_told():
+    """A setting of the page that this view does not draw (a closed tab) is no unknown name: its value
+    stays in the link for when the tab opens; a name in no table and drawn by nothing gets the notice."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_pages import ENTRY
+
+    st.cache_data.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=300)
+    app.query_params["land_tab"] = "Hessian spread"
+    app.query_params["land_pl_delta"] = "2.0"  # a control of the first tab
+    app.query_params["no_such_setting"] = "1"
+    app.switch_page("../pages/landscapes.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    notice = " ".join(w.value for w in app.warning if "were not used" in w.value)
+    assert "`no_such_setting=1`" in notice and "land_pl_delta" not in notice, notice
+    assert app.query_params["land_pl_delta"] in ("2.0", ["2.0"])  # still in the link
