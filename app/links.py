@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import streamlit as st
+from knobs import PAGE_KEYS
 from streamlit.errors import StreamlitAPIException
 from url_widgets import drawn_controls
 
@@ -93,11 +94,14 @@ def _means_default(raw: str, default) -> bool:
 
 def url_notices(container) -> None:
     """After the page ran: a notice in ``container`` for every link value that was not used (non-finite,
-    out of range, malformed, an unknown option, or a name no setting of this page has); the defaults
-    are shown instead. On every run whose link carries such values, until the link is clean: a reload of
-    the same link in the same session is told again."""
+    out of range, malformed, an unknown option, or a name no setting of this page has: neither drawn nor
+    in its knob table); the defaults are shown instead. On every run whose link carries such values,
+    until the link is clean: a reload of the same link in the same session is told again."""
     given, dropped = st.session_state.pop("_url_given", {}), st.session_state.pop("_url_dropped", [])
     owned = st.session_state.pop("_url_owned", {})  # parameters a page read itself: True if it used the value
+    # the page's knob table (app/knobs.py): a knob not drawn in this view (a closed tab, an option that is
+    # off) is still a setting of the page; its value waits in the link and is judged when its control is drawn
+    waiting = st.session_state.pop(PAGE_KEYS, set())
     if not given:
         return
     controls = drawn_controls()
@@ -111,7 +115,8 @@ def url_notices(container) -> None:
             continue
         now = st.query_params.get(key)
         if key not in controls and now == raw:
-            ignored.append(key)  # no setting of this page reads it
+            if key not in waiting:
+                ignored.append(key)  # no setting of this page reads it
         elif now != raw and not (now is None and _means_default(raw, controls.get(key))):
             # gone from the link although the widget does not show it: refused (malformed, unknown
             # option) or clamped; a value that equals the widget's default leaves the link too

@@ -24,12 +24,14 @@ def nice_values(lo: float, hi: float) -> list[float]:
     return out
 
 
-def log_slider(label: str, key: str, lo: float, hi: float, default: float, help: str | None = None) -> float:
-    """A logarithmic slider over 1-2-5 stops in [lo, hi], bound to the URL."""
+def log_slider(
+    label: str, key: str, lo: float, hi: float, default: float, help: str | None = None, *, container=None
+) -> float:
+    """A logarithmic slider over 1-2-5 stops in [lo, hi], bound to the URL (drawn in ``container``, default the page)."""
     options = nice_values(lo, hi)
     default = min(options, key=lambda v: abs(math.log(v) - math.log(default)))
     return float(
-        st.select_slider(
+        (container or st).select_slider(
             label,
             options=options,
             value=default,

@@ -2,11 +2,11 @@
 
 import dataclasses
 
-import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention.diagnostics import QUERY_MODES, attention_lab
 from georesolver_core.attention.lab_stats import LabConfig
@@ -22,10 +22,36 @@ from georesolver_core.viz.attention import (
     weights_bars,
     weights_heatmap,
 )
-from georesolver_core.viz.style import ANIMATION_SPEEDS, KERNEL_COLORS
+from georesolver_core.viz.style import ANIMATION_SPEEDS, kernel_colour
 
 N_MAX, D_MAX = 256, 64
 EPS_LO, EPS_HI = 1e-8, 100.0  # at 1e-8 an exact match keeps all but ~n * 1e-8 of the weight: nothing new below
+KNOBS = page_knobs(
+    "attention",
+    Knob("att_geometry", "selectbox", "Geometry", next(iter(GEOMETRIES)), options=tuple(GEOMETRIES),
+         format_func=lambda g: GEOMETRIES[g].label),
+    Knob("att_kernel", "segmented_control", "Kernel for the matrix and the picture", "ida",
+         options=tuple(KERNEL_CHOICES), format_func=lambda k: "IDA" if k == "ida" else "softmax"),
+    Knob("att_n", "slider", "Number of keys n", 8, lo=1, hi=N_MAX),
+    Knob("att_d", "slider", "Dimension d", 2, lo=2, hi=D_MAX, help="Pictures need d = 2 (or 3 on the sphere)."),
+    Knob("att_eps", "log_slider", "eps (IDA regulariser)", 0.05, lo=EPS_LO, hi=EPS_HI,
+         help="Large: uniform. Small: a key at distance 0 takes all the weight; with no key that close, the "
+         "weights tend to 1/d^2 (normalised), not to one-hot."),
+    Knob("att_temp", "log_slider", "Softmax temperature T", 1.0, lo=0.01, hi=100.0),
+    Knob("att_spread", "slider", "Spread of the keys", 1.0, lo=0.1, hi=3.0, step=0.1),
+    Knob("att_c", "curvature", "Curvature parameter c (curvature k = -c)",
+         help="The ball has radius 1/sqrt(c); keys sit at norm <= 0.9/sqrt(c)."),
+    # on a key, exact retrieval is what eps -> 0 shows
+    Knob("att_query", "radio", "Where the query sits", "key", options=tuple(QUERY_MODES), format_func=QUERY_MODES.get,
+         extra=(("horizontal", True),)),
+    Knob("att_j", "number_input", "key j", 1, lo=1, hi=N_MAX),
+    Knob("att_j2", "number_input", "key j2", 2, lo=1, hi=N_MAX),
+    Knob("att_t", "slider", "position t along the geodesic", 0.5, lo=0.0, hi=1.0, step=0.05),
+    Knob("att_sweep", "toggle", "Show the eps sweep (animation)"),
+    Knob("att_anim_speed", "select_slider", "Play speed", 1.0, options=tuple(ANIMATION_SPEEDS),
+         format_func=lambda v: f"{v:g}x", help="How fast Play runs through eps (1x: 350 ms a frame)."),
+    Knob("att_claims", "toggle", "Show the claims' panels", True),
+)  # fmt: skip
 
 ui.page_header(
     "Attention lab",
@@ -45,69 +71,12 @@ def _lab(cfg: LabConfig, dtype_name: str, device: str):
 @st.fragment
 def lab() -> None:
     c1, c2, c3, c4 = st.columns(4)
-    geometry = lecture.widget(
-        c1.selectbox,
-        "Geometry",
-        list(GEOMETRIES),
-        format_func=lambda g: GEOMETRIES[g].label,
-        key="att_geometry",
-        bind="query-params",
-    )
-    kernel = (
-        lecture.widget(
-            c1.segmented_control,
-            "Kernel for the matrix and the picture",
-            list(KERNEL_CHOICES),
-            default="ida",
-            format_func=lambda k: "IDA" if k == "ida" else "softmax",
-            key="att_kernel",
-            bind="query-params",
-        )
-        or "ida"
-    )
-    n = lecture.widget(c2.slider, "Number of keys n", 1, N_MAX, 8, key="att_n", bind="query-params")
-    d = lecture.widget(
-        c2.slider,
-        "Dimension d",
-        2,
-        D_MAX,
-        2,
-        key="att_d",
-        bind="query-params",
-        help="Pictures need d = 2 (or 3 on the sphere).",
-    )
-    with c3:
-        eps = ui.log_slider(
-            "eps (IDA regulariser)",
-            "att_eps",
-            EPS_LO,
-            EPS_HI,
-            0.05,
-            help="Large: uniform. Small: a key at distance 0 takes all the weight; with no key that close, the "
-            "weights tend to 1/d^2 (normalised), not to one-hot.",
-        )
-        temp = ui.log_slider("Softmax temperature T", "att_temp", 0.01, 100.0, 1.0)
-    spread = lecture.widget(
-        c4.slider, "Spread of the keys", 0.1, 3.0, 1.0, 0.1, key="att_spread", bind="query-params"
-    )
-    c = ui.curvature_slider(
-        "att_c",
-        geometry,
-        container=c4,
-        help="The ball has radius 1/sqrt(c); keys sit at norm <= 0.9/sqrt(c).",
-    )
+    geometry, kernel = draw(KNOBS["att_geometry"], c1), draw(KNOBS["att_kernel"], c1)
+    n, d = draw(KNOBS["att_n"], c2), draw(KNOBS["att_d"], c2)
+    eps, temp = draw(KNOBS["att_eps"], c3), draw(KNOBS["att_temp"], c3)
+    spread, c = draw(KNOBS["att_spread"], c4), draw(KNOBS["att_c"], c4, geometry=geometry)
     q1, q2 = st.columns([2, 3])
-    modes = list(QUERY_MODES)
-    mode = lecture.widget(
-        q1.radio,
-        "Where the query sits",
-        modes,
-        index=modes.index("key"),  # on a key, exact retrieval is what eps -> 0 shows
-        format_func=QUERY_MODES.get,
-        key="att_query",
-        horizontal=True,
-        bind="query-params",
-    )
+    mode = draw(KNOBS["att_query"], q1)
     j, j2, t, coords = 0, 1, 0.5, None
     with q2:
         if mode == "between" and n < 2:
@@ -117,21 +86,12 @@ def lab() -> None:
             # The index widgets keep their full range so a smaller n never invalidates a stored value;
             # an index beyond n is clamped to the last key and said so.
             a, b, cc = st.columns(3)
-            j_in = lecture.widget(a.number_input, "key j", 1, N_MAX, 1, key="att_j", bind="query-params")
+            j_in = draw(KNOBS["att_j"], a)
             j = min(j_in, n) - 1
             if mode == "between":
-                j2_in = lecture.widget(b.number_input, "key j2", 1, N_MAX, 2, key="att_j2", bind="query-params")
+                j2_in = draw(KNOBS["att_j2"], b)
                 j2 = min(j2_in, n) - 1
-                t = lecture.widget(
-                    cc.slider,
-                    "position t along the geodesic",
-                    0.0,
-                    1.0,
-                    0.5,
-                    0.05,
-                    key="att_t",
-                    bind="query-params",
-                )
+                t = draw(KNOBS["att_t"], cc)
             if j_in > n or (mode == "between" and j2_in > n):
                 st.caption(f"Only {n} keys: indices above {n} use key {n}.")
         elif mode == "custom":
@@ -164,7 +124,7 @@ def lab() -> None:
         key="att_heatmap",
     )
     bars = {f"IDA, eps = {eps:g}": res.ida[0], f"softmax, T = {temp:g}": res.softmax[0]}
-    colors = dict(zip(bars, (KERNEL_COLORS["ida"], KERNEL_COLORS["softmax"]), strict=True))
+    colors = dict(zip(bars, (kernel_colour("ida"), kernel_colour("softmax")), strict=True))
     ui.chart(
         container=right,
         fig=weights_bars(bars, res.sq_dist, "Weights of the query q over the keys", colors),
@@ -228,12 +188,9 @@ def lab() -> None:
     else:
         st.info("The picture of the keys needs d = 2 (or d = 3 on the sphere); the weights above work in any d.")
 
-    if lecture.widget(st.toggle, "Show the eps sweep (animation)", key="att_sweep", bind="query-params"):
+    if draw(KNOBS["att_sweep"]):
         sw = res.sweep
-        speed = lecture.widget(
-            st.select_slider, "Play speed", ANIMATION_SPEEDS, value=1.0, format_func=lambda v: f"{v:g}x",
-            key="att_anim_speed", bind="query-params", help="How fast Play runs through eps (1x: 350 ms a frame).",
-        )  # fmt: skip
+        speed = draw(KNOBS["att_anim_speed"])
         ui.chart(
             eps_sweep_animation(sw.eps, sw.ida, sw.softmax, title="IDA vs softmax as eps shrinks:", speed=speed),
             key="att_anim",
@@ -270,10 +227,7 @@ st.markdown(
     "Each panel reruns its experiment (small sweeps; `python -m georesolver_core claims` runs the full ones) "
     "and draws the paper's bound (dashed) against the measurement. Verdicts are computed, not typed."
 )
-show_claims = lecture.widget(
-    st.toggle, "Show the claims' panels", value=True, key="att_claims", bind="query-params"
-)
-
+show_claims = draw(KNOBS["att_claims"])
 
 if show_claims:
     ui.page_claims("attention", "att")

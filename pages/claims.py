@@ -6,12 +6,20 @@ import unicodedata
 import pandas as pd
 import streamlit as st
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
 from georesolver_core.claims.report import ClaimRecord, report_settings
 from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import VERDICT_COLORS
+
+KNOBS = page_knobs(
+    "claims",
+    Knob("claims_verdicts", "pills", "Show verdicts", tuple(VERDICTS), options=tuple(VERDICTS),
+         extra=(("selection_mode", "multi"),)),
+    Knob("claims_search", "text_input", "Filter by text (key, section or statement)", ""),
+)  # fmt: skip
 
 ui.page_header(
     "Claims",
@@ -46,17 +54,8 @@ counts = {v: sum(r.verdict == v for r in results) for v in VERDICTS}
 for col, v in zip(st.columns(len(VERDICTS)), VERDICTS, strict=True):
     col.metric(v, counts[v])
 
-chosen = st.pills(
-    "Show verdicts",
-    list(VERDICTS),
-    selection_mode="multi",
-    default=list(VERDICTS),
-    key="claims_verdicts",
-    bind="query-params",
-)
-query = st.text_input(
-    "Filter by text (key, section or statement)", "", key="claims_search", bind="query-params"
-).strip()
+chosen = draw(KNOBS["claims_verdicts"])
+query = draw(KNOBS["claims_search"]).strip()
 
 
 def _fold(text: str) -> str:

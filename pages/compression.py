@@ -3,11 +3,11 @@
 import json
 from pathlib import Path
 
-import lecture
 import pandas as pd
 import streamlit as st
 import torch
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.compression import QUANTIZERS
 from georesolver_core.compression.attention_effect import attention_effect
@@ -37,6 +37,28 @@ DIRECTION_LABELS = {
     "implicit": "d_h - 1 coordinates + sign (6.2's count)",
     "all": "every coordinate (6.1's proof)",
 }
+
+KNOBS = page_knobs(
+    "compression",
+    Knob("cmp_b", "slider", "Direction bits b (per coordinate)", 4, lo=1, hi=16),
+    Knob("cmp_br", "slider", "Radius bits b_r", 6, lo=1, hi=16),
+    Knob("cmp_d", "select_slider", "Key dimension d_h", 64, options=tuple(DIMS)),
+    Knob("cmp_n", "select_slider", "Number of keys", 2000, options=tuple(KEY_COUNTS)),
+    Knob("cmp_radius", "segmented_control", "Radius mode", "euclidean", options=tuple(RADIUS_LABELS),
+         format_func=RADIUS_LABELS.get,
+         help="norm r: the paper's rounding of the Euclidean norm. distance rho: quantise the hyperbolic distance "
+         "to the origin, uniform in hyperbolic length (finer near the rim)."),
+    Knob("cmp_direction", "radio", "Direction layout", "implicit", options=tuple(DIRECTION_LABELS),
+         format_func=DIRECTION_LABELS.get),
+    Knob("cmp_baseline", "selectbox", "Baseline at the same storage", BASELINES[0], options=tuple(BASELINES),
+         format_func=lambda m: QUANTIZERS[m].label,
+         help="Its bit width is the largest whose real bytes fit in HCC's bytes for these keys."),
+    Knob("cmp_kind", "radio", "Keys", "tanh", options=tuple(KINDS), format_func=KINDS.get),
+    Knob("cmp_model", "selectbox", "Model", list(MODELS)[2], options=tuple(MODELS)),
+    Knob("cmp_context", "select_slider", "Context length (tokens)", 131072, options=tuple(CONTEXTS)),
+    Knob("cmp_attention", "toggle", "Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10; a few seconds)"),
+    Knob("cmp_claims", "toggle", "Show the claims' panels", True),
+)  # fmt: skip
 
 ui.page_header(
     "Compression lab",
@@ -69,26 +91,10 @@ def _kv_live(seed):
 
 
 c1, c2, c3, c4 = st.columns(4)
-b = lecture.widget(c1.slider, "Direction bits b (per coordinate)", 1, 16, 4, key="cmp_b", bind="query-params")
-br = lecture.widget(c1.slider, "Radius bits b_r", 1, 16, 6, key="cmp_br", bind="query-params")
-d = lecture.widget(c2.select_slider, "Key dimension d_h", DIMS, value=64, key="cmp_d", bind="query-params")
-n = lecture.widget(c2.select_slider, "Number of keys", KEY_COUNTS, value=2000, key="cmp_n", bind="query-params")
-radius = lecture.widget(c3.segmented_control,
-    "Radius mode", list(RADIUS_LABELS), default="euclidean", format_func=RADIUS_LABELS.get,
-    key="cmp_radius", bind="query-params",
-    help="norm r: the paper's rounding of the Euclidean norm. distance rho: quantise the hyperbolic distance to "
-    "the origin, uniform in hyperbolic length (finer near the rim).",
-) or "euclidean"  # fmt: skip
-direction = lecture.widget(c3.radio,
-    "Direction layout", list(DIRECTION_LABELS), format_func=DIRECTION_LABELS.get, key="cmp_direction",
-    bind="query-params",
-)  # fmt: skip
-baseline = lecture.widget(c4.selectbox,
-    "Baseline at the same storage", list(BASELINES), format_func=lambda m: QUANTIZERS[m].label,
-    key="cmp_baseline", bind="query-params",
-    help="Its bit width is the largest whose real bytes fit in HCC's bytes for these keys.",
-)  # fmt: skip
-kind = lecture.widget(c4.radio, "Keys", list(KINDS), format_func=KINDS.get, key="cmp_kind", bind="query-params")
+b, br = draw(KNOBS["cmp_b"], c1), draw(KNOBS["cmp_br"], c1)
+d, n = draw(KNOBS["cmp_d"], c2), draw(KNOBS["cmp_n"], c2)
+radius, direction = draw(KNOBS["cmp_radius"], c3), draw(KNOBS["cmp_direction"], c3)
+baseline, kind = draw(KNOBS["cmp_baseline"], c4), draw(KNOBS["cmp_kind"], c4)
 
 args = dict(n=n, d=d, b=b, br=br, radius=radius, direction=direction, baseline=baseline, kind=kind, seed=s.seed)
 try:
@@ -167,17 +173,14 @@ ui.download_csv("Download the sweep (CSV)", lab.sweep, "compression_sweep.csv", 
 
 st.subheader("Memory saved in a model's KV cache")
 k1, k2 = st.columns([3, 2])
-model = lecture.widget(k1.selectbox, "Model", list(MODELS), index=2, key="cmp_model", bind="query-params")
-context = lecture.widget(k2.select_slider, "Context length (tokens)", CONTEXTS, value=131072, key="cmp_context",
-                           bind="query-params")  # fmt: skip
+model, context = draw(KNOBS["cmp_model"], k1), draw(KNOBS["cmp_context"], k2)
 table = memory_table(model, context, bits_dir=b, bits_radius=br, direction=direction)
 ui.chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory", container=k1)
 k2.dataframe(table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]].round(3), hide_index=True)
 k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
 
 st.subheader("Attention on quantised keys")
-if lecture.widget(st.toggle, "Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10; a few seconds)",
-             key="cmp_attention", bind="query-params"):  # fmt: skip
+if draw(KNOBS["cmp_attention"]):
     with st.status("Quantising keys and running attention for 10 bit widths ...", expanded=False) as status:
         effects = {m_: _effect(m_, d, br, radius, direction, kind, s.seed) for m_ in ("hcc", baseline)}
         status.update(label="Attention measured", state="complete")
@@ -237,5 +240,5 @@ if report is not None:
     )  # fmt: skip
 
 st.header("The paper's claims, measured")
-if lecture.widget(st.toggle, "Show the claims' panels", value=True, key="cmp_claims", bind="query-params"):
+if draw(KNOBS["cmp_claims"]):
     ui.page_claims("compression", "cmp")

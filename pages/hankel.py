@@ -1,9 +1,9 @@
 """Hankel attention (seed 004): dyadic low-rank blocks of the boundary kernel 1/(s + r), decay, ranks, speed."""
 
-import lecture
 import pandas as pd
 import streamlit as st
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.extras.hankel_measure import (
     decay_sweep,
@@ -17,6 +17,23 @@ from georesolver_core.viz.hankel import decay_figure, error_figure, kernel_figur
 
 EPS_LIST = (1e-2, 1e-3, 1e-4)
 HS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+KNOBS = page_knobs(
+    "hankel",
+    Knob("hk_length", "select_slider", "Sequence length L", 128, options=(16, 32, 64, 128, 256, 512, 1024)),
+    Knob("hk_split", "number_input", "Split point b", 32, lo=1, hi=4096,
+         help="Tokens 0..b-1 before the boundary, b..L-1 after it."),
+    Knob("hk_h0", "select_slider", "First dyadic scale h0", 4, options=(1, 2, 4, 8, 16, 32),
+         help="Keys with r < h0 form the dense boundary layer."),
+    Knob("hk_delta", "slider", "Offset delta", 1.0, lo=1.0, hi=8.0, step=0.5),
+    Knob("hk_hmax", "select_slider", "Largest block scale h", 128, options=tuple(HS)),
+    Knob("hk_norm", "toggle", "Normalise by s_1 (the seed's reading)", True),
+    Knob("hk_top", "slider", "Singular values shown", 10, lo=4, hi=16),
+    Knob("hk_eps", "log_slider", "Target relative error eps", 1e-3, lo=1e-6, hi=0.5),
+    Knob("hk_max_size", "select_slider", "Largest block size m", 1024, options=(128, 256, 512, 1024, 2048, 4096)),
+    Knob("hk_repeats", "slider", "Timed repeats", 3, lo=1, hi=9),
+    Knob("hk_claims", "toggle", "Measure the claims (a few seconds)"),
+)  # fmt: skip
 
 ui.page_header(
     "Hankel attention",
@@ -46,34 +63,8 @@ def _errors(h_max, eps):
 # --- The kernel and its blocks -------------------------------------------------------------------------------
 st.subheader("The cross block and its dyadic blocks")
 c1, c2, c3, c4 = st.columns(4)
-length = lecture.widget(
-    c1.select_slider,
-    "Sequence length L",
-    [16, 32, 64, 128, 256, 512, 1024],
-    value=128,
-    key="hk_length",
-    bind="query-params",
-)
-split = lecture.widget(
-    c2.number_input,
-    "Split point b",
-    1,
-    4096,
-    32,
-    key="hk_split",
-    bind="query-params",
-    help="Tokens 0..b-1 before the boundary, b..L-1 after it.",
-)
-h0 = lecture.widget(
-    c3.select_slider,
-    "First dyadic scale h0",
-    [1, 2, 4, 8, 16, 32],
-    value=4,
-    key="hk_h0",
-    bind="query-params",
-    help="Keys with r < h0 form the dense boundary layer.",
-)
-delta = lecture.widget(c4.slider, "Offset delta", 1.0, 8.0, 1.0, 0.5, key="hk_delta", bind="query-params")
+length, split = draw(KNOBS["hk_length"], c1), draw(KNOBS["hk_split"], c2)
+h0, delta = draw(KNOBS["hk_h0"], c3), draw(KNOBS["hk_delta"], c4)
 try:
     view = _kernel(length, int(split), float(h0), delta)
 except ValueError as err:
@@ -89,13 +80,8 @@ st.caption(
 # --- Singular-value decay and ranks -------------------------------------------------------------------------
 st.subheader("Singular values per block vs 4^-N")
 d1, d2, d3 = st.columns(3)
-h_max = lecture.widget(
-    d1.select_slider, "Largest block scale h", HS, value=128, key="hk_hmax", bind="query-params"
-)
-normalised = lecture.widget(
-    d2.toggle, "Normalise by s_1 (the seed's reading)", value=True, key="hk_norm", bind="query-params"
-)
-top = lecture.widget(d3.slider, "Singular values shown", 4, 16, 10, key="hk_top", bind="query-params")
+h_max, normalised = draw(KNOBS["hk_hmax"], d1), draw(KNOBS["hk_norm"], d2)
+top = draw(KNOBS["hk_top"], d3)
 with st.spinner("Singular values of each block ..."):
     decay, ranks = _decay(h_max, top)
 left, right = st.columns(2)
@@ -124,8 +110,7 @@ ui.download_csv("Download the singular values (CSV)", table, "hankel_decay.csv",
 # --- Error and speed-up -------------------------------------------------------------------------------------
 st.subheader("Error and speed-up of U (V^T X) vs the dense block")
 e1, e2 = st.columns(2)
-with e1:
-    eps = ui.log_slider("Target relative error eps", "hk_eps", 1e-6, 0.5, 1e-3)
+eps = draw(KNOBS["hk_eps"], e1)
 n_rank = rank_rule(eps)
 e2.metric("Rank from the rule ceil(log4(1/eps))", n_rank)
 with st.spinner("Factorised outputs ..."):
@@ -133,15 +118,7 @@ with st.spinner("Factorised outputs ..."):
 ui.chart(error_figure(hs, errs, eps, f"Output error at rank {n_rank}, block r in [h, 2h)"), key="hk_error_fig")
 
 s1, s2 = st.columns(2)
-max_size = lecture.widget(
-    s1.select_slider,
-    "Largest block size m",
-    [128, 256, 512, 1024, 2048, 4096],
-    value=1024,
-    key="hk_max_size",
-    bind="query-params",
-)
-repeats = lecture.widget(s2.slider, "Timed repeats", 1, 9, 3, key="hk_repeats", bind="query-params")
+max_size, repeats = draw(KNOBS["hk_max_size"], s1), draw(KNOBS["hk_repeats"], s2)
 speed_key = (max_size, repeats, n_rank)
 speeds = st.session_state.setdefault("hk_speeds", {})
 if st.button("Time dense vs factorised", key="hk_speed", icon=":material/play_arrow:", type="primary"):
@@ -182,5 +159,5 @@ else:
 
 # --- Claims -------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")
-if lecture.widget(st.toggle, "Measure the claims (a few seconds)", key="hk_claims", bind="query-params"):
+if draw(KNOBS["hk_claims"]):
     ui.page_claims("hankel", "hk")

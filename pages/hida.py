@@ -1,11 +1,11 @@
 """HIDA family: Dense, FP (sparse pattern), L (anchors) and C (streaming summaries) hyperbolic attention."""
 
-import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
 import trainer_controls as tc
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
@@ -29,6 +29,27 @@ ui.page_header(
 s = ui.settings()
 SWEEP_BUDGET_S = 90.0  # seconds of timing per press of "Run the scaling sweep"
 
+KNOBS = page_knobs(
+    "hida",
+    Knob("hida_n", "select_slider", "Sequence length n", 128, options=(16, 32, 64, 128, 256, 512)),
+    Knob("hida_w", "slider", "Window w", default_window(128), lo=1, hi=64,
+         help="Band |i - j| <= w. The paper's default is ceil(log2 n)."),
+    Knob("hida_g", "slider", "Global tokens g", default_n_global(128), lo=1, hi=64,
+         help="Positions floor(t n / g), seen by every query."),
+    Knob("hida_causal", "toggle", "Causal (j <= i)"),
+    Knob("hida_m", "slider", "Anchors m", 6, lo=1, hi=32),
+    Knob("hida_c", "slider", "Summaries c", 4, lo=1, hi=32),
+    Knob("hida_T", "select_slider", "Stream length T", 100, options=(50, 100, 200, 400)),
+    Knob("hida_play", "toggle", "Play the stream (C-HIDA summaries moving as tokens arrive)"),
+    Knob("hida_err_n", "select_slider", "n", 64, options=(32, 64, 128, 256)),
+    Knob("hida_err_eps", "log_slider", "eps", 0.1, lo=1e-3, hi=1.0, help="The kernels' regulariser."),
+    Knob("hida_lens", "multiselect", "Lengths n", (256, 512, 1024, 2048), options=(256, 512, 1024, 2048, 4096, 8192)),
+    Knob("hida_kernels", "multiselect", "Kernels", ("hida", "fp-hida", "l-hida"), options=default_kernels(),
+         format_func=label),
+    Knob("hida_mem", "toggle", "Measure peak memory"),
+    Knob("hida_claims", "toggle", "Measure the claims"),
+)  # fmt: skip
+
 
 # --- FP pattern ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False)
@@ -39,19 +60,8 @@ def pattern(n: int, w: int, g: int, causal: bool):
 
 st.header("1. FP-HIDA: which keys each query sees")
 c1, c2, c3, c4 = st.columns(4)
-n = lecture.widget(
-    c1.select_slider,
-    "Sequence length n",
-    [16, 32, 64, 128, 256, 512],
-    value=128,
-    key="hida_n",
-    bind="query-params",
-)
-w = lecture.widget(c2.slider, "Window w", 1, 64, default_window(128), key="hida_w", bind="query-params",
-              help="Band |i - j| <= w. The paper's default is ceil(log2 n).")  # fmt: skip
-g = lecture.widget(c3.slider, "Global tokens g", 1, 64, default_n_global(128), key="hida_g", bind="query-params",
-              help="Positions floor(t n / g), seen by every query.")  # fmt: skip
-causal = lecture.widget(c4.toggle, "Causal (j <= i)", key="hida_causal", bind="query-params")
+n, w, g = draw(KNOBS["hida_n"], c1), draw(KNOBS["hida_w"], c2), draw(KNOBS["hida_g"], c3)
+causal = draw(KNOBS["hida_causal"], c4)
 if g > n:
     st.error(f"g = {g} global tokens do not fit in n = {n} positions: choose g <= n. Showing g = n.")
     g = n
@@ -72,11 +82,7 @@ st.markdown("The same stream of keys (a mixture of 4 clusters in the disk). Left
             "k-means, each key coloured by the anchor that absorbs most of it. Right: the c summaries C-HIDA "
             "holds after the last token; a star's size is its count.")  # fmt: skip
 d1, d2, d3 = st.columns(3)
-m = lecture.widget(d1.slider, "Anchors m", 1, 32, 6, key="hida_m", bind="query-params")
-c = lecture.widget(d2.slider, "Summaries c", 1, 32, 4, key="hida_c", bind="query-params")
-T = lecture.widget(
-    d3.select_slider, "Stream length T", [50, 100, 200, 400], value=100, key="hida_T", bind="query-params"
-)
+m, c, T = draw(KNOBS["hida_m"], d1), draw(KNOBS["hida_c"], d2), draw(KNOBS["hida_T"], d3)
 
 
 @st.cache_data(show_spinner=False)
@@ -92,9 +98,7 @@ ui.chart(disk_figure(view.keys, view.anchors, view.anchor_assignment, f"L-HIDA: 
 last = stream.history[-1]
 ui.chart(disk_figure(view.keys, last, stream.assignment, f"C-HIDA: {c} summaries after {T} tokens",
                            sizes=stream.counts), key="hida_summary_fig", container=b)  # fmt: skip
-if lecture.widget(
-    st.toggle, "Play the stream (C-HIDA summaries moving as tokens arrive)", key="hida_play", bind="query-params"
-):
+if draw(KNOBS["hida_play"]):
     ui.chart(stream_animation_figure(view.keys, stream.history), key="hida_stream_fig")
 Ts = np.arange(1, T + 1)
 ui.chart(regret_figure(Ts, stream.cumulative_loss, c_hida_regret_bound(Ts, c, stream.diameter)),
@@ -106,9 +110,7 @@ st.caption(f"Running loss sum_t min_k d_H(k_t, s_k)² (summaries before token t 
 # --- error against dense ------------------------------------------------------------------------
 st.header("3. How far from Dense-HIDA: error vs w, g, m, c")
 e1, e2 = st.columns(2)
-en = lecture.widget(e1.select_slider, "n", [32, 64, 128, 256], value=64, key="hida_err_n", bind="query-params")
-with e2:
-    err_eps = ui.log_slider("eps", "hida_err_eps", 1e-3, 1.0, 0.1, help="The kernels' regulariser.")
+en, err_eps = draw(KNOBS["hida_err_n"], e1), draw(KNOBS["hida_err_eps"], e2)
 
 
 @st.cache_data(show_spinner=False)
@@ -134,11 +136,8 @@ else:
 # --- cost scaling -------------------------------------------------------------------------------
 st.header("4. Time and peak memory vs n")
 f1, f2, f3 = st.columns(3)
-lens = lecture.widget(f1.multiselect, "Lengths n", [256, 512, 1024, 2048, 4096, 8192], default=[256, 512, 1024, 2048],
-                      key="hida_lens", bind="query-params")  # fmt: skip
-kernels = lecture.widget(f2.multiselect, "Kernels", default_kernels(), default=["hida", "fp-hida", "l-hida"],
-                         format_func=label, key="hida_kernels", bind="query-params")  # fmt: skip
-mem = lecture.widget(f3.toggle, "Measure peak memory", key="hida_mem", bind="query-params")
+lens, kernels = draw(KNOBS["hida_lens"], f1), draw(KNOBS["hida_kernels"], f2)
+mem = draw(KNOBS["hida_mem"], f3)
 st.caption("Forward + backward, one head of size 64, float32, median of one call after a warm-up. C-HIDA runs a "
            "token loop: it is timed to n = 1024 and shown per token. The full sweep to n = 32768: "
            "`python -m georesolver_core bench --scaling`.")  # fmt: skip
@@ -189,5 +188,5 @@ tc.live("hida_scale", _draw_scaling, chunk_s=0.2)
 st.header("5. The paper's claims, measured")
 st.markdown("Theorems 5.4-5.6, Proposition 1 and what FP-HIDA's pattern does to exact retrieval. Each reruns "
             "its experiment (small sweeps, about a minute in all); verdicts are computed, not typed.")  # fmt: skip
-if lecture.widget(st.toggle, "Measure the claims", key="hida_claims", bind="query-params"):
+if draw(KNOBS["hida_claims"]):
     ui.page_claims("hida", "hida")

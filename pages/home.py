@@ -1,11 +1,27 @@
 """Home: the arc Euclidean -> hyperbolic -> spherical, one live figure, a map of the pages."""
 
-import lecture
 import streamlit as st
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.device import device_label
 from georesolver_core.viz.home import LABELS_UP_TO, QUERY_PLACES, arc_example, arc_figure
+
+KNOBS = page_knobs(
+    "home",
+    Knob("home_n_keys", "slider", "Number of keys", 5, lo=1, hi=12),
+    Knob("home_eps", "log_slider", "eps (regulariser)", 0.05, lo=1e-4, hi=10.0,
+         help="Large eps: uniform weights. Small eps: a key at distance 0 from the query takes all the weight; "
+         "with no key that close, the weights tend to 1/d^2 (normalised), not to one-hot."),
+    Knob("home_spread", "slider", "Spread of the keys in the plane", 1.2, lo=0.2, hi=3.0, step=0.1),
+    Knob("home_query", "radio", "The query sits", list(QUERY_PLACES)[0], options=tuple(QUERY_PLACES),
+         format_func=QUERY_PLACES.get,
+         help="On k1, lowering eps gives k1 all the weight (exact retrieval). At a random point the weights "
+         "tend to 1/d^2: the nearest key gets the most, not all."),
+    Knob("home_sphere_3d", "toggle", "Turn the sphere in 3-D", False,
+         help="Drag to rotate the sphere. A 3-D view takes the browser about twice as long to redraw after each "
+         "slider move; the flat picture shows the same globe from the same eye."),
+)  # fmt: skip
 
 ui.page_header(
     "GeoResolver Explorer",
@@ -37,41 +53,10 @@ def _example(n_keys: int, eps: float, seed: int, spread: float, query: str):
 def arc_lab() -> None:
     """Only this part reruns when a slider moves: the claim box and the page map stay as they are."""
     c1, c2, c3, c4 = st.columns(4)
-    n_keys = lecture.widget(c1.slider, "Number of keys", 1, 12, 5, key="home_n_keys", bind="query-params")
-    with c2:
-        eps = ui.log_slider(
-            "eps (regulariser)",
-            "home_eps",
-            1e-4,
-            10.0,
-            0.05,
-            help="Large eps: uniform weights. Small eps: a key at distance 0 from the query takes all the weight; "
-            "with no key that close, the weights tend to 1/d^2 (normalised), not to one-hot.",
-        )
-    spread = lecture.widget(
-        c3.slider, "Spread of the keys in the plane", 0.2, 3.0, 1.2, 0.1, key="home_spread", bind="query-params"
-    )
-    places = list(QUERY_PLACES)
-    query = lecture.widget(
-        c4.radio,
-        "The query sits",
-        places,
-        format_func=QUERY_PLACES.get,
-        key="home_query",
-        bind="query-params",
-        help="On k1, lowering eps gives k1 all the weight (exact retrieval). At a random point the weights "
-        "tend to 1/d^2: the nearest key gets the most, not all.",
-    )
-    sphere_3d = lecture.widget(
-        st.toggle,
-        "Turn the sphere in 3-D",
-        False,
-        key="home_sphere_3d",
-        bind="query-params",
-        help="Drag to rotate the sphere. A 3-D view takes the browser about twice as long to redraw after each "
-        "slider move; the flat picture shows the same globe from the same eye.",
-    )
-    ex = _example(n_keys, eps, s.seed, spread, query or places[0])
+    n_keys, eps = draw(KNOBS["home_n_keys"], c1), draw(KNOBS["home_eps"], c2)
+    spread, query = draw(KNOBS["home_spread"], c3), draw(KNOBS["home_query"], c4)
+    sphere_3d = draw(KNOBS["home_sphere_3d"])
+    ex = _example(n_keys, eps, s.seed, spread, query or list(QUERY_PLACES)[0])
     ui.chart(arc_figure(ex, sphere_3d), key="home_arc_fig")
     sphere_view = (
         "drag it to turn it"

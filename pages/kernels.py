@@ -3,16 +3,32 @@
 import dataclasses
 import time
 
-import lecture
 import pandas as pd
 import streamlit as st
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core import bench
 from georesolver_core.viz.kernels import PHASES, memory_figure, ratio_figure, time_figure
 
 LIVE_LENS = [32, 64, 128, 256, 512, 1024, 2048]  # a live run stays short; the CLI goes to 16384
 NAIVE_MAX_LEN = 1024  # naive kernels hold T x T matrices: only timed up to here
+
+KNOBS = page_knobs(
+    "kernels",
+    Knob("kern_seq_lens", "multiselect", "Sequence lengths T", (128, 256, 512), options=tuple(LIVE_LENS)),
+    Knob("kern_kernels", "multiselect", "Kernels", ("sdpa", *bench.FUSED), options=tuple(bench.KERNELS),
+         format_func=lambda k: bench.KERNELS[k].label,
+         help=f"Naive kernels materialise T x T matrices and are only timed up to T = {NAIVE_MAX_LEN}."),
+    Knob("kern_repeats", "slider", "Timed repeats", 3, lo=1, hi=9),
+    Knob("kern_heads", "select_slider", "Heads H", 4, options=(1, 2, 4, 8)),
+    Knob("kern_head_dim", "select_slider", "Head size D", 64, options=(8, 16, 32, 64, 128)),
+    Knob("kern_eps", "log_slider", "eps", 0.1, lo=1e-4, hi=10.0,
+         help="The kernels' regulariser; speed barely depends on it."),
+    Knob("kern_causal", "toggle", "Causal mask"),
+    Knob("kern_memory", "toggle", "Measure peak memory (one extra profiled call per kernel and length)"),
+    Knob("kern_phase", "segmented_control", "Phase", "fwdbwd", options=tuple(PHASES), format_func=PHASES.get),
+)  # fmt: skip
 MAX_REPORT_BYTES = 2_000_000  # a CLI report is a few kB; anything far larger is not one
 LIVE_BUDGET_S = 90.0  # a live run stops here; the largest settings would otherwise run for a very long time
 
@@ -33,44 +49,13 @@ dtype_name = str(s.dtype).replace("torch.", "")
 with st.container(border=True):
     st.markdown("**Live benchmark** (small lengths; every repeat times all kernels back to back, median reported)")
     c1, c2, c3 = st.columns(3)
-    seq_lens = lecture.widget(
-        c1.multiselect,
-        "Sequence lengths T",
-        LIVE_LENS,
-        default=[128, 256, 512],
-        key="kern_seq_lens",
-        bind="query-params",
-    )
-    kernels = lecture.widget(
-        c2.multiselect,
-        "Kernels",
-        list(bench.KERNELS),
-        default=["sdpa", *bench.FUSED],
-        format_func=lambda k: bench.KERNELS[k].label,
-        key="kern_kernels",
-        bind="query-params",
-        help=f"Naive kernels materialise T x T matrices and are only timed up to T = {NAIVE_MAX_LEN}.",
-    )
-    repeats = lecture.widget(c3.slider, "Timed repeats", 1, 9, 3, key="kern_repeats", bind="query-params")
+    seq_lens, kernels = draw(KNOBS["kern_seq_lens"], c1), draw(KNOBS["kern_kernels"], c2)
+    repeats = draw(KNOBS["kern_repeats"], c3)
     c4, c5, c6 = st.columns(3)
-    heads = lecture.widget(
-        c4.select_slider, "Heads H", [1, 2, 4, 8], value=4, key="kern_heads", bind="query-params"
-    )
-    head_dim = lecture.widget(
-        c5.select_slider, "Head size D", [8, 16, 32, 64, 128], value=64, key="kern_head_dim", bind="query-params"
-    )
-    with c6:
-        eps = ui.log_slider(
-            "eps", "kern_eps", 1e-4, 10.0, 0.1, help="The kernels' regulariser; speed barely depends on it."
-        )
+    heads, head_dim = draw(KNOBS["kern_heads"], c4), draw(KNOBS["kern_head_dim"], c5)
+    eps = draw(KNOBS["kern_eps"], c6)
     c7, c8 = st.columns(2)
-    causal = lecture.widget(c7.toggle, "Causal mask", key="kern_causal", bind="query-params")
-    memory = lecture.widget(
-        c8.toggle,
-        "Measure peak memory (one extra profiled call per kernel and length)",
-        key="kern_memory",
-        bind="query-params",
-    )
+    causal, memory = draw(KNOBS["kern_causal"], c7), draw(KNOBS["kern_memory"], c8)
     st.caption(
         f"Device **{s.device}**, precision **{dtype_name}** (sidebar). The full benchmark runs headless: "
         "`python -m georesolver_core bench --json > bench.json` (T up to 16384 and a memory check at T = 32768); "
@@ -212,16 +197,7 @@ def draw_report(report: dict) -> None:
             f"The scaling checks (time ~ T^2 by Proposition 1, memory ~ T) need two lengths of at least "
             f"{bench.COMPLEXITY_MIN_LEN}: below that, fixed per-call costs hide the growth."
         )
-    phase = lecture.widget(
-        st.segmented_control,
-        "Phase",
-        list(PHASES),
-        default="fwdbwd",
-        format_func=PHASES.get,
-        key="kern_phase",
-        bind="query-params",
-    )
-    phase = phase or "fwdbwd"
+    phase = draw(KNOBS["kern_phase"])
     tab_time, tab_ratio, tab_mem = st.tabs(["Time vs T", "Ratio to SDPA", "Memory vs T"])
     with tab_time:
         ui.chart(time_figure(report, phase), key="kern_time_fig")

@@ -1,11 +1,11 @@
 """Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
 Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
 
-import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
@@ -31,9 +31,50 @@ from georesolver_core.viz.style import ANIMATION_SPEEDS
 GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
 
 
-def _slider(label: str, key: str, lo, hi, default, step=None):
-    """A slider bound to the query string, so that a link reproduces the view."""
-    return lecture.widget(st.slider, label, lo, hi, default, step, key=key, bind="query-params")
+TABS = ("Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice")
+EPS = "eps (IDA regulariser)"
+KERNELS = tuple(KERNEL_LABELS)
+KNOBS = page_knobs(
+    "landscapes",
+    Knob("land_claims", "toggle", "Measure the paper's claims on each tab (verdict boxes)", True,
+         help="Each claim reruns a small sweep the first time it is shown (a few seconds), then comes from the cache."),
+    Knob("land_tab", "tabs", "Tab", options=TABS),
+    # 1. the two-key line
+    Knob("land_pl_geometry", "geometry", "Geometry"),
+    Knob("land_pl_eps", "log_slider", EPS, 1e-3, lo=1e-6, hi=1.0),
+    Knob("land_pl_c", "curvature", "Curvature parameter c (curvature k = -c)"),
+    Knob("land_pl_delta", "slider", "Key separation Delta (theta on the sphere)", 1.0, lo=0.1, hi=6.0, step=0.1),
+    Knob("land_pl_tau", "log_slider", "Softmax temperature tau = sqrt(d)", 1.0, lo=0.1, hi=10.0),
+    Knob("land_pl_basin", "slider", "Basin size beta (fraction of the way to the midpoint)", 0.5, lo=0.05, hi=0.95,
+         step=0.05),
+    Knob("land_pl_sweep", "toggle", "Sweep eps and Delta (mu against the paper's rates)"),
+    # 2. the 2-D landscape and descent
+    Knob("land_kernel", "kernel", "Kernel", options=KERNELS, format_func=KERNEL_LABELS.get),
+    Knob("land_geo", "geometry", "Geometry"),
+    Knob("land_speed", "select_slider", "Play speed", 1.0, options=tuple(ANIMATION_SPEEDS),
+         format_func=lambda v: f"{v:g}x", help="How fast Play descent runs through the steps (1x: 80 ms a frame)."),
+    Knob("land_n", "slider", "Number of keys n", 5, lo=2, hi=12),
+    Knob("land_eps", "log_slider", EPS, 1e-2, lo=1e-5, hi=1.0),
+    Knob("land_tau", "log_slider", "Softmax temperature tau", 1.0, lo=0.1, hi=10.0),
+    Knob("land_res", "slider", "Grid resolution", 60, lo=20, hi=80, step=10),
+    Knob("land_starts", "slider", "Descent starts", 8, lo=1, hi=12),
+    Knob("land_steps", "slider", "Descent steps", 200, lo=10, hi=300, step=10),
+    Knob("land_lr", "log_slider", "Learning rate", 2.0, lo=0.01, hi=20.0),
+    Knob("land_c", "curvature", "Curvature parameter c (curvature k = -c)"),
+    # 3. the Hessian spread
+    Knob("land_h_geometry", "geometry", "Geometry"),
+    Knob("land_h_c", "curvature", "Curvature parameter c (curvature k = -c)"),
+    Knob("land_h_eps", "log_slider", EPS, 1e-2, lo=1e-4, hi=1.0),
+    Knob("land_h_rho", "slider", "Distance rho of the keys", 1.0, lo=0.1, hi=1.5, step=0.1),
+    Knob("land_h_nmax", "select_slider", "Largest n", 64, options=(8, 16, 32, 64, 128)),
+    # 4. the trained model slice
+    Knob("land_m_kernel", "kernel", "Kernel", options=KERNELS, format_func=KERNEL_LABELS.get),
+    Knob("land_m_geometry", "geometry", "Geometry of the prototypes"),
+    Knob("land_m_eps", "log_slider", EPS, 0.05, lo=1e-3, hi=1.0),
+    Knob("land_m_steps", "slider", "Training steps", 200, lo=20, hi=300, step=20),
+    Knob("land_m_span", "slider", "Slice half-width", 1.0, lo=0.1, hi=3.0, step=0.1),
+    Knob("land_m_res", "slider", "Slice resolution", 21, lo=5, hi=25, step=2),
+)  # fmt: skip
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -91,19 +132,8 @@ ui.page_header(
 s = ui.settings()
 dtype_name = str(s.dtype).replace("torch.", "")
 device = str(s.device)
-show_claims = lecture.widget(
-    st.toggle,
-    "Measure the paper's claims on each tab (verdict boxes)",
-    value=True,
-    key="land_claims",
-    bind="query-params",
-    help="Each claim reruns a small sweep the first time it is shown (a few seconds), then comes from the cache.",
-)
-tabs = st.tabs(
-    ["Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice"],
-    key="land_tab",
-    bind="query-params",
-)
+show_claims = draw(KNOBS["land_claims"])
+tabs = draw(KNOBS["land_tab"])
 
 # ---- 1. The two-key line -------------------------------------------------------------------
 
@@ -117,16 +147,14 @@ if tabs[0].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = ui.geometry_picker("land_pl_geometry")
-            eps = ui.eps_slider("land_pl_eps", 1e-6, 1.0, 1e-3)
-            c = ui.curvature_slider("land_pl_c", geometry)
+            geometry = draw(KNOBS["land_pl_geometry"])
+            eps = draw(KNOBS["land_pl_eps"])
+            c = draw(KNOBS["land_pl_c"], geometry=geometry)
         with c2:
-            delta = _slider("Key separation Delta (theta on the sphere)", "land_pl_delta", 0.1, 6.0, 1.0, 0.1)
-            tau = ui.log_slider("Softmax temperature tau = sqrt(d)", "land_pl_tau", 0.1, 10.0, 1.0)
+            delta = draw(KNOBS["land_pl_delta"])
+            tau = draw(KNOBS["land_pl_tau"])
         with c3:
-            basin = _slider(
-                "Basin size beta (fraction of the way to the midpoint)", "land_pl_basin", 0.05, 0.95, 0.5, 0.05
-            )
+            basin = draw(KNOBS["land_pl_basin"])
         if GEOMETRIES[geometry].closed and delta > np.pi:
             st.error(
                 f"On the sphere Delta is the angle theta between the keys and must be at most pi "
@@ -178,12 +206,7 @@ if tabs[0].open:
         ui.download_json(
             "Download the profiles (JSON)", [p.to_dict() for p in profs], "pl_profiles.json", "land_pl_dl"
         )
-        if lecture.widget(
-            st.toggle,
-            "Sweep eps and Delta (mu against the paper's rates)",
-            key="land_pl_sweep",
-            bind="query-params",
-        ):
+        if draw(KNOBS["land_pl_sweep"]):
             with st.status("Sweeping ...", expanded=False) as status:
                 sw = _pl_sweeps(**line)
                 status.update(label="Sweeps done", state="complete")
@@ -239,25 +262,22 @@ def landscape_lab() -> None:
         "surface is the loss of retrieving the **star** key. Starts on a ring run Riemannian gradient descent "
         "(geoopt's RiemannianSGD, steps capped at 4% of the patch): press **Play descent**."
     )
-    kernel = ui.kernel_picker("land_kernel", KERNEL_LABELS)  # its own row: in a quarter column it was cut off
+    kernel = draw(KNOBS["land_kernel"])  # its own row: in a quarter column it was cut off
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        geometry = ui.geometry_picker("land_geo")
-        speed = lecture.widget(
-            st.select_slider, "Play speed", ANIMATION_SPEEDS, value=1.0, format_func=lambda v: f"{v:g}x",
-            key="land_speed", bind="query-params", help="How fast Play descent runs through the steps (1x: 80 ms a frame).",
-        )  # fmt: skip
+        geometry = draw(KNOBS["land_geo"])
+        speed = draw(KNOBS["land_speed"])
     with c2:
-        n = _slider("Number of keys n", "land_n", 2, 12, 5)
-        eps = ui.eps_slider("land_eps", 1e-5, 1.0, 1e-2)
+        n = draw(KNOBS["land_n"])
+        eps = draw(KNOBS["land_eps"])
     with c3:
-        tau = ui.log_slider("Softmax temperature tau", "land_tau", 0.1, 10.0, 1.0)
-        resolution = _slider("Grid resolution", "land_res", 20, 80, 60, 10)
+        tau = draw(KNOBS["land_tau"])
+        resolution = draw(KNOBS["land_res"])
     with c4:
-        n_starts = _slider("Descent starts", "land_starts", 1, 12, 8)
-        steps = _slider("Descent steps", "land_steps", 10, 300, 200, 10)
-        lr = ui.log_slider("Learning rate", "land_lr", 0.01, 20.0, 2.0)
-    c = ui.curvature_slider("land_c", geometry)
+        n_starts = draw(KNOBS["land_starts"])
+        steps = draw(KNOBS["land_steps"])
+        lr = draw(KNOBS["land_lr"])
+    c = draw(KNOBS["land_c"], geometry=geometry)
     with st.spinner("Computing the landscapes and the descent paths ..."):
         study = _descent(
             dtype_name,
@@ -315,15 +335,13 @@ if tabs[2].open:
         )
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = ui.geometry_picker("land_h_geometry")
-            c = ui.curvature_slider("land_h_c", geometry)
+            geometry = draw(KNOBS["land_h_geometry"])
+            c = draw(KNOBS["land_h_c"], geometry=geometry)
         with c2:
-            eps = ui.eps_slider("land_h_eps", 1e-4, 1.0, 1e-2)
-            rho = _slider("Distance rho of the keys", "land_h_rho", 0.1, 1.5, 1.0, 0.1)
+            eps = draw(KNOBS["land_h_eps"])
+            rho = draw(KNOBS["land_h_rho"])
         with c3:
-            n_max = lecture.widget(
-                st.select_slider, "Largest n", [8, 16, 32, 64, 128], 64, key="land_h_nmax", bind="query-params"
-            )
+            n_max = draw(KNOBS["land_h_nmax"])
         with st.status("Computing Hessians ...", expanded=False) as status:
             spec = _hessians(geometry, eps, rho, c, n_max)
             status.update(label="Hessians computed", state="complete")
@@ -349,16 +367,16 @@ if tabs[3].open:
             "filter-normalised directions (Li et al.); prototype keys move by the **exponential map** of tangent "
             "directions, so every point of the slice is a valid model."
         )
-        kernel = ui.kernel_picker("land_m_kernel", KERNEL_LABELS)  # its own row, as on the descent tab
+        kernel = draw(KNOBS["land_m_kernel"])  # its own row, as on the descent tab
         c1, c2, c3 = st.columns(3)
         with c1:
-            geometry = ui.geometry_picker("land_m_geometry", "Geometry of the prototypes")
+            geometry = draw(KNOBS["land_m_geometry"])
         with c2:
-            eps = ui.eps_slider("land_m_eps", 1e-3, 1.0, 0.05)
-            steps = _slider("Training steps", "land_m_steps", 20, 300, 200, 20)
+            eps = draw(KNOBS["land_m_eps"])
+            steps = draw(KNOBS["land_m_steps"])
         with c3:
-            span = _slider("Slice half-width", "land_m_span", 0.1, 3.0, 1.0, 0.1)
-            res = _slider("Slice resolution", "land_m_res", 5, 25, 21, 2)
+            span = draw(KNOBS["land_m_span"])
+            res = draw(KNOBS["land_m_res"])
         config = SliceModelConfig(
             geometry=geometry,
             kernel=kernel,

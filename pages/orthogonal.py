@@ -1,10 +1,10 @@
 """Orthogonal residuals (seed 003): Cayley rotation, Householder reflection, their hybrid, DDL and additive."""
 
-import lecture
 import pandas as pd
 import streamlit as st
 import trainer_controls as tc
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.extras.orthogonal import KINDS
 from georesolver_core.extras.orthogonal_lab import norm_and_gain, operator_view
@@ -21,6 +21,29 @@ from georesolver_core.theory.orthogonal import (
     hybrid_orthogonality_defect_bound,
 )
 from georesolver_core.viz.orthogonal import eigenvalue_figure, norm_drift_figure, operator_figure, training_figure
+
+DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+KNOBS = page_knobs(
+    "orthogonal",
+    Knob("orth_beta", "log_slider", "Cayley magnitude beta", 1.0, lo=0.01, hi=10000.0,
+         help="Q rotates by theta = 2 atan(beta/2) here."),
+    Knob("orth_tilt", "slider", "Tilt of the rotation plane (deg)", 0, lo=0, hi=90),
+    Knob("orth_gamma", "slider", "Hybrid gate gamma (1: Cayley, 0: Householder)", 0.5, lo=0.0, hi=1.0, step=0.05),
+    Knob("orth_ddl_beta", "slider", "DDL beta (orthogonal only at 0 and 2)", 1.0, lo=0.0, hi=3.0, step=0.05),
+    Knob("orth_k_az", "slider", "Direction of the reflection normal k (deg)", 30, lo=0, hi=360),
+    Knob("orth_x_az", "slider", "Direction of x (deg)", 60, lo=0, hi=360),
+    Knob("orth_depth", "select_slider", "Depth", 32, options=DEPTHS),
+    Knob("orth_dim", "select_slider", "Width d", 16, options=(2, 4, 8, 16, 32, 64)),
+    Knob("orth_branch", "slider", "Residual branch scale (0: the shortcut alone)", 0.0, lo=0.0, hi=1.0, step=0.05,
+         help="Adds branch * tanh(W x + b) after every shortcut, as in a transformer block."),
+    Knob("orth_task", "selectbox", "Task", list(TASKS)[0], options=tuple(TASKS), format_func=TASKS.get),
+    Knob("orth_kinds", "multiselect", "Residual kinds", tuple(KINDS), options=tuple(KINDS)),
+    Knob("orth_steps", "slider", "Adam steps", 150, lo=20, hi=600, step=10),
+    Knob("orth_seeds", "slider", "Seeds", 3, lo=3, hi=6),
+    Knob("orth_angle", "slider", "Rotation angle theta (deg)", 179.9, lo=0.0, hi=180.0, step=0.1),
+    Knob("orth_metric", "segmented_control", "Curve", "cosine", options=("cosine", "loss", "gate")),
+    Knob("orth_claims", "toggle", "Measure the claims (about 20 s: includes 3 negation runs)"),
+)  # fmt: skip
 
 ui.page_header(
     "Orthogonal residuals",
@@ -46,39 +69,9 @@ def _drift(depth, dim, branch, seed):
 # --- One vector under each operator -------------------------------------------------------------------------
 st.subheader("One vector under Q, H, the hybrid and DDL")
 c1, c2, c3 = st.columns(3)
-with c1:
-    beta = ui.log_slider(
-        "Cayley magnitude beta", "orth_beta", 0.01, 10000.0, 1.0, help="Q rotates by theta = 2 atan(beta/2) here."
-    )
-    tilt = lecture.widget(
-        st.slider, "Tilt of the rotation plane (deg)", 0, 90, 0, key="orth_tilt", bind="query-params"
-    )
-with c2:
-    gamma = lecture.widget(
-        st.slider,
-        "Hybrid gate gamma (1: Cayley, 0: Householder)",
-        0.0,
-        1.0,
-        0.5,
-        0.05,
-        key="orth_gamma",
-        bind="query-params",
-    )
-    ddl_beta = lecture.widget(
-        st.slider,
-        "DDL beta (orthogonal only at 0 and 2)",
-        0.0,
-        3.0,
-        1.0,
-        0.05,
-        key="orth_ddl_beta",
-        bind="query-params",
-    )
-with c3:
-    k_az = lecture.widget(
-        st.slider, "Direction of the reflection normal k (deg)", 0, 360, 30, key="orth_k_az", bind="query-params"
-    )
-    x_az = lecture.widget(st.slider, "Direction of x (deg)", 0, 360, 60, key="orth_x_az", bind="query-params")
+beta, tilt = draw(KNOBS["orth_beta"], c1), draw(KNOBS["orth_tilt"], c1)
+gamma, ddl_beta = draw(KNOBS["orth_gamma"], c2), draw(KNOBS["orth_ddl_beta"], c2)
+k_az, x_az = draw(KNOBS["orth_k_az"], c3), draw(KNOBS["orth_x_az"], c3)
 
 view = _view(beta, gamma, ddl_beta, tilt, k_az, x_az)
 left, right = st.columns([3, 2])
@@ -107,23 +100,7 @@ with st.container(border=True):
 # --- Norm drift through depth -------------------------------------------------------------------------------
 st.subheader("Norm drift through depth")
 d1, d2, d3 = st.columns(3)
-depth = lecture.widget(
-    d1.select_slider, "Depth", [1, 2, 4, 8, 16, 32, 64, 128, 256], value=32, key="orth_depth", bind="query-params"
-)
-dim = lecture.widget(
-    d2.select_slider, "Width d", [2, 4, 8, 16, 32, 64], value=16, key="orth_dim", bind="query-params"
-)
-branch = lecture.widget(
-    d3.slider,
-    "Residual branch scale (0: the shortcut alone)",
-    0.0,
-    1.0,
-    0.0,
-    0.05,
-    key="orth_branch",
-    bind="query-params",
-    help="Adds branch * tanh(W x + b) after every shortcut, as in a transformer block.",
-)
+depth, dim, branch = draw(KNOBS["orth_depth"], d1), draw(KNOBS["orth_dim"], d2), draw(KNOBS["orth_branch"], d3)
 with st.spinner("Pushing vectors through the stacks ..."):
     depths, drift, gain = _drift(depth, dim, branch, s.seed)
 ui.chart(norm_drift_figure(depths, drift, preserved=gain if branch > 0 else None), key="orth_drift_fig")
@@ -146,19 +123,9 @@ else:
 # --- Small training runs ------------------------------------------------------------------------------------
 st.subheader("Small training runs at matched parameter counts")
 t1, t2, t3, t4 = st.columns(4)
-task = lecture.widget(
-    t1.selectbox, "Task", list(TASKS), format_func=TASKS.get, key="orth_task", bind="query-params"
-)
-kinds = lecture.widget(
-    t2.multiselect, "Residual kinds", list(KINDS), default=list(KINDS), key="orth_kinds", bind="query-params"
-)
-steps = lecture.widget(t3.slider, "Adam steps", 20, 600, 150, 10, key="orth_steps", bind="query-params")
-n_seeds = lecture.widget(t4.slider, "Seeds", 3, 6, 3, key="orth_seeds", bind="query-params")
-angle = 179.9
-if task == "rotation":
-    angle = lecture.widget(
-        st.slider, "Rotation angle theta (deg)", 0.0, 180.0, 179.9, 0.1, key="orth_angle", bind="query-params"
-    )
+task, kinds = draw(KNOBS["orth_task"], t1), draw(KNOBS["orth_kinds"], t2)
+steps, n_seeds = draw(KNOBS["orth_steps"], t3), draw(KNOBS["orth_seeds"], t4)
+angle = draw(KNOBS["orth_angle"]) if task == "rotation" else 179.9
 cfg = TaskConfig(task=task, steps=steps, angle_deg=angle, batch=64)
 st.caption(
     "Parameters per kind: "
@@ -178,14 +145,7 @@ tc.controls(
 
 def _draw(job: tc.LiveJob) -> None:
     runs = [r.to_dict() for r in job.result] if job.result is not None else job.partial
-    metric = lecture.widget(
-        st.segmented_control,
-        "Curve",
-        ["cosine", "loss", "gate"],
-        default="cosine",
-        key="orth_metric",
-        bind="query-params",
-    )
+    metric = draw(KNOBS["orth_metric"])
     ui.chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
     if job.result is None:
         return
@@ -210,9 +170,7 @@ tc.live("orth", _draw)
 
 # --- Claims ---------------------------------------------------------------------------------------------------
 st.header("The seed's claims, measured")
-if lecture.widget(
-    st.toggle, "Measure the claims (about 20 s: includes 3 negation runs)", key="orth_claims", bind="query-params"
-):
+if draw(KNOBS["orth_claims"]):
     ui.page_claims("orthogonal", "orth")
 else:
     st.caption("`python -m georesolver_core claims --only orth-negation-gate` runs the full sweeps headless.")

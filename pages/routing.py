@@ -2,12 +2,12 @@
 
 from pathlib import Path
 
-import lecture
 import numpy as np
 import pandas as pd
 import streamlit as st
 import trainer_controls as tc
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.routing.compare import CompareConfig, compare_routers_steps
 from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_demo
@@ -36,6 +36,31 @@ ui.page_header(
 s = ui.settings()
 state = st.session_state
 CMP_BUDGET_S = 180.0  # seconds of training per press of "Train the three routers"
+KNOBS = page_knobs(
+    "routing",
+    Knob("rt_protos", "slider", "Prototypes K_pool", 12, lo=1, hi=64),
+    Knob("rt_queries", "slider", "Queries", 120, lo=1, hi=400),
+    Knob("rt_k", "slider", "Top-K", 3, lo=1, hi=16),
+    Knob("rt_eps", "log_slider", "eps (SIDA regulariser)", 0.05, lo=1e-6, hi=10.0,
+         help="Large: the Top-K share the weight evenly. Small: they share it in proportion to 1/d^2, so the nearest "
+         "takes it all only for queries at a prototype (spread 0)."),
+    Knob("rt_spread", "slider", "Query spread around prototypes (rad)", 0.35, lo=0.0, hi=2.0, step=0.05),
+    Knob("rt_tab", "tabs", "Tab", options=("Error vs K", "Three routers", "DMG stream", "Distributed traffic", "Claims"),
+         extra=(("on_change", "rerun"),)),
+    Knob("rt_at_protos", "toggle", "Queries equal to prototypes (else uniform random queries)"),
+    Knob("rt_cmp_steps", "slider", "Training steps", 200, lo=20, hi=600, step=20),
+    Knob("rt_cmp_experts", "select_slider", "Experts", 8, options=(2, 4, 8, 16)),
+    Knob("rt_cmp_k", "select_slider", "Experts per token k", 1, options=(1, 2)),
+    Knob("rt_cmp_cf", "slider", "Capacity factor", 1.25, lo=0.5, hi=4.0, step=0.25),
+    Knob("rt_cmp_aux", "select_slider", "Balancing-loss weight", 0.01, options=(0.0, 0.001, 0.01, 0.1, 1.0)),
+    Knob("rt_dmg_n", "slider", "Stream length", 800, lo=200, hi=2000, step=100),
+    Knob("rt_dmg_shift", "slider", "Shift at step", 500, lo=100, hi=2000, step=50),
+    Knob("rt_dmg_angle", "slider", "Shift angle (rad)", 1.2, lo=0.0, hi=3.14, step=0.05),
+    Knob("rt_dmg_tau", "select_slider", "tau_base (rad^2)", 0.1, options=(0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)),
+    Knob("rt_dmg_kappa", "slider", "kappa", 1.0, lo=0.0, hi=5.0, step=0.5),
+    Knob("rt_dmg_gamma", "slider", "gamma", 1.0, lo=0.0, hi=5.0, step=0.5),
+    Knob("rt_dmg_cap", "select_slider", "Pool capacity", 32, options=(4, 8, 16, 32, 64, 128)),
+)  # fmt: skip
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -64,22 +89,8 @@ def _live_comm(batches: tuple, world: int):
 # --- 1. Routing decisions on the sphere ---------------------------------------------------------------------
 st.subheader("Routing decisions on the sphere")
 c1, c2, c3, c4 = st.columns(4)
-n_protos = lecture.widget(c1.slider, "Prototypes K_pool", 1, 64, 12, key="rt_protos", bind="query-params")
-n_queries = lecture.widget(c1.slider, "Queries", 1, 400, 120, key="rt_queries", bind="query-params")
-k_in = lecture.widget(c2.slider, "Top-K", 1, 16, 3, key="rt_k", bind="query-params")
-with c3:
-    eps = ui.log_slider(
-        "eps (SIDA regulariser)",
-        "rt_eps",
-        1e-6,
-        10.0,
-        0.05,
-        help="Large: the Top-K share the weight evenly. Small: they share it in proportion to 1/d^2, so the nearest "
-        "takes it all only for queries at a prototype (spread 0).",
-    )
-spread = lecture.widget(
-    c4.slider, "Query spread around prototypes (rad)", 0.0, 2.0, 0.35, 0.05, key="rt_spread", bind="query-params"
-)
+n_protos, n_queries = draw(KNOBS["rt_protos"], c1), draw(KNOBS["rt_queries"], c1)
+k_in, eps, spread = draw(KNOBS["rt_k"], c2), draw(KNOBS["rt_eps"], c3), draw(KNOBS["rt_spread"], c4)
 k = min(k_in, n_protos)
 if k_in > n_protos:
     st.caption(f"Only {n_protos} prototypes: routing to the Top-{k}.")
@@ -130,12 +141,7 @@ with st.expander("Routing table (every query's Top-K and weights)"):
     st.dataframe(table, hide_index=True, key="rt_table", height=260)
     ui.download_csv("Download the routing table (CSV)", table, "gsr_routing.csv", "rt_table_dl")
 
-tabs = st.tabs(
-    ["Error vs K", "Three routers", "DMG stream", "Distributed traffic", "Claims"],
-    key="rt_tab",
-    on_change="rerun",
-    bind="query-params",
-)
+tabs = draw(KNOBS["rt_tab"])
 
 # --- 2. Routing error vs K --------------------------------------------------------------------------------
 with tabs[0]:
@@ -144,12 +150,7 @@ with tabs[0]:
             "Full soft routing o* = sum_e w_e v_e against GSR's Top-K mix, with the values that make the "
             "error largest (v = +u on the Top-K, -u elsewhere) and with random unit values."
         )
-        at = lecture.widget(
-            st.toggle,
-            "Queries equal to prototypes (else uniform random queries)",
-            key="rt_at_protos",
-            bind="query-params",
-        )
+        at = draw(KNOBS["rt_at_protos"])
         q = _quality(max(n_protos, 2), eps, at, s.seed)
         ui.chart(
             quality_figure(q.ks, q.worst_error, q.random_error, q.paper_bound, q.exact_bound), key="rt_quality"
@@ -175,26 +176,9 @@ with tabs[1]:
             "each in a mixture-of-experts layer trained on the same stream of a cluster-maps task."
         )
         a, b, c = st.columns(3)
-        steps = lecture.widget(
-            a.slider, "Training steps", 20, 600, 200, 20, key="rt_cmp_steps", bind="query-params"
-        )
-        n_exp = lecture.widget(
-            a.select_slider, "Experts", [2, 4, 8, 16], value=8, key="rt_cmp_experts", bind="query-params"
-        )
-        kk = lecture.widget(
-            b.select_slider, "Experts per token k", [1, 2], value=1, key="rt_cmp_k", bind="query-params"
-        )
-        cf = lecture.widget(
-            b.slider, "Capacity factor", 0.5, 4.0, 1.25, 0.25, key="rt_cmp_cf", bind="query-params"
-        )
-        aux = lecture.widget(
-            c.select_slider,
-            "Balancing-loss weight",
-            [0.0, 0.001, 0.01, 0.1, 1.0],
-            value=0.01,
-            key="rt_cmp_aux",
-            bind="query-params",
-        )
+        steps, n_exp = draw(KNOBS["rt_cmp_steps"], a), draw(KNOBS["rt_cmp_experts"], a)
+        kk, cf = draw(KNOBS["rt_cmp_k"], b), draw(KNOBS["rt_cmp_cf"], b)
+        aux = draw(KNOBS["rt_cmp_aux"], c)
         cfg = CompareConfig(
             n_experts=n_exp,
             n_clusters=8,
@@ -265,31 +249,10 @@ with tabs[2]:
             "gamma (spawn rate)."
         )
         a, b, c = st.columns(3)
-        n = lecture.widget(a.slider, "Stream length", 200, 2000, 800, 100, key="rt_dmg_n", bind="query-params")
-        shift_at = lecture.widget(
-            a.slider, "Shift at step", 100, 2000, 500, 50, key="rt_dmg_shift", bind="query-params"
-        )
-        angle = lecture.widget(
-            b.slider, "Shift angle (rad)", 0.0, 3.14, 1.2, 0.05, key="rt_dmg_angle", bind="query-params"
-        )
-        tau = lecture.widget(
-            b.select_slider,
-            "tau_base (rad^2)",
-            [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0],
-            value=0.1,
-            key="rt_dmg_tau",
-            bind="query-params",
-        )
-        kappa = lecture.widget(c.slider, "kappa", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_kappa", bind="query-params")
-        gamma = lecture.widget(c.slider, "gamma", 0.0, 5.0, 1.0, 0.5, key="rt_dmg_gamma", bind="query-params")
-        capacity = lecture.widget(
-            a.select_slider,
-            "Pool capacity",
-            [4, 8, 16, 32, 64, 128],
-            value=32,
-            key="rt_dmg_cap",
-            bind="query-params",
-        )
+        n, shift_at = draw(KNOBS["rt_dmg_n"], a), draw(KNOBS["rt_dmg_shift"], a)
+        angle, tau = draw(KNOBS["rt_dmg_angle"], b), draw(KNOBS["rt_dmg_tau"], b)
+        kappa, gamma = draw(KNOBS["rt_dmg_kappa"], c), draw(KNOBS["rt_dmg_gamma"], c)
+        capacity = draw(KNOBS["rt_dmg_cap"], a)
         shift_at = min(shift_at, n)
         with st.spinner("Streaming through the pool ..."):
             res = _stream(n, shift_at, angle, tau, kappa, gamma, 32, capacity, s.seed)

@@ -150,14 +150,20 @@ LINKS_PER_PAGE = 3 if FULL else 1
 
 
 def _url_keys(file: str) -> list[str]:
-    """Every literal ``key=`` of the page's source (its widgets' URL names), and the sidebar's."""
+    """Every literal ``key=`` of the page's source and every key of its knob table (``Knob("key", ...)``):
+    its widgets' URL names; and the sidebar's."""
     tree = ast.parse((ROOT / "pages" / file).read_text(encoding="utf-8"))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     keys = {
         kw.value.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
+        for node in calls
         for kw in node.keywords
         if kw.arg == "key" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+    }
+    keys |= {
+        node.args[0].value
+        for node in calls
+        if getattr(node.func, "id", None) == "Knob" and node.args and isinstance(node.args[0], ast.Constant)
     }
     return SHARED_KEYS + sorted(keys)
 

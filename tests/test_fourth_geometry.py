@@ -2,7 +2,8 @@
 figure builders and the pages, and is gone again afterwards.
 
 The geometry is a copy of flat space under another name ("flat": the Euclidean entry's maths, its own
-colour, label and Home panel) with one attention entry ("flat-ida") measuring in it. Being the same
+colour, label and Home panel) with one attention entry ("flat-ida", its own colour and speed target)
+measuring in it. Being the same
 space, every result can be checked against the Euclidean one, so the test sees that each reader really
 dispatches through the new entries and not through a name it knows.
 """
@@ -32,6 +33,7 @@ from georesolver_core.landscape.grid import charted
 from georesolver_core.tasks import balanced_tree
 from georesolver_core.viz.attention import geometry_scatter
 from georesolver_core.viz.embeddings import embedding_view
+from georesolver_core.viz.hida import scaling_figure
 from georesolver_core.viz.home import arc_example, arc_figure, panel_geometries
 from georesolver_core.viz.landscape import landscape_figure
 from tests.app_pages import open_page
@@ -39,6 +41,7 @@ from tests.app_pages import open_page
 ROOT = Path(__file__).resolve().parents[1]
 NAME, KIND = "flat", "flat-ida"
 COLOUR = "#9467bd"
+KIND_COLOUR, KIND_TARGET = "#17becf", 1.5
 
 
 def entries() -> tuple:
@@ -56,7 +59,8 @@ def entries() -> tuple:
         geometry.embed,
         lambda config: InverseDistanceKernel(config, NAME),
         contiguous_heads=True,
-        timing=dense_timing(NAME),
+        timing=dense_timing(NAME, target_ratio=KIND_TARGET),
+        colour=KIND_COLOUR,
     )
     return geometry, kind
 
@@ -167,6 +171,28 @@ def test_the_figure_builders_pick_it_up(fourth):
     picture = geometry_scatter(keys2[0].numpy(), keys2.numpy(), [0.4, 0.6], geometry=NAME)
     assert any(getattr(getattr(t, "marker", None), "color", None) == COLOUR for t in picture.data)
     assert ball_volume(NAME)(1.0, 2) == pytest.approx(ball_volume("euclidean")(1.0, 2))
+
+
+def test_its_colour_and_speed_target_are_picked_up(fourth):
+    # imported here: the benchmark builds its rows on import, after ``register`` in the test above
+    from georesolver_core.bench import TARGET_SEQ_LEN, judge, target_ratios
+    from georesolver_core.viz.kernels import ratio_figure, time_figure
+
+    assert target_ratios()[KIND] == KIND_TARGET
+    rows = [
+        dict(kernel=k, label=k, seq_len=TARGET_SEQ_LEN, fwd_ms=1.0, fwdbwd_ms=2.0, fwd_ratio=1.2, fwdbwd_ratio=r)
+        for k, r in (("sdpa", 1.0), (KIND, 1.2), (f"{KIND}-naive", 3.0))
+    ]
+    report = {"rows": rows}
+    judged = [t for t in judge(report) if t["target"].startswith(f"{KIND} ")]
+    assert len(judged) == 1 and judged[0]["measured"] == 1.2 and judged[0]["met"] is True
+    assert f"<= {KIND_TARGET}x" in judged[0]["target"]
+    lines = {t.name: t.line.color for t in time_figure(report).data}
+    assert lines[KIND] == lines[f"{KIND}-naive"] == KIND_COLOUR  # the naive row shares its entry's colour
+    marks = [t for t in ratio_figure(report).data if t.name == f"target {KIND} <= {KIND_TARGET}x"]
+    assert len(marks) == 1 and marks[0].marker.color == KIND_COLOUR and list(marks[0].y) == [KIND_TARGET]
+    sweep = scaling_figure([1, 2], {KIND: [1.0, 4.0]}, {KIND: 2.0}, {}, "s")
+    assert [t.line.color for t in sweep.data] == [KIND_COLOUR]
 
 
 def test_the_pages_pick_it_up(fourth):

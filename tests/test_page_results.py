@@ -174,7 +174,7 @@ import streamlit as st
 import ui
 from georesolver_core.attention.diagnostics import attention_lab
 from georesolver_core import bench
-from georesolver_core.viz.style import KERNEL_COLORS
+from georesolver_core.viz.style import VERDICT_COLORS
 
 def _lab(n):
     return attention_lab(n=n)
@@ -189,7 +189,7 @@ d = [r["key"] for r in ui.shipped_claims(["x"])]
 e = json.loads(text)["runs"]
 f = (res.stats if n else None).get("eps")
 ok1 = st.session_state["att_lab"]
-ok2 = KERNEL_COLORS["ida"]
+ok2 = VERDICT_COLORS["fails"]
 ok3 = res.sweep.by_kernel["softmax"]
 ok4 = st_.d_min
 other = {"x": 1}

@@ -122,13 +122,16 @@ class AttentionKind:
     contiguous_heads: bool = False
     timing: Timing | None = None  # how the benchmarks run it and its predicted cost (None: not benchmarked)
     sizes: tuple[str, ...] = ()  # the HIDA_SIZES of AttentionConfig this kernel reads (the rest must be None)
+    colour: str | None = None  # its colour in every figure (None: the figure's neutral colour)
 
     def labelled(self, how: str) -> str:
         """The label with how this entry is run, e.g. "IDA (Euclidean) (fused)" (benchmark rows, legends)."""
         return f"{self.label} ({how})"
 
 
-def _inverse_distance(label: str, geometry: str, *, sweep: bool = False) -> AttentionKind:
+def _inverse_distance(
+    label: str, geometry: str, colour: str, *, sweep: bool = False, target_ratio: float | None = None
+) -> AttentionKind:
     # Learned projections land in the geometry by its own embedding: as is, x = 0.9 tanh(|z|) z/|z|
     # into the ball (section 4), z/|z| onto the sphere (section 8.1).
     return AttentionKind(
@@ -137,15 +140,17 @@ def _inverse_distance(label: str, geometry: str, *, sweep: bool = False) -> Atte
         GEOMETRIES[geometry].embed,
         lambda config: InverseDistanceKernel(config, geometry),
         contiguous_heads=True,
-        timing=dense_timing(geometry, sweep=sweep),
+        timing=dense_timing(geometry, sweep=sweep, target_ratio=target_ratio),
+        colour=colour,
     )
 
 
 ATTENTION: dict[str, AttentionKind] = {
-    "softmax": AttentionKind("Softmax (dot product)", None, _identity, SoftmaxKernel),
-    "ida": _inverse_distance("IDA (Euclidean)", "euclidean"),
-    "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare", sweep=True),
-    "sida": _inverse_distance("SIDA (sphere)", "sphere"),
+    "softmax": AttentionKind("Softmax (dot product)", None, _identity, SoftmaxKernel, colour="#7f7f7f"),
+    # The speed goals, forward + backward at T = 1024: ida <= 1.0x SDPA, Dense-HIDA <= 1.4x, SIDA <= 1.3x.
+    "ida": _inverse_distance("IDA (Euclidean)", "euclidean", "#1f77b4", target_ratio=1.0),
+    "hida": _inverse_distance("Dense-HIDA (Poincaré ball)", "poincare", "#d62728", sweep=True, target_ratio=1.4),
+    "sida": _inverse_distance("SIDA (sphere)", "sphere", "#2ca02c", target_ratio=1.3),
     # The sub-quadratic HIDA family (sections 5.4-5.6): sparse pattern, anchors, streaming summaries.
     "fp-hida": AttentionKind(
         "FP-HIDA (sparse pattern, ball)",
@@ -154,6 +159,7 @@ ATTENTION: dict[str, AttentionKind] = {
         hida_family.build_fp_hida,
         timing=FP_TIMING,
         sizes=("window", "n_global"),
+        colour="#1f77b4",
     ),
     "l-hida": AttentionKind(
         "L-HIDA (anchors, ball)",
@@ -162,6 +168,7 @@ ATTENTION: dict[str, AttentionKind] = {
         hida_family.build_l_hida,
         timing=L_TIMING,
         sizes=("n_anchors",),
+        colour="#2ca02c",
     ),
     "c-hida": AttentionKind(
         "C-HIDA (streaming summaries, ball)",
@@ -170,6 +177,7 @@ ATTENTION: dict[str, AttentionKind] = {
         hida_family.build_c_hida,
         timing=C_TIMING,
         sizes=("n_summaries",),
+        colour="#9467bd",
     ),
 }
 

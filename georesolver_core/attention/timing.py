@@ -35,9 +35,12 @@ class Timing:
     per_token: bool = False  # judged per token (a streaming kernel: the cost of one step stays flat)
     naive: Runner | None = None  # the n x n reference of a dense entry, timed as the row "<key>-naive"
     sweep: bool = True  # in the cost-scaling sweep by default (the HIDA family of Proposition 1)
+    # The speed target, forward + backward at ``bench.report.TARGET_SEQ_LEN``: time <= target_ratio x SDPA
+    # (the public call's headline row; the kernel row where a report has none). None: no target.
+    target_ratio: float | None = None
 
 
-def dense_timing(geometry: str, *, sweep: bool = False) -> Timing:
+def dense_timing(geometry: str, *, sweep: bool = False, target_ratio: float | None = None) -> Timing:
     """A dense inverse-distance entry: the fused streaming kernel, and the naive n x n reference beside it."""
 
     def run(q, k, v, *, eps, causal=False, **sizes):
@@ -46,7 +49,7 @@ def dense_timing(geometry: str, *, sweep: bool = False) -> Timing:
     def naive(q, k, v, *, eps, causal=False, **sizes):  # Theta(n^2) without the fused kernel's fixed costs
         return reference_ida(q, k, v, KernelSpec(eps, geometry, keys=CAUSAL if causal else ALL_KEYS))
 
-    return Timing("fused", run, 2.0, naive=naive, sweep=sweep)
+    return Timing("fused", run, 2.0, naive=naive, sweep=sweep, target_ratio=target_ratio)
 
 
 def _fp_run(q, k, v, *, eps, causal=False, **sizes):

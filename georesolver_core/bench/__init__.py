@@ -12,13 +12,13 @@ from georesolver_core.bench.report import (
     MAX_REPORT_BYTES,
     MEMORY_LIMIT_MB,
     SCHEMA,
-    TARGET_RATIO,
     TARGET_SEQ_LEN,
     complexity_evidence,
     format_table,
     judge,
     load_report,
     report_table,
+    target_ratios,
     validate_report,
 )
 from georesolver_core.bench.report_view import (
@@ -47,7 +47,6 @@ __all__ = [
     "MEMORY_LIMIT_MB",
     "MEMORY_METHOD",
     "SCHEMA",
-    "TARGET_RATIO",
     "TARGET_SEQ_LEN",
     "BenchConfig",
     "ReportHeader",
@@ -67,5 +66,6 @@ __all__ = [
     "report_table",
     "report_targets",
     "run_benchmark",
+    "target_ratios",
     "validate_report",
 ]

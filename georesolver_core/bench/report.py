@@ -9,23 +9,31 @@ from __future__ import annotations
 import math
 import re
 
+from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.uploads import json_depth, read_json
 
 SCHEMA = "georesolver-bench/1"
 TARGET_SEQ_LEN = 1024  # the speed targets are ratios to SDPA at this length (forward + backward)
-# The goals, forward + backward at T = 1024, of the public calls (headline rows; the internal kernel rows
-# where a report has no headline): ida <= 1.0x SDPA, Dense-HIDA <= 1.4x, SIDA <= 1.3x.
-TARGET_RATIO = {"ida": 1.0, "hida": 1.4, "sida": 1.3}
 MEMORY_LIMIT_MB = 256.0  # peak extra memory allowed at the memory-check length
 
 
+def target_ratios() -> dict[str, float]:
+    """The speed goals, forward + backward at T = TARGET_SEQ_LEN, of the public calls (headline rows; the
+    internal kernel rows where a report has no headline): entry -> its ``timing.target_ratio`` x SDPA."""
+    return {
+        key: kind.timing.target_ratio
+        for key, kind in ATTENTION.items()
+        if kind.timing is not None and kind.timing.target_ratio is not None
+    }
+
+
 def judge(report: dict) -> list[dict]:
-    """The speed and memory targets (``TARGET_RATIO``, ``MEMORY_LIMIT_MB``), judged from this report's
+    """The speed and memory targets (``target_ratios()``, ``MEMORY_LIMIT_MB``), judged from this report's
     measurements (verdict None when not measured)."""
     out = []
     rows = {(r["kernel"], r["seq_len"]): r for r in report["rows"]}
     public = {(r["row"], r["seq_len"]): r for r in report.get("headline", [])}
-    for name, limit in TARGET_RATIO.items():
+    for name, limit in target_ratios().items():
         if (name, TARGET_SEQ_LEN) in public:  # the public entry point, pair by pair
             ratio, what = public[(name, TARGET_SEQ_LEN)]["ratio"], "public call"
         else:
@@ -76,7 +84,7 @@ def complexity_evidence(report: dict, min_len: int = COMPLEXITY_MIN_LEN) -> list
     from georesolver_core.verdicts import fit_loglog_slope, verdict_inequality, verdict_scaling
 
     out = []
-    for name in TARGET_RATIO:
+    for name in target_ratios():
         fit = sorted(
             (r for r in report["rows"] if r["kernel"] == name and r["seq_len"] >= min_len),
             key=lambda r: r["seq_len"],

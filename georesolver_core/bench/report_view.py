@@ -14,7 +14,7 @@ from georesolver_core.bench.report import judge
 
 @dataclass(frozen=True)
 class Target:
-    """One speed or memory target (``bench.report.TARGET_RATIO``, ``MEMORY_LIMIT_MB``), judged."""
+    """One speed or memory target (``bench.report.target_ratios()``, ``MEMORY_LIMIT_MB``), judged."""
 
     target: str  # the target in words
     measured: float | None  # the measured ratio or peak MB (None: not measured)

@@ -10,9 +10,9 @@ from plotly.subplots import make_subplots
 
 from georesolver_core.geometry import GEOMETRIES, geodesic
 from georesolver_core.viz.style import (
-    KERNEL_COLORS,
     base_layout,
     frame_ms,
+    kernel_colour,
     log_axis,
     points_trace,
     sphere_surface,
@@ -233,8 +233,8 @@ def geometry_scatter(
 
 def _sweep_bars(ida_row: np.ndarray, soft: np.ndarray, labels: list[str]) -> list[go.Bar]:
     return [
-        go.Bar(x=labels, y=ida_row, name="IDA", marker_color=KERNEL_COLORS["ida"]),
-        go.Bar(x=labels, y=soft, name="softmax", marker_color=KERNEL_COLORS["softmax"]),
+        go.Bar(x=labels, y=ida_row, name="IDA", marker_color=kernel_colour("ida")),
+        go.Bar(x=labels, y=soft, name="softmax", marker_color=kernel_colour("softmax")),
     ]
 
 
@@ -323,8 +323,8 @@ def sweep_summary_figure(eps: np.ndarray, ida: np.ndarray, softmax: np.ndarray, 
         ((ida.max(axis=1), soft.max()), (1.0 / (ida**2).sum(axis=1), 1.0 / (soft**2).sum())), start=1
     ):
         for name, y, line in (
-            ("IDA", f_ida, dict(color=KERNEL_COLORS["ida"])),
-            ("softmax (no eps)", np.full_like(eps, f_soft), dict(color=KERNEL_COLORS["softmax"], dash="dash")),
+            ("IDA", f_ida, dict(color=kernel_colour("ida"))),
+            ("softmax (no eps)", np.full_like(eps, f_soft), dict(color=kernel_colour("softmax"), dash="dash")),
         ):
             trace = go.Scatter(x=eps, y=y, mode="lines", name=name, line=line, showlegend=col == 1)
             fig.add_trace(trace, row=1, col=col)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from georesolver_core.viz.style import base_layout, equal_aspect, log_axis, unit_disk_shapes
+from georesolver_core.viz.style import base_layout, equal_aspect, kernel_colour, log_axis, unit_disk_shapes
 
 PALETTE = [
     "#1f77b4",
@@ -21,8 +21,6 @@ PALETTE = [
     "#bcbd22",
     "#17becf",
 ]
-SCALING_COLORS = {"hida": "#d62728", "hida-naive": "#7f7f7f", "fp-hida": "#1f77b4", "l-hida": "#2ca02c",
-                  "c-hida": "#9467bd"}  # fmt: skip
 
 
 def fp_pattern_figure(mask: np.ndarray, title: str = "") -> go.Figure:
@@ -119,7 +117,7 @@ def scaling_figure(lens, series: dict, slopes: dict, labels: dict, y_title: str)
         s = slopes.get(kern)
         name = f"{labels.get(kern, kern)}: slope {s:.2f}" if s is not None else labels.get(kern, kern)
         fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", name=name,
-                                 line=dict(color=SCALING_COLORS.get(kern))))  # fmt: skip
+                                 line=dict(color=kernel_colour(kern, None))))  # fmt: skip
     log_axis(fig, "x")
     log_axis(fig, "y")
     return base_layout(fig, "", "sequence length n (log)", y_title, height=420)

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from georesolver_core.bench import MEMORY_LIMIT_MB, TARGET_RATIO, TARGET_SEQ_LEN
-from georesolver_core.viz.style import KERNEL_COLORS, base_layout, log_axis
+from georesolver_core.bench import MEMORY_LIMIT_MB, TARGET_SEQ_LEN, target_ratios
+from georesolver_core.viz.style import base_layout, kernel_colour, log_axis
 
 PHASES = {"fwd": "forward", "fwdbwd": "forward + backward"}
-
-
-def _color(kernel: str) -> str:
-    base = kernel.removesuffix("-naive")
-    return KERNEL_COLORS.get("softmax" if base == "sdpa" else base, "#444444")
 
 
 def _series(report: dict) -> dict[str, list[dict]]:
@@ -30,7 +25,7 @@ def _line(kernel: str, rows: list[dict]) -> dict:
     return dict(
         name=rows[0].get("label", kernel),
         mode="lines+markers",
-        line=dict(color=_color(kernel), dash="dash" if kernel.endswith("-naive") else "solid"),
+        line=dict(color=kernel_colour(kernel), dash="dash" if kernel.endswith("-naive") else "solid"),
     )
 
 
@@ -77,15 +72,15 @@ def ratio_figure(report: dict, phase: str = "fwdbwd") -> go.Figure:
                 **_line(kernel, pts),
             )
         )
-    fig.add_hline(y=1.0, line=dict(color=_color("sdpa"), dash="dot"), annotation_text="SDPA")
+    fig.add_hline(y=1.0, line=dict(color=kernel_colour("sdpa"), dash="dot"), annotation_text="SDPA")
     if phase == "fwdbwd":
-        for kernel, limit in TARGET_RATIO.items():
+        for kernel, limit in target_ratios().items():
             fig.add_trace(
                 go.Scatter(
                     x=[TARGET_SEQ_LEN],
                     y=[limit],
                     mode="markers",
-                    marker=dict(symbol="line-ew-open", size=28, color=_color(kernel), line=dict(width=3)),
+                    marker=dict(symbol="line-ew-open", size=28, color=kernel_colour(kernel), line=dict(width=3)),
                     name=f"target {kernel} <= {limit}x",
                     hovertemplate=f"target for {kernel}: <= {limit}x SDPA at T = {TARGET_SEQ_LEN}<extra></extra>",
                 )
@@ -121,7 +116,7 @@ def memory_figure(report: dict) -> go.Figure:
                 x=[r["seq_len"] for r in rows],
                 y=[r["peak_mb"] for r in rows],
                 mode="markers",
-                marker=dict(size=12, symbol="diamond", color=[_color(r["kernel"]) for r in rows]),
+                marker=dict(size=12, symbol="diamond", color=[kernel_colour(r["kernel"]) for r in rows]),
                 name=f"memory check, T = {check['seq_len']}",
                 text=[r["kernel"] for r in rows],
                 hovertemplate="%{text}<br>T = %{x}<br>peak %{y:.1f} MB<extra></extra>",

@@ -11,13 +11,13 @@ from plotly.subplots import make_subplots
 
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.verdicts import fit_loglog_slope
-from georesolver_core.viz.style import KERNEL_COLORS, base_layout, log_axis
+from georesolver_core.viz.style import base_layout, kernel_colour, log_axis
 
 KERNEL_LABELS = KERNEL_CHOICES  # the kernels of the landscape pages, labelled once in attention.layer
 
 
 def kernel_color(kernel: str) -> str:
-    return KERNEL_COLORS.get(kernel, "#333333")
+    return kernel_colour(kernel, "#333333")
 
 
 def pl_profile_figure(profiles: list, height: int = 640) -> go.Figure:

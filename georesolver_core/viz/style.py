@@ -1,4 +1,4 @@
-"""Shared look of every figure: one colour per kernel (a geometry's is its registry entry's), the layout and log-axis helpers."""
+"""Shared look of every figure: one colour per kernel and per geometry (their registry entries'), the layout and log-axis helpers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-KERNEL_COLORS = {"ida": "#1f77b4", "hida": "#d62728", "sida": "#2ca02c", "softmax": "#7f7f7f"}
+from georesolver_core.attention.layer import ATTENTION
+
 VERDICT_COLORS = {"holds": "#2ca02c", "holds only under conditions": "#ff7f0e", "fails": "#d62728"}
 
 
@@ -28,6 +29,14 @@ def white_template(fig: go.Figure) -> go.Figure:
     finally:
         layout._validate = fig._validate
     return fig
+
+
+def kernel_colour(kernel: str, default: str | None = "#444444") -> str | None:
+    """The figure colour of an ``ATTENTION`` entry (its ``colour``), or of a benchmark row: "<key>-naive"
+    shares its entry's, "sdpa" the softmax entry's. ``default`` where there is no entry or it has no colour."""
+    base = kernel.removesuffix("-naive")
+    kind = ATTENTION.get("softmax" if base == "sdpa" else base)
+    return default if kind is None or kind.colour is None else kind.colour
 
 
 def base_layout(
