@@ -6,6 +6,7 @@ Page config, the shared sidebar (seed, dtype, device, bound to the URL) and navi
 
 from pathlib import Path
 
+import knobs
 import lecture
 import links
 import streamlit as st
@@ -111,7 +112,9 @@ ui.register_pages(list(zip(pages, [row[4] for row in PAGES], strict=True)))
 nav = st.navigation(pages)
 st.session_state["_page_url"] = nav.url_path  # where Reset comes back to
 nav.run()
-lecture.panel([k for k in ui.drawn_controls() if not k.startswith("lec_")])  # the controls this view drew
+# The controls this view drew, and every URL-bound knob of the page's table (a control on a closed tab too).
+controls = set(ui.drawn_controls()) | st.session_state.get(knobs.PAGE_KEYS, set())
+lecture.panel([k for k in controls if not k.startswith("lec_")])
 links.url_notices(link_notices)
 # Once the first visitor's page is drawn, one background thread warms what the other pages need first.
 warmup.start([HERE.parent / "pages" / row[0] for row in PAGES], [row[3] for row in PAGES])

@@ -105,3 +105,20 @@ def test_figure_image_writes_png_and_svg_with_kaleido():
         pytest.skip(f"kaleido cannot start a browser here: {err}")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert lecture.figure_image(fig, "svg").lstrip().startswith(b"<svg")
+
+
+def test_the_panel_offers_the_controls_of_a_closed_tab():
+    """Hide / lock choices come from the page's knob table too: a lecturer can lock a control on a tab
+    this view has not opened (Landscapes opens on its first tab; the Hessian tab's rho is in the table)."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_pages import ENTRY
+
+    st.cache_data.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=180)
+    app.switch_page("../pages/landscapes.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    options = app.multiselect(key="lec_hide").options
+    assert "land_h_rho" in options and "land_m_span" in options and "land_pl_delta" in options
