@@ -7,6 +7,7 @@ break it. Tables, CSV and JSON exports keep their human labels through ``labelle
 from __future__ import annotations
 
 from dataclasses import fields
+from typing import ClassVar
 
 
 def labelled(result, labels: dict[str, str]) -> dict:
@@ -17,3 +18,13 @@ def labelled(result, labels: dict[str, str]) -> dict:
         raise ValueError(f"labels must name fields of {type(result).__name__} (got {sorted(unknown)})")
     values = ((label, getattr(result, name)) for name, label in labels.items())
     return {label: v for label, v in values if v is not None}
+
+
+class Labelled:
+    """Mixin of a frozen result dataclass whose ``LABELS`` (field -> label) name its export columns."""
+
+    LABELS: ClassVar[dict[str, str]] = {}
+
+    def to_dict(self) -> dict:
+        """The measured numbers under their labels (a table or a JSON export)."""
+        return labelled(self, self.LABELS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from georesolver_core.results import labelled
+from georesolver_core.results import Labelled
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class LabConfig:
 
 
 @dataclass(frozen=True)
-class LabStats:
+class LabStats(Labelled):
     """Headline numbers of one query over n keys; the key-set fields are None when n = 1 (no pairs),
     the retrieval fields None unless the query sits on a key."""
 
@@ -63,6 +63,3 @@ class LabStats:
         "retrieval_bound": "bound 1/(1+eps(n-1)/(r^2+eps))",
     }
 
-    def to_dict(self) -> dict:
-        """The measured numbers under their labels (the lab's JSON export)."""
-        return labelled(self, self.LABELS)

@@ -17,7 +17,7 @@ import torch
 from georesolver_core.compression.methods import QUANTIZERS, quantize, storage_nbytes
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.results import labelled
+from georesolver_core.results import Labelled
 from georesolver_core.theory.compression import hcc_compression_ratio, hcc_error_bound, kv_cache_bytes
 from georesolver_core.validate import check_positive_int
 
@@ -38,7 +38,7 @@ MODELS = {
 
 
 @dataclass(frozen=True)
-class LabStats:
+class LabStats(Labelled):
     """The page's headline numbers: HCC (Theorem 6.1, section 6) beside the baseline at the same budget."""
 
     bytes_hcc: int  # CompressedKeys.nbytes, every key packed
@@ -67,9 +67,6 @@ class LabStats:
         "mean_err_baseline": "mean ||k - k_hat||^2 (baseline)",
     }
 
-    def to_dict(self) -> dict:
-        """The numbers under their labels, for a table or an export."""
-        return labelled(self, self.LABELS)
 
 
 @dataclass(frozen=True)
