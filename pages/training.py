@@ -4,12 +4,12 @@ import copy
 import io
 import time
 
-import lecture
 import pandas as pd
 import streamlit as st
 import torch
 import trainer_controls as tc
 import ui
+from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention import ATTENTION, AttentionConfig
 from georesolver_core.attention.layer import HIDA_SIZES
@@ -30,6 +30,30 @@ SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs abou
 SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
 
+
+def _model_label(kernel: str) -> str:
+    return "Softmax transformer (baseline)" if kernel == "softmax" else f"GeoResolver: {ATTENTION[kernel].label}"
+
+
+KNOBS = page_knobs(
+    "training",
+    Knob("trn_task", "selectbox", "Task", "text", options=tuple(TASKS), format_func=lambda k: TASKS[k].label),
+    Knob("trn_model", "selectbox", "Model", "ida", options=tuple(ATTENTION), format_func=_model_label),
+    Knob("trn_width", "select_slider", "Width d_model", 64, options=(16, 32, 64, 128)),
+    Knob("trn_layers", "slider", "Blocks", 1, lo=1, hi=4),
+    Knob("trn_eps", "log_slider", "eps (inverse-distance regulariser)", 0.1, lo=1e-4, hi=10.0),
+    Knob("trn_lr", "log_slider", "Learning rate", 2e-3, lo=1e-4, hi=1.0),
+    Knob("trn_steps", "number_input", "Steps", 300, lo=1, hi=5000, step=50, bind=None),
+    Knob("trn_gate", "toggle", "HyperGate (GeoResolver models)", True),
+    Knob("trn_memory", "toggle", "Memory path: SIDA -> GSR -> DMG (section 11.1)", False,
+         help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR)."),
+    Knob("trn_show_attn", "toggle", "Show one head's attention on a sentence", True, bind=None),
+    Knob("trn_sentence", "text_input", "Sentence (its last context-many characters are shown)", SENTENCE, bind=None),
+    Knob("trn_show_gates", "toggle", "Show the HyperGate values of this model", True, bind=None),
+    Knob("trn_claims", "toggle", "Show the training claims (Theorems 3 and 7.1, section 2.8; the shipped measurements)",
+         False, bind=None),
+)  # fmt: skip
+
 ui.page_header(
     "Training lab",
     "Train a small **GeoResolver** model (inverse-distance storage path + HyperGate, section 11.1) or the "
@@ -45,21 +69,7 @@ runs: list[tc.TrainingRun] = state["trn_runs"]
 # --- controls -----------------------------------------------------------------------------------------
 with st.container(border=True):
     c1, c2, c3, c4 = st.columns(4)
-    task = lecture.widget(c1.selectbox,
-        "Task", list(TASKS), index=list(TASKS).index("text"), format_func=lambda k: TASKS[k].label,
-        key="trn_task", bind="query-params",
-    )  # fmt: skip
-    model = lecture.widget(
-        c2.selectbox,
-        "Model",
-        list(ATTENTION),
-        index=list(ATTENTION).index("ida"),
-        format_func=lambda k: (
-            "Softmax transformer (baseline)" if k == "softmax" else f"GeoResolver: {ATTENTION[k].label}"
-        ),
-        key="trn_model",
-        bind="query-params",
-    )
+    task, model = draw(KNOBS["trn_task"], c1), draw(KNOBS["trn_model"], c2)
     size_arg = TASKS[task].size_arg
     size = c3.number_input(
         f"Task size ({size_arg})" if size_arg else "Task size (fixed)",
@@ -67,24 +77,12 @@ with st.container(border=True):
         key="trn_size", disabled=size_arg is None,
         help="recall: key-value pairs; copy: length; hierarchy: tree depth; noisy: training sequences / 8; text: context characters",
     )  # fmt: skip
-    width = lecture.widget(
-        c4.select_slider, "Width d_model", [16, 32, 64, 128], value=64, key="trn_width", bind="query-params"
-    )
+    width = draw(KNOBS["trn_width"], c4)
     c5, c6, c7, c8 = st.columns(4)
-    layers = lecture.widget(c5.slider, "Blocks", 1, 4, 1, key="trn_layers", bind="query-params")
-    with c6:
-        eps = ui.log_slider("eps (inverse-distance regulariser)", "trn_eps", 1e-4, 10.0, 0.1)
-    with c7:
-        lr = ui.log_slider("Learning rate", "trn_lr", 1e-4, 1.0, 2e-3)
-    steps = c8.number_input("Steps", 1, 5000, 300, step=50, key="trn_steps")
+    layers, eps, lr = draw(KNOBS["trn_layers"], c5), draw(KNOBS["trn_eps"], c6), draw(KNOBS["trn_lr"], c7)
+    steps = draw(KNOBS["trn_steps"], c8)
     g1, g2 = st.columns(2)
-    gating = lecture.widget(
-        g1.toggle, "HyperGate (GeoResolver models)", value=True, key="trn_gate", bind="query-params"
-    )
-    memory = lecture.widget(g2.toggle,
-        "Memory path: SIDA -> GSR -> DMG (section 11.1)", value=False, key="trn_memory", bind="query-params",
-        help="A prototype pool on the sphere, grown by surprise (DMG) and read by top-K routing (GSR).",
-    )  # fmt: skip
+    gating, memory = draw(KNOBS["trn_gate"], g1), draw(KNOBS["trn_memory"], g2)
     sizes = {}  # the HIDA sizes this kernel reads (the registry's list); empty: the paper's default
     names = ATTENTION[model].sizes
     for col, name in zip(st.columns(4) if names else [], names, strict=False):
@@ -235,7 +233,7 @@ def live() -> None:
     if text_runs:
         if shown.spec.task == "text":
             _sample(shown)
-        st.plotly_chart(
+        ui.chart(
             bits_curves_figure([(f"#{r.id} {r.spec.label}", r.trainer.history) for r in text_runs]),
             key="trn_bits_curves",
         )
@@ -249,7 +247,7 @@ def live() -> None:
     other = [r for r in runs if r.spec.task != "text"]
     if other:
         curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.trainer.history) for r in other]
-        st.plotly_chart(curves_figure(curves), key="trn_curves")
+        ui.chart(curves_figure(curves), key="trn_curves")
     _runs_table()
 
 
@@ -306,9 +304,7 @@ live()
 
 # --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------
 if runs:
-    pick = st.selectbox(
-        "Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick"
-    )
+    pick = st.selectbox("Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick")
     chosen = next(r for r in runs if r.id == pick)
     d1, d2, d3 = st.columns(3)
     with d1:
@@ -333,18 +329,14 @@ if runs:
     )
 
     tr = chosen.trainer
-    if chosen.spec.task == "text" and st.toggle(
-        "Show one head's attention on a sentence", value=True, key="trn_show_attn"
-    ):
+    if chosen.spec.task == "text" and draw(KNOBS["trn_show_attn"]):
         a1, a2, a3 = st.columns([3, 1, 1])
-        sentence = a1.text_input(
-            "Sentence (its last context-many characters are shown)", SENTENCE, key="trn_sentence"
-        )
+        sentence = draw(KNOBS["trn_sentence"], a1)
         layer = a2.number_input("Block", 1, len(tr.model.blocks), 1, key="trn_attn_layer") - 1
         head = a3.number_input("Head", 1, chosen.spec.model.attention.n_heads, 1, key="trn_attn_head") - 1
         text = sentence or SENTENCE
         w = sentence_attention(tr.model, text, int(layer), int(head))
-        st.plotly_chart(attention_heatmap(w.numpy(), text[-tr.model.config.max_len :]), key="trn_attn_fig")
+        ui.chart(attention_heatmap(w.numpy(), text[-tr.model.config.max_len :]), key="trn_attn_fig")
         st.caption(
             "Row i: how the query at character i (predicting character i + 1) spreads its weight over characters "
             "0..i (causal: the upper triangle is zero)."
@@ -352,7 +344,7 @@ if runs:
 
     # --- HyperGate and Theorem 7.1 on the chosen model ------------------------------------------------
     gates = tr.model.gates() if hasattr(tr.model, "gates") else []
-    if st.toggle("Show the HyperGate values of this model", value=True, key="trn_show_gates") and gates:
+    if draw(KNOBS["trn_show_gates"]) and gates:
         test = tr.task.test_set().slice(0, 16).to(tr.device)
         for g in gates:
             g.record = True
@@ -364,7 +356,7 @@ if runs:
         layer = st.slider("Block", 1, len(gates), 1, key="trn_gate_layer") - 1 if len(gates) > 1 else 0
         example = st.slider("Test example", 1, 16, 1, key="trn_gate_example") - 1
         values = gates[layer].last
-        st.plotly_chart(gate_figure(values, example, layer), key="trn_gate_fig")
+        ui.chart(gate_figure(values, example, layer), key="trn_gate_fig")
         gb = gate_bound(gates[layer], values.u)
         holds = bool((gb.sigma_min >= gb.bound - 1e-9).all())
         with st.container(border=True):
@@ -376,7 +368,7 @@ if runs:
                 f"**vacuous** (<= 0) at {100 * float(gb.vacuous.double().mean()):.0f}% of them; the smallest measured "
                 f"ratio is {float(gb.sigma_min.min()):.3g}."
             )
-        st.plotly_chart(gate_bound_figure(gb), key="trn_gate_bound")
+        ui.chart(gate_bound_figure(gb), key="trn_gate_bound")
     elif not gates:
         st.caption("This model has no HyperGate (the softmax baseline, or the gate switched off).")
 
@@ -408,8 +400,5 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
                 runs.append(tc.TrainingRun(len(runs) + 1, upload.spec, trainer, status=tc.PAUSED))
                 st.rerun()
 
-if st.toggle(
-    "Show the training claims (Theorems 3 and 7.1, section 2.8; the shipped measurements)",
-    key="trn_claims",
-):
+if draw(KNOBS["trn_claims"]):
     ui.page_claims("training", "trn")

@@ -145,6 +145,7 @@ def test_text_task_shows_bits_a_sample_and_an_attention_map(at):
     assert at.code and len(at.code[0].value) > 2  # the generated sample
     assert any("bits per character" in c.value for c in at.caption)
     assert at.get_by_key("trn_attn_fig") is not None and at.get_by_key("trn_dl_ckpt") is not None
+    assert "trn_attn_fig" in at.get_by_key("lec_fig").options  # drawn by ui.chart: the lecturer can export it
     set_and_run(at, trn_sentence="the cat", trn_attn_head=2)
     _click(at, "trn_reset")
 

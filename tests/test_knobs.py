@@ -17,7 +17,7 @@ from knobs import Knob  # noqa: E402
 
 PAGES = sorted((ROOT / "pages").glob("*.py"))
 # Pages whose URL-bound widgets are still drawn one by one, not from a table.
-NOT_TABLE_DRIVEN = {"embeddings", "training"}
+NOT_TABLE_DRIVEN = {"embeddings"}
 # Helpers that draw a URL-bound widget from their first (label) argument and a key.
 BOUND_HELPERS = {"log_slider", "eps_slider", "curvature_slider", "geometry_picker", "kernel_picker"}
 
