@@ -122,8 +122,11 @@ def _wait_until_idle(page, timeout_s: float = 120.0) -> None:
     deadline, quiet_since = time.time() + timeout_s, None
     while time.time() < deadline:
         running = page.locator('[data-testid="stStatusWidget"]').count() > 0
-        skeleton = page.locator('[data-testid="stSkeleton"]').count() > 0
-        if running or skeleton:
+        # stAppSkeleton: the placeholder the app shows before a page's first element arrives (on a loaded
+        # machine the status widget may not have appeared yet while it is up)
+        skeleton = page.locator('[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]').count() > 0
+        drawn = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]').count() > 0
+        if running or skeleton or not drawn:
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.time()
