@@ -40,12 +40,14 @@ def test_contains_and_rows_match_the_matrix():
         sparse_relation([[0, n]], n)
 
 
-@pytest.mark.parametrize("geometry, rows", [("poincare", 7), ("euclidean", 1000)])
+@pytest.mark.parametrize("geometry, rows", [("poincare", 7), ("euclidean", 1000), ("sphere", 16)])
 def test_chunked_ranking_gives_the_dense_metrics(geometry, rows):
     rel = _closure(balanced_tree(3, 3))  # 40 nodes
     g = torch.Generator().manual_seed(0)
-    # coarse coordinates: many tied distances, so the tie rule is checked too
-    x = (torch.randint(-3, 4, (rel.shape[0], 3), generator=g).double() / 10).clamp(-0.5, 0.5)
+    # coordinates on a grid of 1/16 (exact in float64): many tied distances, so the tie rule is checked too
+    x = torch.randint(-4, 5, (rel.shape[0], 3), generator=g).double() / 16
+    if geometry == "sphere":  # the sphere's key is -<u, w>: distinct directions, no ties (arccos near 1 rounds)
+        x = torch.nn.functional.normalize(torch.randn(rel.shape[0], 3, generator=g, dtype=torch.float64), dim=-1)
     dense = reconstruction(embedding_distances(x, geometry=geometry), rel)
     sparse = sparse_reconstruction(x, from_dense(rel), geometry=geometry, rows=rows)
     assert sparse["mean_rank"] == pytest.approx(dense["mean_rank"], rel=1e-12)
@@ -59,7 +61,10 @@ def test_training_on_the_sparse_relation_is_the_dense_training():
     cfg = EmbeddingConfig(
         epochs=4, batch_size=8, negatives=5, dtype="float64", optimizer="rsgd", lr=2.0, norm_order=0.0
     )
-    dense, sparse = EmbeddingTrainer(tree, cfg, relation=rel), EmbeddingTrainer(tree, cfg, relation=from_dense(rel))
+    dense, sparse = (
+        EmbeddingTrainer(tree, cfg, relation=rel),
+        EmbeddingTrainer(tree, cfg, relation=from_dense(rel)),
+    )
     dense.run()
     sparse.run()  # the same pairs and negatives; its step updates only the batch's rows
     assert not torch.equal(dense.points(), EmbeddingTrainer(tree, cfg, relation=rel).points())  # it moved
