@@ -60,3 +60,32 @@ def test_quick_benchmark_rows_use_the_same_protocol():
     euclid = doc["rows"][1]  # a tuned baseline: every rate of its grid tried, the best one kept
     assert set(euclid["lr_grid"]) == {f"{lr:g}" for lr in LR_GRID["euclidean"]}
     assert euclid["lr"] in LR_GRID["euclidean"] and doc["settings"]["budget_s_per_entry"] == 0.5
+
+
+def _tiny_closure():
+    """A 7-node closure: a binary tree of depth 2, each node related to all its ancestors."""
+    from georesolver_core.wordnet.closure import Closure
+
+    direct = np.array([[1, 0], [2, 0], [3, 1], [4, 1], [5, 2], [6, 2]])  # (child, parent)
+    pairs = np.concatenate([direct, [[3, 0], [4, 0], [5, 0], [6, 0]]])
+    return Closure("tiny", tuple(f"n{i}" for i in range(7)), pairs, direct)
+
+
+def test_gensim_row_trains_within_the_budget_and_is_measured_by_our_protocol():
+    pytest.importorskip("gensim")
+    from georesolver_core.embeddings.benchmark import gensim_poincare
+
+    row = gensim_poincare(_tiny_closure(), dim=2, budget_s=0.3, negative=2)  # 50 need 50 unrelated nodes
+    assert (
+        row["epochs_run"] >= 1 and row["train_seconds"] < 0.3 + 5.0
+    )  # stopped at the budget, one epoch late at most
+    assert 1.0 <= row["mean_rank"] <= 6.0 and 0.0 < row["map"] <= 1.0 and row["settings"]["negative"] == 2
+
+
+def test_benchmark_without_gensim_skips_its_row_with_a_note(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gensim.models.poincare", None)  # import fails as if not installed
+    doc = run_benchmark(_tiny_closure(), budget_s=0.2, entries=(("poincare", 2),), with_gensim=True)
+    assert [r["geometry"] for r in doc["rows"]] == ["poincare"] and doc["complete"]
+    assert "gensim" in doc["notes"][0] and ".[peers]" in doc["notes"][0]
