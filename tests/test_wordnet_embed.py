@@ -89,3 +89,17 @@ def test_benchmark_without_gensim_skips_its_row_with_a_note(monkeypatch):
     doc = run_benchmark(_tiny_closure(), budget_s=0.2, entries=(("poincare", 2),), with_gensim=True)
     assert [r["geometry"] for r in doc["rows"]] == ["poincare"] and doc["complete"]
     assert "gensim" in doc["notes"][0] and ".[peers]" in doc["notes"][0]
+
+
+def test_a_closure_above_the_dense_limit_trains_sparse_and_reports_no_points(monkeypatch):
+    from georesolver_core.embeddings import lab, wordnet
+    from georesolver_core.embeddings.sparse import SparseRelation
+
+    monkeypatch.setattr(wordnet, "MAX_DENSE_NODES", 3)  # the tiny closure counts as "large"
+    closure = _tiny_closure()
+    assert isinstance(wordnet.closure_trainer(closure, wordnet.recipe("poincare", dim=2)).relation, SparseRelation)
+    doc = wordnet.embed_closure(closure, wordnet.recipe("poincare", dim=2, epochs=3, burn_in=1))
+    assert "points" not in doc and "nodes" not in doc and doc["n_pairs"] == closure.n_pairs
+    assert doc["eval_seconds"] >= 0 and doc["cpu_seconds"] > 0 and len(doc["load_average_1_5_15min"]) == 3
+    (row,) = lab.closure_report_rows(doc)
+    assert row["closure"] == "tiny: 7 nodes, 10 pairs" and row["MAP"] == doc["metrics"]["map"]
