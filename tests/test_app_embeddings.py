@@ -292,6 +292,8 @@ def test_wordnet_mammals_are_the_default_and_train_live_with_the_recipe():
     assert not at.exception, at.exception
     shown = [d.value for d in at.dataframe if "model" in d.value.columns]
     assert shown and "this project, poincare d=5" in set(shown[0]["model"])
+    nouns = [d.value for d in at.dataframe if "closure" in d.value.columns]  # the shipped noun-closure row
+    assert nouns and "82,115 nodes" in nouns[0]["closure"][0] and 0.0 < nouns[0]["MAP"][0] <= 1.0
 
 
 @pytest.mark.parametrize(

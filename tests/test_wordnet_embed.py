@@ -60,3 +60,46 @@ def test_quick_benchmark_rows_use_the_same_protocol():
     euclid = doc["rows"][1]  # a tuned baseline: every rate of its grid tried, the best one kept
     assert set(euclid["lr_grid"]) == {f"{lr:g}" for lr in LR_GRID["euclidean"]}
     assert euclid["lr"] in LR_GRID["euclidean"] and doc["settings"]["budget_s_per_entry"] == 0.5
+
+
+def _tiny_closure():
+    """A 7-node closure: a binary tree of depth 2, each node related to all its ancestors."""
+    from georesolver_core.wordnet.closure import Closure
+
+    direct = np.array([[1, 0], [2, 0], [3, 1], [4, 1], [5, 2], [6, 2]])  # (child, parent)
+    pairs = np.concatenate([direct, [[3, 0], [4, 0], [5, 0], [6, 0]]])
+    return Closure("tiny", tuple(f"n{i}" for i in range(7)), pairs, direct)
+
+
+def test_gensim_row_trains_within_the_budget_and_is_measured_by_our_protocol():
+    pytest.importorskip("gensim")
+    from georesolver_core.embeddings.benchmark import gensim_poincare
+
+    row = gensim_poincare(_tiny_closure(), dim=2, budget_s=0.3, negative=2)  # 50 need 50 unrelated nodes
+    assert (
+        row["epochs_run"] >= 1 and row["train_seconds"] < 0.3 + 5.0
+    )  # stopped at the budget, one epoch late at most
+    assert 1.0 <= row["mean_rank"] <= 6.0 and 0.0 < row["map"] <= 1.0 and row["settings"]["negative"] == 2
+
+
+def test_benchmark_without_gensim_skips_its_row_with_a_note(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "gensim.models.poincare", None)  # import fails as if not installed
+    doc = run_benchmark(_tiny_closure(), budget_s=0.2, entries=(("poincare", 2),), with_gensim=True)
+    assert [r["geometry"] for r in doc["rows"]] == ["poincare"] and doc["complete"]
+    assert "gensim" in doc["notes"][0] and ".[peers]" in doc["notes"][0]
+
+
+def test_a_closure_above_the_dense_limit_trains_sparse_and_reports_no_points(monkeypatch):
+    from georesolver_core.embeddings import lab, wordnet
+    from georesolver_core.embeddings.sparse import SparseRelation
+
+    monkeypatch.setattr(wordnet, "MAX_DENSE_NODES", 3)  # the tiny closure counts as "large"
+    closure = _tiny_closure()
+    assert isinstance(wordnet.closure_trainer(closure, wordnet.recipe("poincare", dim=2)).relation, SparseRelation)
+    doc = wordnet.embed_closure(closure, wordnet.recipe("poincare", dim=2, epochs=3, burn_in=1))
+    assert "points" not in doc and "nodes" not in doc and doc["n_pairs"] == closure.n_pairs
+    assert doc["eval_seconds"] >= 0 and doc["cpu_seconds"] > 0 and len(doc["load_average_1_5_15min"]) == 3
+    (row,) = lab.closure_report_rows(doc)
+    assert row["closure"] == "tiny: 7 nodes, 10 pairs" and row["MAP"] == doc["metrics"]["map"]

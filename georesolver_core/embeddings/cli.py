@@ -2,6 +2,7 @@
 
 python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare --dim 5 --json --out FILE
 python -m georesolver_core embed --dataset wordnet-nouns --counts
+python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from georesolver_core.embeddings.wordnet import DATASETS, WORDNET_RECIPES, embed_closure, load_dataset, recipe
@@ -54,6 +56,21 @@ def _emit(doc: dict, args) -> None:
         print(text)
 
 
+def _progress(every_s: float = 30.0):
+    """An on_epoch_end callback printing the epoch and loss to stderr at most every ``every_s`` seconds."""
+    last = [time.perf_counter()]
+
+    def report(trainer, record):
+        if time.perf_counter() - last[0] >= every_s:
+            last[0] = time.perf_counter()
+            print(
+                f"epoch {record['epoch']}: loss {record['loss']:.4f}, {record['train_seconds']:.0f} s",
+                file=sys.stderr,
+            )
+
+    return report
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         if args.benchmark:
@@ -74,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
             print(closure.summary())
             return 0
         config = recipe(args.geometry, **_overrides(args))
-        doc = embed_closure(closure, config, time_budget_s=args.budget)
+        doc = embed_closure(closure, config, time_budget_s=args.budget, callbacks={"on_epoch_end": _progress()})
     except ValueError as err:
         print(f"embed: {err}", file=sys.stderr)
         return 2

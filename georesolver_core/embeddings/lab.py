@@ -116,3 +116,20 @@ def benchmark_rows(doc: dict) -> list[dict]:
         }
         for r in doc["rows"]
     ]
+
+
+def closure_report_rows(doc: dict) -> list[dict]:
+    """A closure run's small report (``embed_closure`` without points, e.g. the noun closure) as one table row."""
+    return [
+        {
+            "model": f"this project, {doc['geometry']} d={doc['settings']['dim']}",
+            "closure": f"{doc['dataset']}: {doc['n_nodes']:,} nodes, {doc['n_pairs']:,} pairs",
+            "MAP": doc["metrics"]["map"],
+            "mean rank": doc["metrics"]["mean_rank"],
+            "epochs": doc["epochs_run"],
+            "seconds": doc["train_seconds"],
+            "evaluation seconds": doc["eval_seconds"],
+            "published MAP": doc.get("published", {}).get("map"),
+            "published mean rank": doc.get("published", {}).get("mean_rank"),
+        }
+    ]

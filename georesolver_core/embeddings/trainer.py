@@ -42,6 +42,7 @@ from torch import nn
 
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.embeddings.metrics import embedding_metrics, rim_saturation
+from georesolver_core.embeddings.sparse import SparseRelation, from_dense, sparse_reconstruction
 from georesolver_core.geometry import GEOMETRIES, expmap0, pairwise_distance
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.validate import check_curvature, check_positive_int, check_range
@@ -199,8 +200,9 @@ class EmbeddingTrainer:
     """
 
     def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, relation=None):
-        """``relation`` (N, N) bool, optional: a directed relation to embed instead of the hierarchy's
-        symmetric adjacency (a WordNet closure's hyponym -> ancestor pairs). Its pairs are the positives,
+        """``relation`` (N, N) bool or a ``SparseRelation``, optional: a directed relation to embed instead of
+        the hierarchy's symmetric adjacency (a WordNet closure's hyponym -> ancestor pairs; sparse for the
+        noun closure, where no (N, N) matrix is built). Its pairs are the positives,
         negatives of u avoid u's related nodes, and mean rank / MAP are measured on it (the published
         protocol, ``metrics.reconstruction``)."""
         self.hierarchy, self.config = hierarchy, config
@@ -208,16 +210,30 @@ class EmbeddingTrainer:
         self.generator = torch.Generator().manual_seed(config.seed)
         self.model = HierarchyEmbedding(hierarchy.n_nodes, config, device=self.device, generator=self.generator)
         self.optimizer = OPTIMIZERS[config.optimizer](self.model.parameters(), lr=config.lr)
-        if relation is not None:
-            relation = np.asarray(relation, dtype=bool)
-            if relation.shape != (hierarchy.n_nodes,) * 2:
-                raise ValueError(f"relation must be (N, N) with N = {hierarchy.n_nodes} (got {relation.shape})")
+        if isinstance(relation, SparseRelation):  # a closure too large for a dense matrix (the noun closure)
+            if relation.n != hierarchy.n_nodes:
+                raise ValueError(f"relation must be on N = {hierarchy.n_nodes} nodes (got {relation.n})")
+            if config.optimizer != "rsgd" or config.learn_curvature or config.norm_order > 0:
+                raise ValueError(
+                    "a sparse relation trains with optimizer 'rsgd', a fixed curvature and norm_order 0 (got "
+                    f"optimizer {config.optimizer!r}, learn_curvature {config.learn_curvature}, "
+                    f"norm_order {config.norm_order:g}): only the rows of a batch are updated"
+                )
             self.relation = relation
-            self.pairs = torch.as_tensor(np.argwhere(relation), device=self.device)  # (P, 2)
+            self._related = relation.to(self.device)
         else:
-            self.relation = hierarchy.adjacency
-            self.pairs = torch.as_tensor(hierarchy.pairs, device=self.device)  # (P, 2)
-        self.adjacency = torch.as_tensor(self.relation, device=self.device)  # (N, N)
+            if relation is not None:
+                relation = np.asarray(relation, dtype=bool)
+                if relation.shape != (hierarchy.n_nodes,) * 2:
+                    raise ValueError(
+                        f"relation must be (N, N) with N = {hierarchy.n_nodes} (got {relation.shape})"
+                    )
+            self.relation = hierarchy.adjacency if relation is None else relation
+            self._related = from_dense(self.relation).to(self.device)  # negatives avoid these pairs
+        # (P, 2) positives: the relation's pairs sorted by u, or the hierarchy's edges both ways
+        self.pairs = (
+            self._related.pairs if relation is not None else torch.as_tensor(hierarchy.pairs, device=self.device)
+        )
         self._tree_edges = torch.as_tensor(hierarchy.edges, device=self.device).reshape(
             -1, 2
         )  # (E, 2) parent, child
@@ -254,7 +270,13 @@ class EmbeddingTrainer:
         return self.model.points.detach().cpu().clone()
 
     def evaluate(self) -> dict:
-        """Mean rank, MAP and distortion of the current points."""
+        """Mean rank, MAP and distortion of the current points; on a SparseRelation mean rank and MAP only
+        (the distortion needs the dense tree distance), ranked in row chunks."""
+        if isinstance(self.relation, SparseRelation):
+            self.metrics = sparse_reconstruction(
+                self.model.points.detach(), self._related, geometry=self.config.geometry, c=self.model.c
+            )
+            return self.metrics
         self.metrics = embedding_metrics(
             self.model.points.detach(),
             self.hierarchy,
@@ -371,6 +393,35 @@ class EmbeddingTrainer:
         neg, valid = self._negatives(u)  # (B, K)
         cand = torch.cat([v[:, None], neg], dim=1)  # (B, 1 + K)
         valid = torch.cat([torch.ones_like(valid[:, :1]), valid], dim=1)
+        if isinstance(self.relation, SparseRelation):
+            loss = self._sparse_step(u, cand, valid)
+        else:
+            loss = self._dense_step(u, cand, valid)
+        self._loss_sum += float(loss.detach()) * u.numel()
+        self._loss_count += u.numel()
+        self._pos += idx.numel()
+        self.train_seconds += time.perf_counter() - t0
+
+    def _sparse_step(self, u: torch.Tensor, cand: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Riemannian SGD on the batch's rows only: x <- retr(x, -lr (1 - c||x||^2)^2 / 4 grad) for the nodes
+        the batch touches, the step RiemannianSGD takes (every other row has a zero gradient, and
+        retr(x, 0) = x). O(B K d) per step instead of O(N d)."""
+        rows, inverse = torch.unique(torch.cat([u[:, None], cand], dim=1), return_inverse=True)  # (R,), (B, 1 + K)
+        points = self.model.points
+        x = points.detach()[rows].requires_grad_(True)  # (R, D)
+        dist = pairwise_distance(
+            x[inverse[:, :1]], x[inverse[:, 1:]], geometry=self.config.geometry, c=self.model.c, validate=False
+        )[:, 0]  # (B, 1 + K)
+        loss = nickel_kiela_loss(dist, valid)
+        (grad,) = torch.autograd.grad(loss, x)
+        lr = self.optimizer.param_groups[0]["lr"]
+        with torch.no_grad():
+            manifold = points.manifold
+            points[rows] = manifold.retr(x.detach(), -lr * manifold.egrad2rgrad(x.detach(), grad))
+        return loss
+
+    def _dense_step(self, u: torch.Tensor, cand: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """The optimiser's step on all points (the norm-order term and a learnt curvature touch every row)."""
         loss = nickel_kiela_loss(self.model(u, cand), valid)
         if self.config.norm_order > 0 and not GEOMETRIES[self.config.geometry].closed:
             loss = loss + self.config.norm_order * norm_order_penalty(
@@ -383,22 +434,19 @@ class EmbeddingTrainer:
             # a larger learnt c shrinks the ball: pull points back inside the new radius
             with torch.no_grad():
                 self.model.points.copy_(self.model.ball.projx(self.model.points))
-        self._loss_sum += float(loss.detach()) * u.numel()
-        self._loss_count += u.numel()
-        self._pos += idx.numel()
-        self.train_seconds += time.perf_counter() - t0
+        return loss
 
     def _negatives(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """K uniform non-neighbours of each u: draws hitting u or a neighbour are redrawn, then masked."""
         n, k = self.hierarchy.n_nodes, self.config.negatives
         w = torch.randint(n, (u.numel(), k), generator=self.generator).to(self.device)  # (B, K)
-        bad = self.adjacency[u[:, None], w] | (w == u[:, None])
+        bad = self._related.contains(u[:, None], w) | (w == u[:, None])
         for _ in range(_RESAMPLE_ROUNDS):
             if not bool(bad.any()):
                 break
             redraw = torch.randint(n, w.shape, generator=self.generator).to(self.device)
             w = torch.where(bad, redraw, w)
-            bad = self.adjacency[u[:, None], w] | (w == u[:, None])
+            bad = self._related.contains(u[:, None], w) | (w == u[:, None])
         return w, ~bad
 
 
