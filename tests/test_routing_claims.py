@@ -51,7 +51,9 @@ def test_quality_bound_readings():
 def test_figures_are_built_from_data():
     d = routing_demo(6, 20, k=2, eps=0.1, spread=0.3, seed=0)
     fig = routing_sphere_figure(d.queries, d.protos, d.indices, d.weights)
-    assert isinstance(fig, go.Figure) and len(fig.data) == 1 + 2 + 2  # sphere, 2 arc ranks, queries, prototypes
+    # sphere, 2 arc ranks, queries, then one trace per prototype (its legend entry, up to 16 prototypes)
+    assert isinstance(fig, go.Figure) and len(fig.data) == 1 + 2 + 1 + 6
+    assert [t.name.split()[0] for t in fig.data[4:]] == [f"c{j}" for j in range(6)]
     assert isinstance(load_figure({"gsr": ("GSR", [1, 2], [1, 1])}), go.Figure)
     s = quality_sweep(n_pool=8, n_queries=10)
     assert len(quality_figure(s.ks, s.worst_error, s.random_error, s.paper_bound, s.exact_bound).data) == 4
