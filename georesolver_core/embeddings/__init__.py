@@ -12,18 +12,15 @@ from georesolver_core.embeddings.metrics import (
     relative_radius,
     rim_saturation,
 )
-from georesolver_core.embeddings.trainer import (
-    EVENTS,
+from georesolver_core.embeddings.model import (
     OPTIMIZERS,
     EmbeddingConfig,
-    EmbeddingTrainer,
     HierarchyEmbedding,
-    history_table,
     make_manifold,
     nickel_kiela_loss,
     norm_order_penalty,
-    train_embedding,
 )
+from georesolver_core.embeddings.trainer import EVENTS, EmbeddingTrainer, history_table, train_embedding
 
 __all__ = [
     "EVENTS",

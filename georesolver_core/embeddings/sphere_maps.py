@@ -15,7 +15,7 @@ import torch
 
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.embeddings.metrics import embedding_metrics
-from georesolver_core.embeddings.trainer import nickel_kiela_loss
+from georesolver_core.embeddings.model import nickel_kiela_loss
 from georesolver_core.geometry import LearnableSphereMap, norm_map, pairwise_distance, stereographic_map
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.validate import check_curvature, check_positive_int, check_range
