@@ -387,3 +387,28 @@ def test_worker_pool_leaves_the_thread_count_of_new_threads_alone():
         assert set(_pool(5).map(lambda _: (torch.ones(1) + 1, torch.get_num_threads())[1], range(20))) == {1}
     finally:
         set_process_threads(threads)
+
+
+def test_tile_buffers_are_kept_from_call_to_call_without_keeping_inputs():
+    """Each thread keeps one workspace per dtype and device: a second call finds its tile buffers warm
+    (no fresh pages to fault in), and the workspace does not keep the first call's tensors alive."""
+    import gc
+    import weakref
+
+    from georesolver_core.attention.fused_geometry import thread_workspace
+    from georesolver_core.device import one_cpu_thread
+
+    with one_cpu_thread():  # one thread: the tiles run in this thread, with this thread's workspace
+        q, k, v = (torch.randn(2, 128, 8) for _ in range(3))
+        fused_ida(q, k, v, KernelSpec(0.1, "euclidean"), block_q=64, block_k=64)
+        ws = thread_workspace(q)
+        ptrs = {name: buf.data_ptr() for name, buf in ws.bufs.items()}
+        assert ptrs, "the call used this thread's workspace"
+        q2 = torch.randn(2, 128, 8)
+        fused_ida(q2, k, v, KernelSpec(0.1, "euclidean"), block_q=64, block_k=64)
+        assert thread_workspace(q2) is ws and {n: b.data_ptr() for n, b in ws.bufs.items()} == ptrs
+        assert thread_workspace(q.double()) is not ws  # one per dtype
+        ref = weakref.ref(q)
+        del q
+        gc.collect()
+        assert ref() is None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -54,7 +55,7 @@ class Workspace:
     long as the tile's arithmetic on CPU, so every tile-sized temporary lives here."""
 
     def __init__(self, like: torch.Tensor):
-        self.like = like
+        self.like = like.new_empty(0)  # its dtype and device only: the caller's tensor is not kept alive
         self.bufs: dict[str, torch.Tensor] = {}
         self.views: dict[tuple, torch.Tensor] = {}
 
@@ -68,6 +69,22 @@ class Workspace:
                 self.views = {key: v for key, v in self.views.items() if key[0] != name}
             view = self.views[(name, shape)] = buf[:numel].view(shape)
         return view
+
+
+_THREAD = threading.local()
+
+
+def thread_workspace(like: torch.Tensor) -> Workspace:
+    """This thread's ``Workspace`` for tensors of like's dtype and device, kept from call to call.
+
+    A workspace made per call starts with fresh tile buffers, and on CPU a fresh buffer of more than
+    128 KiB is a new memory mapping whose pages fault in on first touch, in every call. The pool's
+    workers live as long as the process, so each keeps one set (a few MiB at the default tiles)."""
+    spaces = _THREAD.__dict__.setdefault("spaces", {})
+    key = (like.dtype, like.device)
+    if key not in spaces:
+        spaces[key] = Workspace(like)
+    return spaces[key]
 
 
 def blocks(t: torch.Tensor, ranges: list[tuple[int, int]]) -> list[torch.Tensor]:

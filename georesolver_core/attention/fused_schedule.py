@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from georesolver_core.attention.fused_geometry import Workspace
+from georesolver_core.attention.fused_geometry import thread_workspace
 from georesolver_core.attention.spec import AllKeys, Causal
 from georesolver_core.device import single_threaded_worker
 
@@ -122,7 +122,7 @@ class Schedule:
         ``Workspace`` and ``private`` its own dict for this chunk (key-side partial sums); ``finish``
         gets the non-empty ones of every worker."""
         if self.workers == 1 or threading.current_thread().name.startswith("fused-ida"):
-            ws = Workspace(self.like)
+            ws = thread_workspace(self.like)
             for hs in self.chunks:
                 state, private = setup(hs), {}
                 for ib in self.row_order:
@@ -201,7 +201,7 @@ class _TaskQueue:
             self._work(worker)
 
     def _work(self, worker: int) -> None:
-        ws = Workspace(self.sched.like)
+        ws = thread_workspace(self.sched.like)
         try:
             while (item := self._take()) is not None:
                 c, ib = item

@@ -30,6 +30,7 @@ from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
+from georesolver_core.bench.profile import format_profile, profile_calls
 from georesolver_core.bench.public import headline
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, format_table, judge
 from georesolver_core.budget import check_memory, elements
@@ -367,6 +368,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="HIDA family cost scaling instead: forward+backward time vs n in [1024, 32768], fitted slopes",
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="where the time goes instead: each public call and SDPA under torch's profiler, time by operator class",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> BenchConfig:
@@ -397,9 +403,28 @@ def config_from_args(args: argparse.Namespace) -> BenchConfig:
     return BenchConfig(**kw)
 
 
+def profile_main(args: argparse.Namespace) -> int:
+    """``bench --profile``: ``bench.profile`` at each ``--seq-lens`` length (default 1024), text or JSON."""
+    try:
+        lens = [check_positive_int("seq_lens", t) for t in (args.seq_lens or [1024])]
+        eps = check_eps(args.eps)
+        profiles = [p for t in lens for p in profile_calls(t, eps=eps, causal=bool(args.causal))]
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump([asdict(p) for p in profiles], sys.stdout, indent=1)
+        print()
+    else:
+        print(format_profile(profiles))
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     if getattr(args, "scaling", False):
         return scaling_main(args)
+    if getattr(args, "profile", False):
+        return profile_main(args)
     try:
         cfg = config_from_args(args)
     except ValueError as err:
