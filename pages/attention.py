@@ -1,19 +1,14 @@
 """Attention lab: live IDA and softmax weights in three geometries, and the Euclidean theorems measured."""
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.attention.diagnostics import QUERY_MODES, attention_lab
-from georesolver_core.attention.lab_stats import LabConfig
 from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.claims import HOLDS
-from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.labs.attention import QUERY_MODES, LabConfig, attention_lab
 from georesolver_core.viz.attention import (
     eps_sweep_animation,
     geometry_scatter,
@@ -65,7 +60,7 @@ dtype_name = str(s.dtype).replace("torch.", "")
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _lab(cfg: LabConfig, dtype_name: str, device: str):
-    return attention_lab(**dataclasses.asdict(cfg), dtype=DTYPES[dtype_name], device=device)
+    return attention_lab(cfg, dtype=dtype_name, device=device)
 
 
 @st.fragment
@@ -109,8 +104,7 @@ def lab() -> None:
     except ValueError as err:
         fix = "keep the norm below 1/sqrt(c)" if GEOMETRIES[geometry].uses_c else "change the coordinates"
         st.error(f"The query could not be placed: {err}. Fix: {fix}; showing a random query instead.")
-        random_query = dataclasses.replace(cfg, mode="random", j=0, j2=1, t=0.5, coords=None)
-        res = _lab(random_query, dtype_name, str(s.device))
+        res = _lab(cfg.random_query(), dtype_name, str(s.device))
 
     labels = ["q"] + key_labels(n)
     w_main = res.ida if kernel == "ida" else res.softmax
@@ -168,7 +162,7 @@ def lab() -> None:
                     0,
                     f"Exact retrieval (section 2.3): q = k{ret.key + 1} gets W = {ret.weight:.6f} >= bound "
                     f"{ret.bound:.6f} "
-                    + (":green[holds]" if ret.verdict == HOLDS else ":red[violated]")
+                    + (":green[holds]" if ret.holds else ":red[violated]")
                     + "; lower eps to push both to 1.",
                 )
             st.markdown("\n".join(f"- {line}" for line in lines))

@@ -5,17 +5,21 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-import torch
 import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.compression import QUANTIZERS
-from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.kv_eval import LABELS as KV_LABELS
 from georesolver_core.compression.kv_eval import kv_summary, live_report
-from georesolver_core.compression.lab import BASELINES, MODELS, compression_lab, memory_table, sweep_keys
-from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import DTYPES
+from georesolver_core.labs.compression import (
+    BASELINES,
+    MODELS,
+    compression_lab,
+    memory_table,
+    quantised_attention,
+    sweep_keys,
+)
 from georesolver_core.viz.compression import (
     METHOD_COLORS,
     attention_effect_figure,
@@ -80,9 +84,7 @@ def _lab(n, d, b, br, radius, direction, baseline, kind, seed, dtype_name):
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _effect(method, d, b_r, radius, direction, kind, seed):
-    keys = random_keys(512, d, kind, torch.Generator().manual_seed(seed))
-    opts = {"bits_radius": b_r, "radius": radius, "direction": direction} if method.startswith("hcc") else {}
-    return attention_effect(keys, method=method, bits=tuple(range(1, 11)), **opts)
+    return quantised_attention(method, d, b_r, radius, direction, kind, seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

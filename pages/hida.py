@@ -1,16 +1,14 @@
 """HIDA family: Dense, FP (sparse pattern), L (anchors) and C (streaming summaries) hyperbolic attention."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.attention import hida_experiments as ex
-from georesolver_core.attention.fp_hida import default_n_global, default_window, fp_index, fp_stats
-from georesolver_core.attention.hida_scaling import cost_scaling_steps, default_kernels, judge_slopes, label
-from georesolver_core.theory.hida import c_hida_regret_bound
+from georesolver_core.attention.fp_hida import default_n_global, default_window
+from georesolver_core.labs import hida as ex
+from georesolver_core.labs.cost_scaling import cost_scaling_steps, default_kernels, judge_slopes, label
 from georesolver_core.viz.hida import (
     disk_figure,
     error_figure,
@@ -54,8 +52,7 @@ KNOBS = page_knobs(
 # --- FP pattern ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False)
 def pattern(n: int, w: int, g: int, causal: bool):
-    keys = fp_index(n, window=w, n_global=g, causal=causal)
-    return keys.visible(n, n).numpy(), fp_stats(n, window=w, n_global=g, causal=causal)
+    return ex.fp_pattern(n, w, g, causal)
 
 
 st.header("1. FP-HIDA: which keys each query sees")
@@ -65,9 +62,10 @@ causal = draw(KNOBS["hida_causal"], c4)
 if g > n:
     st.error(f"g = {g} global tokens do not fit in n = {n} positions: choose g <= n. Showing g = n.")
     g = n
-mask, st_ = pattern(n, w, g, causal)
+fp = pattern(n, w, g, causal)
+st_ = fp.stats
 left, right = st.columns([3, 2])
-ui.chart(fp_pattern_figure(mask, f"S_i for n = {n}, w = {w}, g = {g}"), key="hida_pattern_fig", container=left)
+ui.chart(fp_pattern_figure(fp.mask, f"S_i for n = {n}, w = {w}, g = {g}"), key="hida_pattern_fig", container=left)
 with right:
     st.metric("mean |S_i| (keys per query)", f"{st_.mean_size:.1f}", help="max |S_i| and the bound are below")
     st.metric("max |S_i| vs Theorem 5.4 bound", f"{st_.max_size} <= {st_.bound}")
@@ -100,9 +98,7 @@ ui.chart(disk_figure(view.keys, last, stream.assignment, f"C-HIDA: {c} summaries
                            sizes=stream.counts), key="hida_summary_fig", container=b)  # fmt: skip
 if draw(KNOBS["hida_play"]):
     ui.chart(stream_animation_figure(view.keys, stream.history), key="hida_stream_fig")
-Ts = np.arange(1, T + 1)
-ui.chart(regret_figure(Ts, stream.cumulative_loss, c_hida_regret_bound(Ts, c, stream.diameter)),
-                key="hida_regret_fig")  # fmt: skip
+ui.chart(regret_figure(view.tokens, stream.cumulative_loss, view.regret_bound), key="hida_regret_fig")
 st.caption(f"Running loss sum_t min_k d_H(k_t, s_k)² (summaries before token t is absorbed) against Δ² c log T with "
            f"Δ = {stream.diameter:.2f}, the stream's hyperbolic diameter. The regret against the best fixed "
            "summaries is measured in the claims below.")  # fmt: skip
@@ -127,9 +123,7 @@ if "hida_err" in st.session_state:
     ui.chart(error_figure(sweeps), key="hida_err_fig")
     st.caption("Each knob runs from 1 to n; the other FP knob is held at 1. At w, g, m or c = n the index set is "
                "every key (C-HIDA is compared with causal Dense-HIDA: a stream has no future).")  # fmt: skip
-    table = pd.DataFrame([dict(variant=sw.variant, value=v, rel_error=e, work_fraction=f)
-                          for sw in sweeps for v, e, f in zip(sw.values, sw.error, sw.work_fraction, strict=True)])  # fmt: skip
-    ui.download_csv("Download the sweep (CSV)", table, "hida_error_sweep.csv", "hida_err_dl")
+    ui.download_csv("Download the sweep (CSV)", pd.DataFrame(ex.error_table(sweeps)), "hida_error_sweep.csv", "hida_err_dl")
 else:
     st.info("Press the button to sweep (a few seconds).")
 
@@ -159,11 +153,10 @@ if len(lens) < 2 or not kernels:
 def _draw_scaling(job: tc.LiveJob) -> None:
     rep = job.result or job.partial
     series, labels = {k: rep.series(k) for k in rep.kernels}, {k: label(k) for k in rep.kernels}
-    series = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in series.items()}
     g1, g2 = st.columns(2)
     ui.chart(scaling_figure(rep.lens, series, rep.slopes, labels, "seconds (C-HIDA: per token)"),
                     key="hida_time_fig", container=g1)  # fmt: skip
-    peaks = {k: v + [None] * (len(rep.lens) - len(v)) for k, v in rep.peak_mb.items()}
+    peaks = {k: rep.peak_series(k) for k in rep.kernels}
     if any(v is not None for vals in peaks.values() for v in vals):
         ui.chart(scaling_figure(rep.lens, peaks, {k: None for k in rep.kernels}, labels, "peak memory (MB)"),
                         key="hida_mem_fig", container=g2)  # fmt: skip

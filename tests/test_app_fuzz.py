@@ -44,11 +44,11 @@ def _candidates() -> list:
     """Raw option values the pages draw their choices from (registries and tables), so that a widget
     showing formatted labels can be set by value: AppTest knows only the labels."""
     from georesolver_core import bench
-    from georesolver_core.attention.diagnostics import QUERY_MODES
     from georesolver_core.attention.layer import KERNEL_CHOICES as ATT_KERNELS
     from georesolver_core.claims import VERDICTS
     from georesolver_core.embeddings import OPTIMIZERS
     from georesolver_core.geometry import GEOMETRIES
+    from georesolver_core.labs.attention import QUERY_MODES
     from georesolver_core.landscape import KERNELS as LAND_KERNELS
     from georesolver_core.tasks import HIERARCHIES
     from georesolver_core.viz.home import QUERY_PLACES

@@ -1,6 +1,7 @@
-"""The package's shape: imports run one way (no cycle), and what depends on a geometry or an attention
-entry is read from its registry entry: no comparison against a registry key outside the registries,
-in the library or in the pages."""
+"""The package's shape: imports run one way (no cycle, and no arrow from the kernels up into the labs,
+the benchmark or the claims, nor from the labs into the claims), the library never imports Streamlit,
+and what depends on a geometry or an attention entry is read from its registry entry: no comparison
+against a registry key outside the registries, in the library or in the pages."""
 
 import ast
 import re
@@ -77,6 +78,77 @@ def test_cycle_finder_finds_a_planted_cycle():
 def test_no_import_cycle_inside_the_package():
     cycle = find_cycle(import_graph())
     assert cycle is None, " -> ".join(cycle)
+
+
+# The layers: the kernels (attention) know no measurement of themselves; the labs, the benchmark and the
+# claims measure the kernels; the claims judge what the labs measure, never the other way round.
+FORBIDDEN_IMPORTS = {
+    "attention": ("labs", "bench", "claims"),
+    "labs": ("claims",),
+}
+
+
+def _in_package(mod: str, pkg: str) -> bool:
+    return mod == f"{NAME}.{pkg}" or mod.startswith(f"{NAME}.{pkg}.")
+
+
+def layer_violations(graph: dict[str, set[str]], forbidden: dict[str, tuple[str, ...]]) -> list[str]:
+    """``importer -> imported`` for every import from a package into one it must not import."""
+    return sorted(
+        f"{mod} -> {dep}"
+        for mod, deps in graph.items()
+        for pkg, banned in forbidden.items()
+        if _in_package(mod, pkg)
+        for dep in deps
+        if any(_in_package(dep, b) for b in banned)
+    )
+
+
+def test_the_layer_check_finds_a_planted_import():
+    graph = {
+        f"{NAME}.attention.kernel": {f"{NAME}.labs.hida", f"{NAME}.geometry"},
+        f"{NAME}.attention": {f"{NAME}.bench"},
+        f"{NAME}.labs.hida": {f"{NAME}.attention.kernel"},
+        f"{NAME}.labsx": {f"{NAME}.claims"},  # another package whose name starts alike
+    }
+    assert layer_violations(graph, FORBIDDEN_IMPORTS) == [
+        f"{NAME}.attention -> {NAME}.bench",
+        f"{NAME}.attention.kernel -> {NAME}.labs.hida",
+    ]
+
+
+def test_the_kernels_import_no_lab_benchmark_or_claim_and_the_labs_no_claim():
+    graph = import_graph()
+    assert any(_in_package(m, "labs") for m in graph), "the import graph has no labs package"
+    hits = layer_violations(graph, FORBIDDEN_IMPORTS)
+    assert not hits, "imports against the layers:\n" + "\n".join(hits)
+
+
+def streamlit_imports(source: str) -> list[int]:
+    """Line numbers of ``import streamlit...`` and ``from streamlit... import`` anywhere in ``source``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        if any(n == "streamlit" or n.startswith("streamlit.") for n in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_streamlit_finder_catches_the_forms_it_forbids():
+    src = "import streamlit as st\ndef f():\n    from streamlit.testing.v1 import AppTest\nimport streamlitx\n"
+    assert streamlit_imports(src) == [1, 3]
+
+
+def test_the_library_never_imports_streamlit():
+    hits = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        hits += [f"{rel}:{n}" for n in streamlit_imports(path.read_text())]
+    assert not hits, "the library must run without Streamlit:\n" + "\n".join(hits)
 
 
 # geometry == "poincare", config.geometry != "sphere", "sphere" == geometry ...

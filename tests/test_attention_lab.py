@@ -1,4 +1,5 @@
-"""Laws of the Attention lab's instruments (attention/diagnostics.py), bounds (theory/attention.py) and figures."""
+"""Laws of the Attention lab's instruments (labs/attention.py and the key samplers, key-set statistics and
+softmax searches beside it), bounds (theory/attention.py) and figures."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from georesolver_core.attention import diagnostics as dg
 from georesolver_core.attention import ida_weights, softmax_weights
-from georesolver_core.attention import lipschitz as lip
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.geometry import GEOMETRIES, distance, pairwise_distance
+from georesolver_core.labs import attention as al
+from georesolver_core.labs import key_set, samplers, softmax_width
+from georesolver_core.labs import lipschitz as lip
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import FAILS, HOLDS
 from georesolver_core.viz import attention as va
@@ -31,19 +33,19 @@ def _gen(seed=0):
 
 def test_effective_rank_of_identity_and_rank_one(dtype):
     n = 7
-    assert float(dg.effective_rank(torch.eye(n, dtype=dtype))) == pytest.approx(n)
+    assert float(key_set.effective_rank(torch.eye(n, dtype=dtype))) == pytest.approx(n)
     ones = torch.ones(n, n, dtype=dtype)
-    assert float(dg.effective_rank(ones)) == pytest.approx(1.0)
+    assert float(key_set.effective_rank(ones)) == pytest.approx(1.0)
     a = torch.rand(3, n, n, dtype=dtype, generator=_gen())
-    batch = dg.effective_rank(a)
+    batch = key_set.effective_rank(a)
     assert batch.shape == (3,)
-    torch.testing.assert_close(dg.effective_rank(5.0 * a), batch, **tol(dtype))  # scale invariant
+    torch.testing.assert_close(key_set.effective_rank(5.0 * a), batch, **tol(dtype))  # scale invariant
 
 
 @pytest.mark.parametrize("geometry", GEOS)
 def test_kernel_matrix_is_symmetric_with_diagonal_one_over_eps(geometry, dtype):
     x = random_points(geometry, 9, 3, dtype=dtype)
-    K = dg.kernel_matrix(x, x, eps=0.01, geometry=geometry)
+    K = key_set.kernel_matrix(x, x, eps=0.01, geometry=geometry)
     torch.testing.assert_close(K, K.T, **tol(dtype))
     torch.testing.assert_close(K.diagonal(), torch.full((9,), 100.0, dtype=dtype), **tol(dtype))
 
@@ -52,19 +54,19 @@ def test_kernel_matrix_is_symmetric_with_diagonal_one_over_eps(geometry, dtype):
 def test_effective_rank_tends_to_n_as_eps_to_0_and_to_1_as_eps_grows(geometry):
     """The two limits behind the Theorem 3 verdict: K -> I/eps (rank n) and K -> 11^T/eps (rank 1)."""
     x = random_points(geometry, 12, 4)
-    small = float(dg.effective_rank(dg.kernel_matrix(x, x, eps=1e-9, geometry=geometry)))
-    large = float(dg.effective_rank(dg.kernel_matrix(x, x, eps=1e9, geometry=geometry)))
+    small = float(key_set.effective_rank(key_set.kernel_matrix(x, x, eps=1e-9, geometry=geometry)))
+    large = float(key_set.effective_rank(key_set.kernel_matrix(x, x, eps=1e9, geometry=geometry)))
     assert small == pytest.approx(12.0, rel=1e-6)
     assert large == pytest.approx(1.0, rel=1e-6)
-    d_min = dg.min_pairwise_distance(x, geometry=geometry)
+    d_min = key_set.min_pairwise_distance(x, geometry=geometry)
     assert small > float(th.effective_rank_bound(12, 1e-9, d_min))  # the stated bound fails at small eps
 
 
 def test_large_eps_expansion_matches_measurement():
     x = random_points("euclidean", 20, 3)
-    msd = dg.mean_sq_distance(x, x)
+    msd = key_set.mean_sq_distance(x, x)
     for eps in (1e3, 1e4):
-        measured = float(dg.effective_rank(dg.kernel_matrix(x, x, eps=eps)))
+        measured = float(key_set.effective_rank(key_set.kernel_matrix(x, x, eps=eps)))
         predicted = float(th.effective_rank_large_eps(msd, eps, 20))
         assert (measured - 1) == pytest.approx(predicted - 1, rel=0.02)
 
@@ -72,13 +74,13 @@ def test_large_eps_expansion_matches_measurement():
 @pytest.mark.parametrize("geometry", GEOS)
 def test_nn_distance_is_the_brute_force_minimum(geometry):
     x = random_points(geometry, 15, 3)
-    r = dg.nn_distance(x, geometry=geometry)
+    r = key_set.nn_distance(x, geometry=geometry)
     for j in range(15):
         others = [float(distance(x[j], x[m], geometry=geometry)) for m in range(15) if m != j]
         assert float(r[j]) == pytest.approx(min(others), rel=1e-9)
-    assert dg.min_pairwise_distance(x, geometry=geometry) == pytest.approx(float(r.min()))
+    assert key_set.min_pairwise_distance(x, geometry=geometry) == pytest.approx(float(r.min()))
     with pytest.raises(ValueError, match="at least 2 points"):
-        dg.nn_distance(x[:1], geometry=geometry)
+        key_set.nn_distance(x[:1], geometry=geometry)
 
 
 # --- samplers and query placement -----------------------------------------------------------------
@@ -87,8 +89,8 @@ def test_nn_distance_is_the_brute_force_minimum(geometry):
 @pytest.mark.parametrize("geometry", GEOS)
 def test_samplers_give_valid_points(geometry):
     for pts in (
-        dg.random_points(30, 4, geometry=geometry, c=2.0, spread=3.0, generator=_gen()),
-        dg.clustered_points(30, 4, geometry=geometry, c=2.0, generator=_gen()),
+        samplers.random_points(30, 4, geometry=geometry, c=2.0, spread=3.0, generator=_gen()),
+        samplers.clustered_points(30, 4, geometry=geometry, c=2.0, generator=_gen()),
     ):
         assert torch.isfinite(pts).all()
         if geometry == "poincare":
@@ -99,10 +101,10 @@ def test_samplers_give_valid_points(geometry):
 
 @pytest.mark.parametrize("geometry", GEOS)
 def test_query_between_two_keys_lies_on_their_geodesic(geometry):
-    k = dg.random_points(5, 3, geometry=geometry, generator=_gen())
-    assert torch.equal(dg.place_query(k, mode="key", j=3, geometry=geometry), k[3])
+    k = samplers.random_points(5, 3, geometry=geometry, generator=_gen())
+    assert torch.equal(al.place_query(k, mode="key", j=3, geometry=geometry), k[3])
     for t in (0.0, 0.3, 1.0):
-        q = dg.place_query(k, mode="between", j=1, j2=4, t=t, geometry=geometry)
+        q = al.place_query(k, mode="between", j=1, j2=4, t=t, geometry=geometry)
         d1, d2 = distance(q, k[1], geometry=geometry), distance(q, k[4], geometry=geometry)
         total = float(distance(k[1], k[4], geometry=geometry))
         assert float(d1 + d2) == pytest.approx(total, rel=1e-6)  # a geodesic: no detour
@@ -110,22 +112,22 @@ def test_query_between_two_keys_lies_on_their_geodesic(geometry):
 
 
 def test_query_placement_errors_name_the_argument():
-    k = dg.random_points(3, 2, geometry="poincare", generator=_gen())
+    k = samplers.random_points(3, 2, geometry="poincare", generator=_gen())
     with pytest.raises(ValueError, match="coords must lie inside the Poincaré ball"):
-        dg.place_query(k, mode="custom", coords=[2.0, 0.0], geometry="poincare")
+        al.place_query(k, mode="custom", coords=[2.0, 0.0], geometry="poincare")
     with pytest.raises(ValueError, match="coords must have d = 2"):
-        dg.place_query(k, mode="custom", coords=[0.1, 0.1, 0.1], geometry="poincare")
+        al.place_query(k, mode="custom", coords=[0.1, 0.1, 0.1], geometry="poincare")
     with pytest.raises(ValueError, match="mode must be one of"):
-        dg.place_query(k, mode="nowhere")
+        al.place_query(k, mode="nowhere")
     with pytest.raises(ValueError, match="needs at least 2 keys"):
-        dg.place_query(k[:1], mode="between")
+        al.place_query(k[:1], mode="between")
     with pytest.raises(ValueError, match="j must be an integer in"):
-        dg.place_query(k, mode="key", j=3)
-    s = dg.random_points(3, 2, geometry="sphere", generator=_gen())
-    q = dg.place_query(s, mode="custom", coords=[3.0, 4.0], geometry="sphere")
+        al.place_query(k, mode="key", j=3)
+    s = samplers.random_points(3, 2, geometry="sphere", generator=_gen())
+    q = al.place_query(s, mode="custom", coords=[3.0, 4.0], geometry="sphere")
     torch.testing.assert_close(q, torch.tensor([0.6, 0.8], dtype=s.dtype))
     with pytest.raises(ValueError, match="zero vector"):
-        dg.place_query(s, mode="custom", coords=[0.0, 0.0], geometry="sphere")
+        al.place_query(s, mode="custom", coords=[0.0, 0.0], geometry="sphere")
 
 
 # --- Lemma 1: the query Jacobian ------------------------------------------------------------------
@@ -185,7 +187,7 @@ def test_query_jacobian_is_finite_at_a_key():
 
 @pytest.mark.parametrize("n", [1, 2, 17, 128])
 def test_orthogonal_instance_matches_the_closed_forms(n, dtype):
-    q, k = dg.orthogonal_keys(n, R=1.3, dtype=dtype)
+    q, k = softmax_width.orthogonal_keys(n, R=1.3, dtype=dtype)
     assert float(ida_weights(q, k, eps=0.01)[0, 0]) == pytest.approx(
         float(th.orthogonal_ida_weight(n, 1.3, 0.01)), rel=1e-5
     )
@@ -199,9 +201,9 @@ def test_orthogonal_instance_matches_the_closed_forms(n, dtype):
 @pytest.mark.parametrize("n", [4, 64, 1024])
 def test_softmax_min_width_is_minimal_and_above_the_bounded_lower_bound(n):
     delta = 0.01
-    d = dg.softmax_min_width(n, delta=delta, d_max=512, generator=_gen(1))
+    d = softmax_width.softmax_min_width(n, delta=delta, d_max=512, generator=_gen(1))
     assert d is not None and d >= float(th.softmax_width_lower_bound_bounded(n, delta))
-    k = dg.sign_keys(n, 512, generator=_gen(1))  # the same draw the search used
+    k = softmax_width.sign_keys(n, 512, generator=_gen(1))  # the same draw the search used
 
     def w11(width):
         kk = k[:, :width]
@@ -210,7 +212,7 @@ def test_softmax_min_width_is_minimal_and_above_the_bounded_lower_bound(n):
     assert w11(d) >= 1 - delta
     if d > 1:
         assert w11(d - 1) < 1 - delta
-    assert dg.softmax_min_width(n, delta=delta, d_max=4, generator=_gen(1)) is None
+    assert softmax_width.softmax_min_width(n, delta=delta, d_max=4, generator=_gen(1)) is None
 
 
 def test_bounded_lower_bound_is_a_true_upper_limit_on_softmax_weight():
@@ -224,7 +226,7 @@ def test_bounded_lower_bound_is_a_true_upper_limit_on_softmax_weight():
 
 def test_circle_counter_example_reaches_the_target_at_width_two():
     for n in (4, 100):
-        r2 = dg.softmax_min_norm_sq_circle(n, delta=0.01)
+        r2 = softmax_width.softmax_min_norm_sq_circle(n, delta=0.01)
         angle = 2 * math.pi * torch.arange(n, dtype=torch.float64) / n
         k = torch.stack([torch.cos(angle), torch.sin(angle)], dim=-1)
         assert float(softmax_weights(math.sqrt(r2) * k[:1], math.sqrt(r2) * k)[0, 0]) >= 0.99
@@ -237,7 +239,7 @@ def test_circle_counter_example_reaches_the_target_at_width_two():
 @pytest.mark.parametrize("geometry", GEOS)
 def test_retrieval_bound_holds_for_random_keys(geometry, dtype):
     k = random_points(geometry, 20, 3, dtype=dtype)
-    r = dg.nn_distance(k.double(), geometry=geometry).numpy()
+    r = key_set.nn_distance(k.double(), geometry=geometry).numpy()
     for eps in (1e-6, 1e-2, 1.0):
         w = ida_weights(k, k, eps=eps, geometry=geometry).diagonal().double().numpy()
         bound = th.retrieval_weight_lower_bound(eps, 20, r)
@@ -262,21 +264,21 @@ def test_degradation_helpers_are_consistent():
 @pytest.mark.parametrize("geometry", GEOS)
 def test_eps_sweep_sharpens_to_one_hot(geometry, dtype):
     k = random_points(geometry, 6, 3, dtype=dtype)
-    sweep = dg.eps_sweep(k[2], k, eps_values=np.logspace(-10, 2, 25), geometry=geometry)
+    sweep = al.eps_sweep(k[2], k, eps_values=np.logspace(-10, 2, 25), geometry=geometry)
     np.testing.assert_allclose(sweep.ida.sum(axis=1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(sweep.softmax.sum(), 1.0, rtol=1e-5)
     own = sweep.ida[:, 2]
     assert (np.diff(own) <= 1e-6).all()  # as eps grows, the matching key only loses weight
     assert own[0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ValueError, match="eps_values must be a"):
-        dg.eps_sweep(k[0], k, eps_values=[0.1, -1.0], geometry=geometry)
+        al.eps_sweep(k[0], k, eps_values=[0.1, -1.0], geometry=geometry)
 
 
 @pytest.mark.parametrize("geometry", GEOS)
 @pytest.mark.parametrize("n", [1, 2, 40])
 def test_attention_lab_rows_sum_to_one_and_bound_holds(geometry, n, dtype):
     mode = "key" if n > 1 else "random"
-    lab = dg.attention_lab(geometry=geometry, n=n, d=3, eps=0.01, mode=mode, j=n - 1, dtype=dtype)
+    lab = al.attention_lab(al.LabConfig(geometry=geometry, n=n, d=3, eps=0.01, mode=mode, j=n - 1), dtype=dtype)
     assert lab.ida.shape == lab.softmax.shape == (n + 1, n)
     np.testing.assert_allclose(lab.ida.sum(axis=1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(lab.softmax.sum(axis=1), 1.0, rtol=1e-5)
@@ -297,31 +299,31 @@ def test_attention_lab_rows_sum_to_one_and_bound_holds(geometry, n, dtype):
 
 
 def test_retrieval_verdict_allows_float32_rounding_only():
-    assert dg.retrieval_check(0.9, 0.9, 2).verdict == HOLDS
-    assert dg.retrieval_check(0.9 * (1 - 0.5 * dg.RETRIEVAL_RTOL), 0.9, 2).verdict == HOLDS
-    assert dg.retrieval_check(0.9 * (1 - 2 * dg.RETRIEVAL_RTOL), 0.9, 2).verdict == FAILS
-    off_key = dg.attention_lab(geometry="euclidean", n=5, d=2, eps=0.01, mode="random")
+    assert al.retrieval_check(0.9, 0.9, 2).verdict == HOLDS
+    assert al.retrieval_check(0.9 * (1 - 0.5 * al.RETRIEVAL_RTOL), 0.9, 2).verdict == HOLDS
+    assert al.retrieval_check(0.9 * (1 - 2 * al.RETRIEVAL_RTOL), 0.9, 2).verdict == FAILS
+    off_key = al.attention_lab(al.LabConfig(geometry="euclidean", n=5, d=2, eps=0.01, mode="random"))
     assert off_key.retrieval is None  # no query on a key: nothing to judge
 
 
 def test_attention_lab_rejects_bad_arguments():
     with pytest.raises(ValueError, match="eps must be a"):
-        dg.attention_lab(geometry="euclidean", n=3, d=2, eps=0.0)
+        al.attention_lab(al.LabConfig(geometry="euclidean", n=3, d=2, eps=0.0))
     with pytest.raises(ValueError, match="n must be an integer in"):
-        dg.attention_lab(geometry="euclidean", n=0, d=2, eps=0.1)
+        al.attention_lab(al.LabConfig(geometry="euclidean", n=0, d=2, eps=0.1))
     with pytest.raises(ValueError, match="d must be an integer in"):
-        dg.attention_lab(geometry="sphere", n=3, d=1, eps=0.1)
+        al.attention_lab(al.LabConfig(geometry="sphere", n=3, d=1, eps=0.1))
     with pytest.raises(ValueError, match="kernel must be one of"):
-        dg.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="relu")
+        al.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="relu")
     with pytest.raises(ValueError, match="temperature must be a number in"):
-        dg.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="softmax", temperature=0.0)
+        al.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="softmax", temperature=0.0)
 
 
 # --- figures --------------------------------------------------------------------------------------
 
 
 def test_figures_build_from_a_lab():
-    lab = dg.attention_lab(geometry="poincare", n=5, d=2, eps=0.05, c=2.0)
+    lab = al.attention_lab(al.LabConfig(geometry="poincare", n=5, d=2, eps=0.05, c=2.0))
     labels = ["q"] + va.key_labels(5)
     heat = va.weights_heatmap(lab.ida, labels, va.key_labels(5), "W")
     assert heat.data[0].zmin == 0 and heat.data[0].zmax == 1
@@ -342,17 +344,17 @@ def test_figures_build_from_a_lab():
 
 
 def test_geometry_scatter_draws_the_sphere_in_3d_and_refuses_4d():
-    lab = dg.attention_lab(geometry="sphere", n=4, d=3, eps=0.05)
+    lab = al.attention_lab(al.LabConfig(geometry="sphere", n=4, d=3, eps=0.05))
     fig = va.geometry_scatter(lab.query, lab.keys, lab.ida[0], geometry="sphere")
     assert any(isinstance(t, go.Scatter3d) for t in fig.data)
-    lab4 = dg.attention_lab(geometry="euclidean", n=4, d=4, eps=0.05)
+    lab4 = al.attention_lab(al.LabConfig(geometry="euclidean", n=4, d=4, eps=0.05))
     with pytest.raises(ValueError, match="keys must be 2-D"):
         va.geometry_scatter(lab4.query, lab4.keys, lab4.ida[0], geometry="euclidean")
 
 
 def test_many_keys_get_the_nearest_bars_and_one_for_the_rest_and_few_names():
     n = 256
-    lab = dg.attention_lab(geometry="euclidean", n=n, d=2, eps=0.05)
+    lab = al.attention_lab(al.LabConfig(geometry="euclidean", n=n, d=2, eps=0.05))
     bars = va.weights_bars({"IDA": lab.ida[0], "softmax": lab.softmax[0]}, lab.sq_dist, "bars")
     ida = next(t for t in bars.data if t.name == "IDA")
     assert len(ida.x) == va.TOP_KEYS + 1 and ida.x[-1] == "rest"

@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from georesolver_core.attention import softmax_weights
-from georesolver_core.attention.diagnostics import clustered_points, random_points
 from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.attention.lipschitz import lipschitz_probe_queries, query_jacobian_norms
 from georesolver_core.claims import attention_search as search
 from georesolver_core.claims import run_claim
+from georesolver_core.labs.lipschitz import lipschitz_probe_queries, query_jacobian_norms
+from georesolver_core.labs.samplers import clustered_points, random_points
 from georesolver_core.landscape.hessian import hessian_spectrum
 from georesolver_core.theory import attention as th
 

@@ -12,9 +12,9 @@ from georesolver_core.claims.compression_claims import system_ratios
 from georesolver_core.compression import QUANTIZERS, hcc_quantize, quantize, storage_nbytes
 from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.bench import throughput
-from georesolver_core.compression.lab import MODELS, compression_lab, memory_table
 from georesolver_core.compression.worst_case import analytic_candidates, random_keys, worst_case
 from georesolver_core.geometry import to_ball
+from georesolver_core.labs.compression import MODELS, compression_lab, memory_table
 from georesolver_core.theory.compression import direction_error_range, hcc_error_bound
 from georesolver_core.viz.compression import (
     attention_effect_figure,

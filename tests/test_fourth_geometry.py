@@ -23,11 +23,11 @@ import torch
 from georesolver_core.attention import ATTENTION, AttentionConfig, GeoAttention, ida, inverse_distance_kind
 from georesolver_core.attention.flex import augmented, ida_score_mod
 from georesolver_core.attention.fused import fused_supported
-from georesolver_core.attention.hida_scaling import cost_scaling, default_kernels, label, scaling_kernels
 from georesolver_core.attention.layer import AttentionKind, InverseDistanceKernel
 from georesolver_core.attention.spec import KernelSpec
 from georesolver_core.attention.timing import dense_timing
 from georesolver_core.geometry import GEOMETRIES, Panel, ball_volume
+from georesolver_core.labs.cost_scaling import cost_scaling, default_kernels, label, scaling_kernels
 from georesolver_core.landscape import landscape_grid
 from georesolver_core.landscape.grid import charted
 from georesolver_core.tasks import balanced_tree

@@ -6,11 +6,11 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import fp_index
-from georesolver_core.attention.hida_scaling import cost_scaling, fitted_slope, format_scaling, judge_slopes
 from georesolver_core.claims import CLAIMS
 from georesolver_core.claims import hida_claims as hc
+from georesolver_core.labs import hida as ex
+from georesolver_core.labs.cost_scaling import cost_scaling, fitted_slope, format_scaling, judge_slopes
 from georesolver_core.theory import hida as th
 from georesolver_core.verdicts import HOLDS, VERDICTS
 from georesolver_core.viz import hida as viz
@@ -85,7 +85,7 @@ def test_figures_are_built_from_data():
 
 def test_scaling_page_judgement_is_proposition1_within_tolerance():
     """A slope far under its prediction (fixed costs) is not 'met': the page and the claim judge alike."""
-    from georesolver_core.attention.hida_scaling import ScalingReport, predicted_exponent
+    from georesolver_core.labs.cost_scaling import ScalingReport, predicted_exponent
     from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE
 
     lens = [256, 2048]

@@ -1,12 +1,11 @@
-"""Lemma 1's supremum search (attention.lipschitz): what it reports is a supremum over queries, so it
+"""Lemma 1's supremum search (labs.lipschitz): what it reports is a supremum over queries, so it
 can never fall below the Jacobian norm at any query it was given or started from."""
 
 import pytest
 import torch
 
-from georesolver_core.attention.diagnostics import random_points
 from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.attention.lipschitz import (
+from georesolver_core.labs.lipschitz import (
     KEY_LAYOUTS,
     Ascent,
     lipschitz_across_spread,
@@ -15,6 +14,7 @@ from georesolver_core.attention.lipschitz import (
     query_jacobian_norms,
     sup_jacobian_norm,
 )
+from georesolver_core.labs.samplers import random_points
 
 QUICK = Ascent(n_each=8, steps=10, lr=0.3)
 

@@ -172,7 +172,7 @@ def test_the_finder_catches_the_forms_it_forbids():
 import json
 import streamlit as st
 import ui
-from georesolver_core.attention.diagnostics import attention_lab
+from georesolver_core.labs.attention import attention_lab
 from georesolver_core import bench
 from georesolver_core.viz.style import VERDICT_COLORS
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from georesolver_core import bench
-from georesolver_core.attention.lab_stats import LabStats
 from georesolver_core.claims.report import ClaimRecord, load_report, report_settings
 from georesolver_core.compression.kv_eval import kv_summary
+from georesolver_core.labs.attention import LabStats
 from georesolver_core.results import labelled
 from georesolver_core.routing.traffic import TABLE_COLUMNS, load_traffic_report, traffic_runs, traffic_table
 

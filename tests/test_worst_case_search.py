@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.claims import gate_search as gs
 from georesolver_core.claims.order_search import greedy_orders, online_losses, worst_order
+from georesolver_core.labs import hida as ex
 from georesolver_core.model.gate import HyperGate, gate_bound
 
 

@@ -1,7 +1,7 @@
 """How the benchmarks run an entry of ``attention.layer.ATTENTION``, and the cost Proposition 1 predicts.
 
 An entry with a ``timing`` is a row of the kernel benchmark (``bench``) and of the cost-scaling sweep
-(``attention.hida_scaling``): a new index set is benchmarked by giving its registry entry one.
+(``labs.cost_scaling``): a new index set is benchmarked by giving its registry entry one.
 Every runner takes q, k, v of shape (B, H, n, d), q and k points of the entry's geometry, and returns
 (B, H, n, dv).
 """

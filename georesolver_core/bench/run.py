@@ -25,7 +25,6 @@ import torch
 import torch.nn.functional as F
 
 from georesolver_core.attention.fused import fused_ida
-from georesolver_core.attention.hida_scaling import hida_bench_kernels, scaling_main
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
@@ -36,6 +35,7 @@ from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, format_table,
 from georesolver_core.budget import check_memory, elements
 from georesolver_core.device import default_device, device_label, thread_count
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.labs.cost_scaling import hida_bench_kernels, scaling_main
 from georesolver_core.validate import check_eps, check_positive_int
 
 DEFAULT_SEQ_LENS = (256, 1024)  # the default run: under 2 minutes on a loaded 2-core CPU
@@ -79,7 +79,7 @@ def _naive(geometry):
 # the dense inverse-distance entries of ATTENTION (ida, hida, sida): those timed with a naive reference
 FUSED = tuple(key for key, kind in ATTENTION.items() if kind.timing is not None and kind.timing.naive is not None)
 # Row keys: "sdpa" times the softmax entry, "<key>" the fused and "<key>-naive" the reference kernel of
-# each dense entry, then the sub-quadratic HIDA family (attention.hida_scaling has their cost-scaling
+# each dense entry, then the sub-quadratic HIDA family (labs.cost_scaling has their cost-scaling
 # mode, --scaling).
 KERNELS: dict[str, Kernel] = {
     "sdpa": _timed_entry("softmax", "torch SDPA", _sdpa),

@@ -13,22 +13,18 @@ import numpy as np
 import torch
 
 from georesolver_core.attention import ida_weights, softmax_weights
-from georesolver_core.attention.diagnostics import (
-    nn_distance,
-    orthogonal_keys,
-    random_points,
-    softmax_min_norm_sq_circle,
-    softmax_min_width,
-)
-from georesolver_core.attention.lipschitz import (
+from georesolver_core.claims import attention_search as search
+from georesolver_core.geometry import GEOMETRIES, pairwise_distance
+from georesolver_core.labs.key_set import nn_distance
+from georesolver_core.labs.lipschitz import (
     KEY_LAYOUTS,
     Ascent,
     SpreadSweep,
     lipschitz_across_spread,
     lipschitz_sweep,
 )
-from georesolver_core.claims import attention_search as search
-from georesolver_core.geometry import GEOMETRIES, pairwise_distance
+from georesolver_core.labs.samplers import random_points
+from georesolver_core.labs.softmax_width import orthogonal_keys, softmax_min_norm_sq_circle, softmax_min_width
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import (
     CONDITIONAL,

@@ -6,7 +6,7 @@ farthest from k_1 (``shell_code_min_width``); when every key must be retrieved b
 repeated rows of a Hadamard matrix (an equidistant code) are the construction (``hadamard_code_min_width``).
 
 Lemma 1's search for the largest query Jacobian (``max_jacobian_norm``) lives in the library module
-``georesolver_core.attention.lipschitz``; its names are re-exported here, where they were first defined.
+``georesolver_core.labs.lipschitz``; its names are re-exported here, where they were first defined.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from georesolver_core.attention.lipschitz import Ascent, jacobian_norms, max_jacobian_norm, search_starts
+from georesolver_core.labs.lipschitz import Ascent, jacobian_norms, max_jacobian_norm, search_starts
 from georesolver_core.validate import check_positive_int, check_range
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Claims of the HIDA family (Theorems 5.4-5.6, Proposition 1, FP-HIDA retrieval), shown on the HIDA page.
 
-Bounds come from ``georesolver_core.theory.hida``; measurements from ``attention.hida_experiments``
-and ``attention.hida_scaling``. Summaries are worded from the measured outcome.
+Bounds come from ``georesolver_core.theory.hida``; measurements from ``labs.hida``
+and ``labs.op_count``. Summaries are worded from the measured outcome.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.fp_hida import fp_stats
 from georesolver_core.device import one_cpu_thread
+from georesolver_core.labs import hida as ex
 from georesolver_core.theory import hida as th
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -187,7 +187,7 @@ def measure_c_regret(quick: bool = False) -> Evidence:
 def measure_cost_classes(quick: bool = False) -> Evidence:
     """Fitted exponents of counted operations (forward pass) of Dense (naive n x n), FP and L (operations
     vs n) and C (operations per token vs n) against 2, n log n, 1, 0: a cost class is counted, not timed."""
-    from georesolver_core.attention.op_count import counted_scaling
+    from georesolver_core.labs.op_count import counted_scaling
 
     if quick:
         rep = counted_scaling((64, 128, 256, 512), head_dim=8, max_len={"c-hida": 128})

@@ -12,15 +12,10 @@ import numpy as np
 import torch
 
 from georesolver_core.attention import ida_weights_from_sq
-from georesolver_core.attention.diagnostics import (
-    effective_rank,
-    kernel_matrix,
-    mean_sq_distance,
-    min_pairwise_distance,
-    random_points,
-)
 from georesolver_core.claims.attention_claims import F64, attention_claim, powers, seeded
 from georesolver_core.geometry import pairwise_sq_distance
+from georesolver_core.labs.key_set import effective_rank, kernel_matrix, mean_sq_distance, min_pairwise_distance
+from georesolver_core.labs.samplers import random_points
 from georesolver_core.theory import attention as th
 from georesolver_core.verdicts import Axes, fit_loglog_slope, sweep_evidence, verdict_inequality
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.attention import hida_experiments as ex
 from georesolver_core.attention.l_hida import hyperbolic_kmeans
 from georesolver_core.claims.hida_claims import best_growth
 from georesolver_core.claims.order_search import online_losses, worst_order
@@ -25,6 +24,7 @@ from georesolver_core.claims.routing_claims import POOL_DMG
 from georesolver_core.claims.statements_ida import claim, seeded
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import pairwise_sq_distance
+from georesolver_core.labs import hida as ex
 from georesolver_core.routing.dmg_sim import cluster_stream as sphere_stream
 from georesolver_core.routing.dmg_sim import pool_spawns
 from georesolver_core.verdicts import FAILS, HOLDS, Axes, fit_loglog_slope, sweep_evidence, weakest

@@ -11,11 +11,12 @@ import numpy as np
 import torch
 
 from georesolver_core.attention import ida_weights
-from georesolver_core.attention.diagnostics import kernel_matrix, min_pairwise_distance, random_points
 from georesolver_core.attention.fp_hida import fp_index
 from georesolver_core.claims.statements_ida import ROUNDING, claim, rounding_budget, seeded
 from georesolver_core.compression.hcc import hcc_polar, hcc_quantize
 from georesolver_core.geometry import GEOMETRIES, pairwise_distance
+from georesolver_core.labs.key_set import kernel_matrix, min_pairwise_distance
+from georesolver_core.labs.samplers import random_points
 from georesolver_core.theory import statements as th
 from georesolver_core.theory.attention import retrieval_weight_lower_bound
 from georesolver_core.verdicts import (

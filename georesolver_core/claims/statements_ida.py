@@ -12,7 +12,8 @@ import torch
 from scipy.optimize import minimize_scalar
 
 from georesolver_core.attention import ida_weights
-from georesolver_core.attention.diagnostics import kernel_matrix, min_pairwise_distance, random_points
+from georesolver_core.labs.key_set import kernel_matrix, min_pairwise_distance
+from georesolver_core.labs.samplers import random_points
 from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import (
     CONDITIONAL,

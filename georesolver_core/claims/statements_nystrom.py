@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.attention.hida_experiments import ball_points
 from georesolver_core.attention.l_hida import hyperbolic_kmeans
 from georesolver_core.claims.statements_ida import claim, seeded
 from georesolver_core.geometry import pairwise_sq_distance
+from georesolver_core.labs.hida import ball_points
 from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import Axes, sweep_evidence, verdict_inequality, verdict_readings
 

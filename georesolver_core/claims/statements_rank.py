@@ -10,13 +10,9 @@ import numpy as np
 import torch
 
 from georesolver_core.attention import ida_weights, softmax_weights
-from georesolver_core.attention.diagnostics import (
-    effective_rank,
-    kernel_matrix,
-    min_pairwise_distance,
-    random_points,
-)
 from georesolver_core.claims.statements_ida import ROUNDING, claim, rounding_budget, seeded
+from georesolver_core.labs.key_set import effective_rank, kernel_matrix, min_pairwise_distance
+from georesolver_core.labs.samplers import random_points
 from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import (
     CONDITIONAL,

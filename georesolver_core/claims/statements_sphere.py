@@ -12,9 +12,9 @@ import numpy as np
 import torch
 
 from georesolver_core.attention import ida_weights, softmax_weights
-from georesolver_core.attention.diagnostics import random_points
 from georesolver_core.claims.statements_ida import claim, seeded
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.labs.samplers import random_points
 from georesolver_core.routing.dmg import AdaptiveThreshold, DMGConfig
 from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import CONDITIONAL, FAILS, HOLDS, Axes, sweep_evidence, verdict_inequality

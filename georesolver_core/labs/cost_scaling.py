@@ -104,8 +104,17 @@ class ScalingReport:
     config: dict = field(default_factory=dict)
 
     def series(self, kernel: str) -> list:
-        """What a row is judged on, per length: time per token for a streaming entry, else time."""
-        return (self.per_token if per_token(kernel) else self.seconds)[kernel]
+        """What a row is judged on, one value per length (None where not timed, yet or at all): time per
+        token for a streaming entry, else time."""
+        return self._padded((self.per_token if per_token(kernel) else self.seconds)[kernel])
+
+    def peak_series(self, kernel: str) -> list:
+        """Peak memory (MB) of a row, one value per length (None where not measured)."""
+        return self._padded(self.peak_mb[kernel])
+
+    def _padded(self, values: list) -> list:
+        # a partial sweep (``cost_scaling_steps``) has timed only the first lengths of a row
+        return values + [None] * (len(self.lens) - len(values))
 
 
 def fitted_slope(x, y) -> float | None:

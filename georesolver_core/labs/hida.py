@@ -1,4 +1,10 @@
-"""Experiments on the HIDA family shared by the claims and the page: each returns a frozen dataclass.
+"""The HIDA page's lab and the experiments its claims share: each returns a frozen dataclass.
+
+The page draws FP-HIDA's index pattern (``fp_pattern``), L-HIDA's anchors and C-HIDA's summaries in
+the disk with the running loss against Theorem 5.6's bound (``disk_view``) and each variant's error
+against Dense-HIDA (``error_vs_dense``, ``error_table``); its timing sweep is ``labs.cost_scaling``.
+The claims read C-HIDA's stream and regret (``c_hida_stream``), L-HIDA's error (``l_error_sweep``)
+and FP-HIDA's retrieval (``fp_retrieval``).
 
 Everything runs on the CPU in float64 from a fixed seed unless told otherwise, so the command line,
 the tests and the app see the same numbers.
@@ -12,11 +18,12 @@ import numpy as np
 import torch
 
 from georesolver_core.attention.c_hida import CHIDA
-from georesolver_core.attention.fp_hida import fp_hida, fp_stats
+from georesolver_core.attention.fp_hida import FPStats, fp_hida, fp_index, fp_stats
 from georesolver_core.attention.l_hida import hyperbolic_kmeans, l_hida, l_hida_nystrom
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import CAUSAL, KernelSpec
 from georesolver_core.geometry import pairwise_sq_distance, to_ball
+from georesolver_core.theory.hida import c_hida_regret_bound
 from georesolver_core.validate import check_eps, check_positive_int
 
 F64 = torch.float64
@@ -41,6 +48,20 @@ def cluster_stream(T: int, d: int, n_clusters: int, *, seed: int = 0, spread: fl
     norm = pts.norm(dim=-1, keepdim=True)
     pts = torch.where(norm > 0.95, pts / norm * 0.95, pts)  # keep the noise inside the ball
     return pts, centres, labels
+
+
+@dataclass(frozen=True)
+class FPPattern:
+    """FP-HIDA's index sets S_i as an image, and what they cost (Theorem 5.4)."""
+
+    mask: np.ndarray  # (n, n) bool: key j is in S_i
+    stats: FPStats  # |S_i| (mean, max, the bound) and the fraction of the dense work
+
+
+def fp_pattern(n: int, window: int, n_global: int, causal: bool = False) -> FPPattern:
+    """S_i for i = 0..n-1 with band |i - j| <= ``window`` and ``n_global`` global positions (causal: j <= i)."""
+    keys = fp_index(n, window=window, n_global=n_global, causal=causal)
+    return FPPattern(keys.visible(n, n).numpy(), fp_stats(n, window=window, n_global=n_global, causal=causal))
 
 
 @dataclass(frozen=True)
@@ -183,6 +204,15 @@ class ErrorVsDense:
     work_fraction: list[float]  # distances evaluated per query / n
 
 
+def error_table(sweeps: list[ErrorVsDense]) -> list[dict]:
+    """One row per variant and size (variant, value, rel_error, work_fraction): the sweep as a table."""
+    return [
+        dict(variant=sw.variant, value=v, rel_error=e, work_fraction=f)
+        for sw in sweeps
+        for v, e, f in zip(sw.values, sw.error, sw.work_fraction, strict=True)
+    ]
+
+
 def error_vs_dense(
     n: int = 128, d: int = 8, eps: float = 0.1, *, seed: int = 0, steps: int = 6
 ) -> list[ErrorVsDense]:
@@ -218,12 +248,14 @@ def error_vs_dense(
 @dataclass(frozen=True)
 class DiskView:
     """Keys of one clustered stream in the Poincaré disk, L-HIDA's k-means anchors on them, and the C-HIDA
-    stream over the same keys (summaries recorded after every token)."""
+    stream over the same keys (summaries recorded after every token) with Theorem 5.6's bound beside its loss."""
 
     keys: np.ndarray  # (T, 2)
     anchors: np.ndarray  # (m, 2)
     anchor_assignment: np.ndarray  # (T,)
     stream: StreamResult
+    tokens: np.ndarray  # (T,) t = 1..T
+    regret_bound: np.ndarray  # (T,) Delta_H^2 c log t, Delta_H the stream's diameter (``theory.hida``)
 
 
 def disk_view(n_anchors: int, n_summaries: int, T: int, *, n_clusters: int = 4, seed: int = 0) -> DiskView:
@@ -233,4 +265,6 @@ def disk_view(n_anchors: int, n_summaries: int, T: int, *, n_clusters: int = 4, 
     stream = c_hida_stream(T, n_summaries, d=2, n_clusters=n_clusters, seed=seed, record=True, checkpoints=[])
     keys = torch.from_numpy(stream.keys)
     anchors, labels = hyperbolic_kmeans(keys, n_anchors, generator=_gen(seed + 11))
-    return DiskView(stream.keys, anchors.numpy(), labels.numpy(), stream)
+    tokens = np.arange(1, T + 1)
+    bound = c_hida_regret_bound(tokens, n_summaries, stream.diameter)
+    return DiskView(stream.keys, anchors.numpy(), labels.numpy(), stream, tokens, bound)

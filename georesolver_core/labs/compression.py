@@ -1,4 +1,5 @@
-"""Everything the Compression page shows, from one call: errors, storage, the sweep, the memory table.
+"""The Compression page's lab: errors, storage, the sweep and the memory table from one call
+(``compression_lab``), and attention with quantised keys against exact attention (``quantised_attention``).
 
 All storage figures are real: keys are quantised, packed and counted (``CompressedKeys.nbytes``);
 the memory table scales the bytes of one head's keys, sized by ``storage_nbytes`` (the layout,
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from georesolver_core.compression.attention_effect import AttentionEffect, attention_effect
 from georesolver_core.compression.methods import QUANTIZERS, quantize, storage_nbytes
 from georesolver_core.compression.worst_case import random_keys
 from georesolver_core.device import one_cpu_thread
@@ -26,6 +28,8 @@ SWEEP_BITS = (1, 2, 3, 4, 5, 6, 8, 10)
 SWEEP_ELEMENTS = 1 << 16  # n d per point of the sweep and of the ratio curve (at most 1024 keys)
 RATIO_DIMS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 DISK_KEYS = 150
+EFFECT_KEYS = 512  # keys attended to by ``quantised_attention``
+EFFECT_BITS = tuple(range(1, 11))  # the bit widths ``quantised_attention`` sweeps
 MAX_ELEMENTS = 1 << 22  # n d above this is subsampled: the page must answer in about a second
 
 # (layers, KV heads, head dim d_h): public configurations, for the memory estimate
@@ -213,6 +217,19 @@ def _lab(
         sweep,
         pd.DataFrame(ratio_rows),
     )
+
+
+def quantised_attention(
+    method: str, d: int, bits_radius: int, radius: str, direction: str, kind: str, seed: int
+) -> AttentionEffect:
+    """Attention over ``EFFECT_KEYS`` keys of dimension d (``kind``, drawn from ``seed``) with the keys quantised
+    by ``method`` at each of ``EFFECT_BITS`` bits, against exact keys (``compression.attention_effect``).
+
+    An HCC method takes the radius bits and the radius and direction modes; the others ignore them.
+    """
+    keys = random_keys(EFFECT_KEYS, d, kind, torch.Generator().manual_seed(seed))  # (m, d)
+    opts = _options(method, {"bits_radius": bits_radius, "radius": radius, "direction": direction})
+    return attention_effect(keys, method=method, bits=EFFECT_BITS, **opts)
 
 
 def memory_table(

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from georesolver_core.attention.diagnostics import clustered_points, random_points
 from georesolver_core.attention.kernel import softmax_attention
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import pairwise_distance, pairwise_sq_distance
+from georesolver_core.labs.samplers import clustered_points, random_points
 from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
 
 F64 = torch.float64

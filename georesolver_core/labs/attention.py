@@ -1,36 +1,40 @@
-"""Measurements on attention weights: the instruments the Attention lab and its claims use.
+"""The Attention page's lab: one configuration (``LabConfig``) in, everything the page draws out (``Lab``).
 
-Point samplers and query placement for the three geometries, the kernel matrix and its effective
-rank (section 2.7), nearest-neighbour radii (section 2.3), the orthogonal-keys instance and softmax
-width/norm searches (Theorem 1), and the eps sweep the page animates. The query Jacobian of Lemma 1
-and its supremum search live in ``attention.lipschitz``.
+n keys of a geometry drawn from a seed, one query placed on a key, between two keys or at typed
+coordinates, both kernels' weights, the eps sweep the page animates, and the numbers that explain
+them (``LabStats``: separation, effective rank, degradation index, the exact-retrieval bound of
+sections 2.3, 2.7, 2.8). The samplers live in ``labs.samplers``, the key-set statistics in
+``labs.key_set``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from georesolver_core.attention.kernel import ida_weights, softmax_weights
-from georesolver_core.attention.lab_stats import LabStats
 from georesolver_core.attention.layer import KERNEL_CHOICES
-from georesolver_core.attention.reference import ida_weights_from_sq, inverse_sq
+from georesolver_core.attention.reference import ida_weights_from_sq
+from georesolver_core.device import DTYPES
 from georesolver_core.geometry import (
     GEOMETRIES,
     check_geometry,
     check_points,
-    embed,
     geodesic,
-    pairwise_distance,
     pairwise_sq_distance,
     project,
 )
+from georesolver_core.labs.key_set import effective_rank
+from georesolver_core.labs.samplers import random_points
+from georesolver_core.results import Labelled
 from georesolver_core.theory import attention as th
 from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
-from georesolver_core.verdicts import verdict_inequality
+from georesolver_core.verdicts import HOLDS, verdict_inequality
 
 QUERY_MODES = {
     "random": "a random point",
@@ -40,51 +44,78 @@ QUERY_MODES = {
 }
 
 
-def random_points(
-    n: int,
-    d: int,
-    *,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    spread: float = 1.0,
-    generator: torch.Generator | None = None,
-    dtype: torch.dtype = torch.float64,
-) -> torch.Tensor:
-    """n points of the geometry from spread * N(0, I_d): as is, into the ball by x = 0.9 tanh(|z|) z/|z|, or z/|z|. (n, d)."""
-    check_geometry(geometry)
-    check_positive_int("n", n, 1)
-    check_positive_int("d", d, 1)
-    spread = check_range("spread", spread, 1e-6, 1e6)
-    z = spread * torch.randn(n, d, generator=generator, dtype=dtype)  # (n, d)
-    return _embed(z, geometry, c)
+@dataclass(frozen=True)
+class LabConfig:
+    """Keys, query and kernels of one lab view (hashable: a page caches ``attention_lab`` on it).
+
+    Validated on construction: n in [1, 4096], d in [1 + the geometry's extra dimensions, 1024],
+    eps > 0, ``mode`` a QUERY_MODES key; the indices and coordinates are checked where the query is
+    placed (``place_query``), against the keys drawn.
+    """
+
+    geometry: str  # a GEOMETRIES key
+    n: int  # keys
+    d: int  # dimension (ambient, on the sphere)
+    eps: float  # IDA regulariser
+    temperature: float = 1.0  # softmax T
+    mode: str = "random"  # a QUERY_MODES key: where the query sits
+    j: int = 0  # key the query sits on (mode "key"), or the geodesic's start (mode "between")
+    j2: int = 1  # the geodesic's end
+    t: float = 0.5  # position along the geodesic
+    coords: tuple[float, ...] | None = None  # typed coordinates (mode "custom")
+    spread: float = 1.0  # scale of the key sampler
+    c: float = 1.0  # curvature (ball radius 1/sqrt(c))
+    seed: int = 0  # the generator of the keys (and of a random query)
+
+    def __post_init__(self):
+        check_positive_int("n", self.n, 1, 4096)
+        check_geometry(self.geometry)
+        check_positive_int("d", self.d, 1 + GEOMETRIES[self.geometry].extra_dims, 1024)
+        check_eps(self.eps)
+        if self.mode not in QUERY_MODES:
+            raise ValueError(f"mode must be one of {sorted(QUERY_MODES)} (got {self.mode!r})")
+        if self.coords is not None:  # any sequence of numbers; stored as a tuple to stay hashable
+            object.__setattr__(self, "coords", tuple(float(x) for x in self.coords))
+
+    def random_query(self) -> LabConfig:
+        """The same keys with a random query: what a page shows when the query asked for cannot be placed."""
+        return dataclasses.replace(self, mode="random", j=0, j2=1, t=0.5, coords=None)
 
 
-def clustered_points(
-    n: int,
-    d: int,
-    *,
-    n_clusters: int = 4,
-    cluster_spread: float = 0.05,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-    generator: torch.Generator | None = None,
-    dtype: torch.dtype = torch.float64,
-) -> torch.Tensor:
-    """n points in n_clusters tight groups (Lemma 1's low-rank/clustering assumption): centres N(0, I), members +- spread."""
-    check_positive_int("n", n, 1)
-    check_positive_int("n_clusters", n_clusters, 1, n)
-    cluster_spread = check_range("cluster_spread", cluster_spread, 0.0, 1e6)
-    centres = torch.randn(n_clusters, d, generator=generator, dtype=dtype)  # (C, d)
-    labels = torch.arange(n) % n_clusters  # (n,)
-    z = centres[labels] + cluster_spread * torch.randn(n, d, generator=generator, dtype=dtype)  # (n, d)
-    return _embed(z, geometry, c)
+@dataclass(frozen=True)
+class LabStats(Labelled):
+    """Headline numbers of one query over n keys; the key-set fields are None when n = 1 (no pairs),
+    the retrieval fields None unless the query sits on a key."""
 
+    largest_weight: float  # max_j W_j (IDA) of the query
+    eff_keys_ida: float  # 1 / sum_j W_j^2, IDA
+    eff_keys_softmax: float  # 1 / sum_j W_j^2, softmax
+    nearest_key_distance: float  # min_j d(q, k_j)
+    d_min: float | None = None  # min over pairs of key distances (section 2.3)
+    mean_sq_distance: float | None = None  # E d(k_i, k_j)^2 over pairs i != j
+    eff_rank: float | None = None  # eff-rank of K_ij = (d_ij^2 + eps)^-1 (section 2.7)
+    eff_rank_bound: float | None = None  # Theorem 3's 1 + n eps^2 / d_min^4
+    degradation_index: float | None = None  # eps (n - 1) / d_min^2 (section 2.8)
+    advised_eps: float | None = None  # the paper's eps = 0.01 E d^2
+    max_safe_eps: float | None = None  # largest eps outside the degradation regime
+    retrieval_weight: float | None = None  # W_j for q = k_j (section 2.3)
+    retrieval_bound: float | None = None  # 1 / (1 + eps (n - 1) / (r_j^2 + eps))
 
-def _embed(z: torch.Tensor, geometry: str, c: float) -> torch.Tensor:
-    # A zero draw has no direction on the sphere; nudging it keeps the sampler total (probability
-    # zero anyway) and changes nothing elsewhere.
-    z = torch.where(z.norm(dim=-1, keepdim=True) > 0, z, torch.ones_like(z))
-    return embed(z, geometry=geometry, c=c)
+    LABELS: ClassVar[dict[str, str]] = {
+        "largest_weight": "largest IDA weight",
+        "eff_keys_ida": "effective number of keys (IDA)",
+        "eff_keys_softmax": "effective number of keys (softmax)",
+        "nearest_key_distance": "distance to the nearest key",
+        "d_min": "key separation d_min",
+        "mean_sq_distance": "mean squared key distance",
+        "eff_rank": "effective rank of K",
+        "eff_rank_bound": "stated eff-rank bound",
+        "degradation_index": "degradation index eps(n-1)/d_min^2",
+        "advised_eps": "advised eps (0.01 E d^2)",
+        "max_safe_eps": "largest eps outside the regime",
+        "retrieval_weight": "W_j for q = k_j",
+        "retrieval_bound": "bound 1/(1+eps(n-1)/(r^2+eps))",
+    }
 
 
 def place_query(
@@ -156,109 +187,6 @@ def attention_weights(
     return softmax_weights(q, k, scale=1.0 / (temperature * math.sqrt(q.shape[-1])))
 
 
-def kernel_matrix(x: torch.Tensor, y: torch.Tensor, *, eps: float, geometry: str = "euclidean", c: float = 1.0):
-    """K_ij = (d(x_i, y_j)^2 + eps)^-1 (section 2.7, Lemma 5.1). (..., n, d), (..., m, d) -> (..., n, m)."""
-    return inverse_sq(pairwise_sq_distance(x, y, geometry=geometry, c=c), check_eps(eps))
-
-
-def effective_rank(K: torch.Tensor) -> torch.Tensor:
-    """eff-rank(K) = (tr K)^2 / tr(K^2) (section 2.1). (..., n, n) -> (...); between 1 and n for PSD K."""
-    check_finite("K", K)
-    if K.dim() < 2 or K.shape[-1] != K.shape[-2]:
-        raise ValueError(f"K must be square (..., n, n) (got shape {tuple(K.shape)})")
-    tr = K.diagonal(dim1=-2, dim2=-1).sum(-1)  # (...)
-    tr_sq = (K * K.transpose(-1, -2)).sum((-2, -1))  # tr(K K) without forming the product, (...)
-    return tr**2 / tr_sq
-
-
-def nn_distance(x: torch.Tensor, *, geometry: str = "euclidean", c: float = 1.0) -> torch.Tensor:
-    """Distance from each point to its nearest other point, r_j = min_{m != j} d(x_j, x_m). (n, d) -> (n,).
-
-    This is the radius the dense-key bound of section 2.3 uses. Needs n >= 2.
-    """
-    if x.shape[-2] < 2:
-        raise ValueError(f"x must hold at least 2 points to have a nearest neighbour (got {x.shape[-2]})")
-    dist = pairwise_distance(x, x, geometry=geometry, c=c)  # (n, n)
-    return dist.fill_diagonal_(math.inf).amin(dim=-1)
-
-
-def min_pairwise_distance(x: torch.Tensor, *, geometry: str = "euclidean", c: float = 1.0) -> float:
-    """d_min = min_{i != j} d(x_i, x_j), the separation in Theorem 3 / Lemma 5.1."""
-    return float(nn_distance(x, geometry=geometry, c=c).min())
-
-
-def mean_sq_distance(x: torch.Tensor, y: torch.Tensor, *, geometry: str = "euclidean", c: float = 1.0) -> float:
-    """E ||x_i - y_j||^2 over all pairs with i != j when x is y (self-attention), all pairs otherwise."""
-    sq = pairwise_sq_distance(x, y, geometry=geometry, c=c)  # (n, m)
-    if x is y:
-        n = sq.shape[-1]
-        return float(sq.sum() / max(n * (n - 1), 1))
-    return float(sq.mean())
-
-
-# --- Theorem 1: the orthogonal-keys instance and the softmax resource searches --------------
-
-
-def orthogonal_keys(n: int, *, R: float = 1.0, d: int | None = None, dtype=torch.float64):
-    """Theorem 1's instance: k_j = R e_j in R^d (d >= n), query q = k_1. Returns (q (1, d), k (n, d))."""
-    check_positive_int("n", n, 1)
-    d = n if d is None else check_positive_int("d", d, n)
-    R = check_range("R", R, 1e-6, 1e6)
-    k = R * torch.eye(n, d, dtype=dtype)  # (n, d)
-    return k[:1].clone(), k
-
-
-def sign_keys(n: int, d: int, *, generator: torch.Generator | None = None, dtype=torch.float64) -> torch.Tensor:
-    """n random keys with coordinates +-1 (bounded coordinates, ||k||^2 = d). (n, d)."""
-    return torch.randint(0, 2, (n, d), generator=generator).to(dtype) * 2 - 1
-
-
-def softmax_min_width(n: int, *, delta: float, d_max: int, generator: torch.Generator | None = None) -> int | None:
-    """Smallest width d at which softmax (scale 1/sqrt d) gives the matched key W_11 >= 1 - delta, for
-    keys with coordinates +-1 and q = k_1, staying there for every larger d up to d_max.
-
-    One draw of n x d_max signs; width d uses its first d coordinates, so widths are nested and
-    all d are evaluated at once from prefix sums. Returns None when d_max is not enough.
-    """
-    check_positive_int("n", n, 2)
-    check_positive_int("d_max", d_max, 1)
-    delta = check_range("delta", delta, 1e-12, 0.5)
-    k = sign_keys(n, d_max, generator=generator)  # (n, D)
-    dots = torch.cumsum(k * k[:1], dim=-1)  # (n, D): q.k_j using the first d coordinates
-    widths = torch.arange(1, d_max + 1, dtype=k.dtype)  # (D,)
-    w11 = torch.softmax(dots / widths.sqrt(), dim=0)[0]  # (D,)
-    ok = (w11 >= 1 - delta).flip(0).cumprod(0).flip(0).bool()  # ok from here to d_max
-    if not bool(ok[-1]):
-        return None
-    return int(torch.nonzero(ok)[0, 0]) + 1
-
-
-def softmax_min_norm_sq_circle(n: int, *, delta: float, d: int = 2) -> float:
-    """Smallest R^2 with softmax W_11 >= 1 - delta for n keys evenly spaced on a circle of radius R in R^d, q = k_1.
-
-    The counter-example to a width requirement without a norm bound: d = 2 serves every n.
-    Found by bisection on log R^2 with the actual softmax weights (float64).
-    """
-    check_positive_int("n", n, 2)
-    check_positive_int("d", d, 2)
-    delta = check_range("delta", delta, 1e-12, 0.5)
-    angle = 2 * math.pi * torch.arange(n, dtype=torch.float64) / n
-    unit = torch.zeros(n, d, dtype=torch.float64)
-    unit[:, 0], unit[:, 1] = torch.cos(angle), torch.sin(angle)  # (n, d)
-
-    def w11(r2: float) -> float:
-        k = math.sqrt(r2) * unit
-        return float(softmax_weights(k[:1], k)[0, 0])
-
-    lo, hi = 0.0, 1.0
-    while w11(math.exp(hi)) < 1 - delta:
-        lo, hi = hi, 2 * hi + 1
-    for _ in range(40):  # 2^-40 of the bracket: far below any difference the claims read
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if w11(math.exp(mid)) >= 1 - delta else (mid, hi)
-    return math.exp(hi)
-
-
 # --- The eps sweep the page animates ---------------------------------------------------------
 
 
@@ -305,6 +233,11 @@ class Retrieval:
     bound: float  # 1 / (1 + eps (n - 1) / (r_j^2 + eps)), r_j the distance from k_j to its nearest other key
     verdict: str  # HOLDS or FAILS: W_j >= bound, up to the lab's float32 rounding (RETRIEVAL_RTOL)
 
+    @property
+    def holds(self) -> bool:
+        """Whether the bound holds (the verdict is HOLDS)."""
+        return self.verdict == HOLDS
+
 
 RETRIEVAL_RTOL = 1e-5  # the lab computes weights in float32 (7 digits): a relative 1e-5 is rounding
 
@@ -331,34 +264,25 @@ class Lab:
 
 
 def attention_lab(
+    config: LabConfig,
     *,
-    geometry: str,
-    n: int,
-    d: int,
-    eps: float,
-    temperature: float = 1.0,
-    mode: str = "random",
-    j: int = 0,
-    j2: int = 1,
-    t: float = 0.5,
-    coords=None,
-    spread: float = 1.0,
-    c: float = 1.0,
-    seed: int = 0,
-    dtype: torch.dtype = torch.float32,
+    dtype: torch.dtype | str = torch.float32,
     device: torch.device | str = "cpu",
     sweep_eps=None,
 ) -> Lab:
-    """Draw n keys of the geometry from ``seed``, place the query, and measure everything the page draws."""
-    check_positive_int("n", n, 1, 4096)
-    check_geometry(geometry)
-    check_positive_int("d", d, 1 + GEOMETRIES[geometry].extra_dims, 1024)
-    eps = check_eps(eps)
-    g = torch.Generator().manual_seed(seed)
+    """Draw the n keys of ``config`` from its seed, place the query, and measure everything the page draws.
+
+    The keys are drawn and the query placed in float64 on the CPU; the weights are computed in ``dtype``
+    (a torch dtype or its ``device.DTYPES`` name) on ``device``. ``sweep_eps``: the eps values of the
+    sweep (default 41 from 1e-8 to 100).
+    """
+    geometry, n, d, eps, c = config.geometry, config.n, config.d, config.eps, config.c
+    mode, j, temperature, spread = config.mode, config.j, config.temperature, config.spread
+    dtype = DTYPES[dtype] if isinstance(dtype, str) else dtype
+    g = torch.Generator().manual_seed(config.seed)
     keys = random_points(n, d, geometry=geometry, c=c, spread=spread, generator=g, dtype=torch.float64)
-    q = place_query(
-        keys, mode=mode, geometry=geometry, c=c, j=j, j2=j2, t=t, coords=coords, spread=spread, generator=g
-    )
+    q = place_query(keys, mode=mode, geometry=geometry, c=c, j=j, j2=config.j2, t=config.t, coords=config.coords,
+                    spread=spread, generator=g)  # fmt: skip
     kd, qd = keys.to(device, dtype), q.to(device, dtype)
     rows = torch.cat([qd[None], kd])  # (1 + n, d)
     w_ida = ida_weights(rows, kd, eps=eps, geometry=geometry, c=c)  # (1 + n, n)

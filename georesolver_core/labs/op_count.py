@@ -7,7 +7,7 @@ for an (m, k) x (k, n) product) and one operation per output element for everyth
 property of the algorithm and the shapes, identical on a loaded and an idle machine, so a cost
 class is judged on it (the verdict rule in ``georesolver_core.verdicts``).
 
-``counted_scaling`` counts the forward pass of each kernel of ``hida_scaling`` at each length
+``counted_scaling`` counts the forward pass of each kernel of ``labs.cost_scaling`` at each length
 (per token for C-HIDA) and fits log-log slopes.
 """
 
@@ -17,7 +17,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-from georesolver_core.attention.hida_scaling import (
+from georesolver_core.labs.cost_scaling import (
     _geometry,
     _inputs,
     _runner,
