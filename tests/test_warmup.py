@@ -77,3 +77,24 @@ def test_no_warm_up_thread_under_apptest():
     app.run()
     assert not app.exception
     assert warming() <= before
+
+
+def test_the_warm_up_freezes_the_heap_after_the_imports_and_after_the_claims(monkeypatch):
+    """After the warm-up, Streamlit's full collection after each run walks only new objects."""
+    import gc
+
+    order = []
+    monkeypatch.setattr(warmup, "import_steps", lambda files: [("import x", lambda: order.append("import"))])
+    monkeypatch.setattr(warmup, "claim_steps", lambda urls: [("claim a", lambda: order.append("claim"))])
+    monkeypatch.setattr(warmup, "freeze_heap", lambda: order.append("freeze"))
+    assert warmup.warm([], []) == []
+    assert order == ["import", "freeze", "claim", "freeze"]
+    monkeypatch.undo()
+    try:
+        junk = [[i] for i in range(10_000)]  # noqa: F841 - alive objects to be frozen
+        warmup.freeze_heap()
+        assert gc.get_freeze_count() >= 10_000
+        before = len(gc.get_objects())  # the objects a full pass walks: the frozen ones are not among them
+        assert before < gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
