@@ -59,14 +59,21 @@ def shipped_claims(keys: list[str]) -> list[dict]:
     return [have.get(k) or live[k] for k in keys if k in have or k in live]
 
 
-def page_claims(page: str, prefix: str) -> list[dict]:
+def page_claims(page: str, prefix: str, *, figures_on_request: bool = False) -> list[dict]:
     """Every claim shown on ``page`` (its url path): the shipped report's measurement (claims it lacks are
-    measured live), the verdict box, their figures, a JSON download."""
+    measured live), the verdict box, their figures, a JSON download. ``figures_on_request``: the figures
+    wait behind a toggle (for pages that show their claims by default)."""
     from georesolver_core.claims import CLAIMS
 
     results = shipped_claims([key for key, claim in CLAIMS.items() if claim.page == page])
     theory_box(results)
-    claims_grid(results, prefix)
+    # A page's claims have up to 28 interactive figures, and a browser on a small machine takes seconds
+    # to draw them, on every first visit, before the page settles: where the claims show by default,
+    # their figures wait for the toggle.
+    label = f"Show each claim's figure ({len(results)})"
+    help_text = "Each claim's measurement against its bound, two to a row"
+    if not figures_on_request or st.toggle(label, key=f"{prefix}_claims_figs", help=help_text):
+        claims_grid(results, prefix)
     download_json("Download the claims' data (JSON)", results, f"{page}_claims.json", f"{prefix}_claims_dl")
     return results
 

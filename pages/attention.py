@@ -224,4 +224,4 @@ st.markdown(
 show_claims = draw(KNOBS["att_claims"])
 
 if show_claims:
-    ui.page_claims("attention", "att")
+    ui.page_claims("attention", "att", figures_on_request=True)

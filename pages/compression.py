@@ -243,4 +243,4 @@ if report is not None:
 
 st.header("The paper's claims, measured")
 if draw(KNOBS["cmp_claims"]):
-    ui.page_claims("compression", "cmp")
+    ui.page_claims("compression", "cmp", figures_on_request=True)

@@ -426,4 +426,4 @@ if tabs[3].open:
 # ---- Every claim of this page (the tabs' boxes show the ones each tab draws) --------------------------
 st.header("Every claim of this page, measured")
 if show_claims:
-    ui.page_claims("landscapes", "land_all")
+    ui.page_claims("landscapes", "land_all", figures_on_request=True)

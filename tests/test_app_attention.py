@@ -24,7 +24,9 @@ _run = set_and_run
 
 def test_page_shows_title_matrix_bars_picture_and_claims(at):
     assert at.title[0].value == "Attention lab"
-    assert len(at.get("plotly_chart")) >= 3 + 11  # heatmap, bars, 2-D picture, one panel per claim
+    assert len(at.get("plotly_chart")) == 3  # heatmap, bars, 2-D picture; the claims' figures on request
+    _run(at, att_claims_figs=True)
+    assert len(at.get("plotly_chart")) >= 3 + 11  # and one panel per claim
     assert any("What the theory says vs what we measured" in m.value for m in at.markdown)
     # the query starts on key 1: the library's exact-retrieval verdict is shown, not recomputed
     assert any(

@@ -17,7 +17,10 @@ def at():
 
 def test_page_shows_metrics_figures_verdicts_and_downloads(at):
     assert at.title[0].value == "Compression lab"
-    assert len(at.get("plotly_chart")) >= 5 + 4  # disk, histogram, Pareto, ratio, memory + one per claim
+    assert len(at.get("plotly_chart")) >= 5  # disk, histogram, Pareto, ratio, memory
+    before = len(at.get("plotly_chart"))
+    set_and_run(at, cmp_claims_figs=True)
+    assert len(at.get("plotly_chart")) >= before + 4  # + one per claim, on request
     assert any("What the theory says vs what we measured" in m.value for m in at.markdown)
     assert len(at.get("download_button")) >= 2
     ratio = at.metric[1].value
