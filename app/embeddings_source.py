@@ -3,6 +3,8 @@
 The source picker's URL value is its key (``?emb_source=wordnet``), not its label: a bound selectbox
 would write the label, which changes when the wording does. Links written by earlier versions carry the
 label; it still selects its source. Any other value falls back to the default with the link notice.
+The widgets are drawn from rows of the page's knob table (``KNOBS`` in pages/embeddings.py, passed in as
+``table``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 import links
 import streamlit as st
 import ui
+from knobs import Knob, draw
 
 from georesolver_core.tasks import HIERARCHIES, MAX_CSV_BYTES, MAX_NAME_LEN, MAX_NODES, from_edge_list_csv
 from georesolver_core.wordnet.closure import load_mammals
@@ -20,6 +23,10 @@ WORDNET = "wordnet"  # the page's own source beside HIERARCHIES: the shipped Wor
 # key -> label, WordNet first: the example everyone in the field knows (Nickel & Kiela 2017)
 SOURCES = {WORDNET: "WordNet mammals (closure)", **{k: v.label for k, v in HIERARCHIES.items()}}
 DEFAULT_SOURCE = WORDNET
+SOURCE_HELP = (  # the source picker's help: what each source is
+    "**WordNet mammals**: the 1,181 mammal synsets of WordNet 3.0 and their 6,541 hyponym-ancestor pairs, trained "
+    "with the published recipe.\n" + "\n".join(f"**{v.label}**: {v.description}" for v in HIERARCHIES.values())
+)
 SAMPLE_CSV = Path(__file__).resolve().parent.parent / "assets" / "sample_hierarchy.csv"
 state = st.session_state
 
@@ -39,38 +46,29 @@ def mammals():
     return closure, closure.to_hierarchy(), closure.relation()
 
 
-def source_picker() -> str:
-    """The source selectbox (key ``emb_source``), seeded from the link by key or by an old link's label."""
-    linked = links.linked_choice("emb_source", SOURCES, DEFAULT_SOURCE)
+def source_picker(table: dict[str, Knob]) -> str:
+    """The source selectbox (row ``emb_source``: options SOURCES, no URL binding of its own), seeded from the
+    link by key or by an old link's label, and written back into the link by key."""
+    default = table["emb_source"].default
+    linked = links.linked_choice("emb_source", SOURCES, default)
     if state.get("emb_source") not in SOURCES:
         state["emb_source"] = linked
-    source = st.selectbox(
-        "Hierarchy",
-        list(SOURCES),
-        format_func=SOURCES.get,
-        key="emb_source",
-        help="**WordNet mammals**: the 1,181 mammal synsets of WordNet 3.0 and their 6,541 hyponym-ancestor "
-        "pairs, trained with the published recipe.\n"
-        + "\n".join(f"**{v.label}**: {v.description}" for v in HIERARCHIES.values()),
-    )
-    links.link_choice("emb_source", source, DEFAULT_SOURCE)
+    source = draw(table["emb_source"])
+    links.link_choice("emb_source", source, default)
     return source
 
 
-def hierarchy_controls(seed: int):
+def hierarchy_controls(table: dict[str, Knob], seed: int):
     """Source widgets -> (source key, Hierarchy). A bad choice or upload shows the error and keeps the last
     good data."""
-    source = source_picker()
+    source = source_picker(table)
     try:
         if source == "tree":
-            b = st.slider("Branching factor", 1, 6, 2, key="emb_branch", bind="query-params")
-            d = st.slider("Depth (levels below the root)", 1, 12, 4, key="emb_depth", bind="query-params")
-            hier = _hierarchy("tree", b, d)
+            hier = _hierarchy("tree", draw(table["emb_branch"]), draw(table["emb_depth"]))
         elif source == WORDNET:
             hier = mammals()[1]
         elif source == "digits":
-            n = st.slider("Digit images (leaves)", 8, 300, 40, key="emb_digits_n", bind="query-params")
-            hier = _hierarchy("digits", n, seed)
+            hier = _hierarchy("digits", draw(table["emb_digits_n"]), seed)
         else:
             hier = _upload_or_sample()
     except ValueError as err:

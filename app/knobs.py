@@ -4,8 +4,9 @@ A page lists its URL-bound controls once, as ``Knob`` rows (key, widget kind, la
 range or options, URL binding), and draws each with ``draw(knob, container)``; the widget, its URL
 binding and the lecturer's hide / lock (``lecture.widget``) are all built from the row. ``page_knobs``
 registers a page's rows under the page's name, so the app can ask which keys a page's links may carry
-(``known_keys``). Keys, labels, defaults and ranges are exactly what the pages drew before: links,
-tests and the lecturer's hide / lock lists name them.
+(``known_keys``); ``shared_knobs`` registers an app-wide table (the sidebar's shared settings). Keys,
+labels, defaults and ranges are exactly what the pages drew before: links, tests and the lecturer's
+hide / lock lists name them.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ KINDS = (
 )
 _CHOICE_KINDS = ("select_slider", "selectbox", "radio", "segmented_control", "pills", "multiselect", "kernel", "tabs")  # fmt: skip
 
+# kinds drawn by their own helper (``url_widgets``, st.tabs), not through ``lecture.widget``
+_HELPER_KINDS = ("log_slider", "geometry", "kernel", "curvature", "tabs")
+
 _TABLES: dict[str, dict[str, Knob]] = {}  # page name -> its knobs by key (``page_knobs``)
 PAGE_KEYS = "_url_knobs"  # session key: the URL-bound knob keys of the page drawn in this run (``links``)
 
@@ -73,11 +77,18 @@ class Knob:
 
 def page_knobs(page: str, *knobs: Knob) -> dict[str, Knob]:
     """A page's knobs by key, registered under ``page`` (``known_keys``); keys must be unique."""
+    rows = shared_knobs(page, *knobs)
+    st.session_state[PAGE_KEYS] = known_keys(page)  # read (and removed) by the link notice after the page ran
+    return rows
+
+
+def shared_knobs(name: str, *knobs: Knob) -> dict[str, Knob]:
+    """Knobs by key registered under ``name`` (``known_keys``) but not as this run's page: an app-wide table,
+    such as the sidebar's shared settings, drawn on every page; keys must be unique."""
     rows = {k.key: k for k in knobs}
     if len(rows) != len(knobs):
-        raise ValueError(f"knob keys must be unique on page {page!r} (got {[k.key for k in knobs]})")
-    _TABLES[page] = rows
-    st.session_state[PAGE_KEYS] = known_keys(page)  # read (and removed) by the link notice after the page ran
+        raise ValueError(f"knob keys must be unique in table {name!r} (got {[k.key for k in knobs]})")
+    _TABLES[name] = rows
     return rows
 
 
@@ -115,13 +126,20 @@ def _call(knob: Knob) -> tuple[str, tuple, dict]:
     return kind, (knob.label, "" if knob.default is None else knob.default), kw  # text_input
 
 
-def draw(knob: Knob, container=None, *, geometry: str | None = None):
+def draw(knob: Knob, container=None, *, geometry: str | None = None, disabled: bool = False):
     """Draw ``knob`` in ``container`` (a column, the sidebar; default the page) and return its value.
 
     The widget is keyed by ``knob.key``, bound to the URL as the row says, and disabled and held
     when the lecturer's link locks it (``lecture.widget``). A segmented control left unselected
-    reads as its default. ``geometry``: the geometry a "curvature" knob belongs to."""
+    reads as its default. ``geometry``: the geometry a "curvature" knob belongs to. ``disabled``: drawn
+    disabled in this view (a setting that does not apply to the current choice of another); only the
+    kinds drawn through ``lecture.widget`` take it."""
     where = container or st
+    if disabled and knob.kind in _HELPER_KINDS:
+        takes = [k for k in KINDS if k not in _HELPER_KINDS]
+        raise ValueError(
+            f"disabled must be False for a {knob.kind} knob: only {takes} take it (knob {knob.key!r})"
+        )
     if knob.kind == "log_slider":
         return log_slider(knob.label, knob.key, knob.lo, knob.hi, knob.default, help=knob.help, container=where)
     if knob.kind == "geometry":
@@ -136,6 +154,8 @@ def draw(knob: Knob, container=None, *, geometry: str | None = None):
     if knob.kind == "tabs":
         return where.tabs(list(knob.options), key=knob.key, bind=knob.bind, **dict(knob.extra))
     method, args, kw = _call(knob)
+    if disabled:
+        kw["disabled"] = True
     value = lecture.widget(getattr(where, method), *args, key=knob.key, **kw)
     if knob.kind == "segmented_control" and value is None:
         return knob.default

@@ -4,6 +4,7 @@ and the map of the pages.
 Reset forgets this session's state and reloads the page on a bare URL, through public APIs only: the
 button's callback clears ``st.session_state`` and marks the reset, and the next run switches to the
 same page with no query parameters, so no widget is seeded from the old link.
+The four shared settings are one app-wide knob table (``SHARED``, ``knobs.shared_knobs``), drawn on every page.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 import torch
+from knobs import Knob, draw, shared_knobs
 
 from georesolver_core.device import DTYPES, device_label
 
@@ -46,41 +48,25 @@ def _devices() -> list[str]:
     return ["cuda", "cpu"] if torch.cuda.is_available() else ["cpu"]
 
 
+SHARED = shared_knobs(
+    "shared settings",
+    Knob("seed", "number_input", "Random seed", 0, lo=0, hi=2**31 - 1, step=1,
+         help="Every random draw on every page starts from this seed."),
+    Knob("dtype", "segmented_control", "Precision", "float32", options=tuple(DTYPES),
+         help="float64 keeps Poincaré points accurate near the rim (float32 saturates at norm 0.996)."),
+    Knob("device", "selectbox", "Device", options=tuple(_devices()),
+         help="CUDA when a GPU is present, CPU otherwise."),
+    Knob("present", "toggle", "Presentation mode",
+         help="Larger fonts, markers and lines in every figure, for a projector."),
+)  # fmt: skip
+
+
 def sidebar_settings() -> Settings:
     """Draw the shared settings in the sidebar; every widget is bound to the URL so a view is a link."""
     with st.sidebar:
         st.subheader("Shared settings")
-        st.number_input(
-            "Random seed",
-            min_value=0,
-            max_value=2**31 - 1,
-            value=0,
-            step=1,
-            key="seed",
-            bind="query-params",
-            help="Every random draw on every page starts from this seed.",
-        )
-        st.segmented_control(
-            "Precision",
-            list(DTYPES),
-            default="float32",
-            key="dtype",
-            bind="query-params",
-            help="float64 keeps Poincaré points accurate near the rim (float32 saturates at norm 0.996).",
-        )
-        st.selectbox(
-            "Device",
-            _devices(),
-            key="device",
-            bind="query-params",
-            help="CUDA when a GPU is present, CPU otherwise.",
-        )
-        st.toggle(
-            "Presentation mode",
-            key="present",
-            bind="query-params",
-            help="Larger fonts, markers and lines in every figure, for a projector.",
-        )
+        for knob in SHARED.values():
+            draw(knob)
         s = settings()
         st.caption(f"Running on **{device_label(s.device)}**, torch {torch.__version__}")
         st.button("Reset all settings", key="reset_settings", icon=":material/restart_alt:", on_click=_reset_all)

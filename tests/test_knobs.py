@@ -1,5 +1,6 @@
 """The pages' knob tables (app/knobs.py): a row draws the widget it describes, and every URL-bound
-widget of a table-driven page is a row of its table (read from the page's source, no page is run)."""
+widget of a table-driven page is a row of its table (read from the page's source and its own modules
+app/<page>_*.py, no page is run)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from knobs import Knob  # noqa: E402
 
 PAGES = sorted((ROOT / "pages").glob("*.py"))
 # Pages whose URL-bound widgets are still drawn one by one, not from a table.
-NOT_TABLE_DRIVEN = {"embeddings"}
+NOT_TABLE_DRIVEN: set[str] = set()
 # Helpers that draw a URL-bound widget from their first (label) argument and a key.
 BOUND_HELPERS = {"log_slider", "eps_slider", "curvature_slider", "geometry_picker", "kernel_picker"}
 
@@ -30,10 +31,16 @@ def _str(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+def page_files(page: Path) -> list[Path]:
+    """The page and its own modules (app/<page>_*.py: pages/embeddings.py draws through app/embeddings_*.py)."""
+    return [page, *sorted((ROOT / "app").glob(f"{page.stem}_*.py"))]
+
+
 def _source(page: Path) -> tuple[set[str], list[str], list[str]]:
     """(keys of the page's Knob rows, keys it draws from KNOBS, URL-bound widgets drawn outside the table)."""
     rows, drawn, outside = set(), [], []
-    for node in ast.walk(ast.parse(page.read_text())):
+    nodes = [node for path in page_files(page) for node in ast.walk(ast.parse(path.read_text()))]
+    for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         name, kw = _name(node.func), {k.arg: k.value for k in node.keywords}
@@ -72,6 +79,27 @@ def test_a_table_registers_its_url_keys_and_refuses_a_repeated_key():
     assert "t_a" in knobs.known_keys()
     with pytest.raises(ValueError, match="unique"):
         knobs.page_knobs("test page 2", Knob("t_a", "toggle", "A"), Knob("t_a", "toggle", "B"))
+
+
+def test_a_shared_table_registers_its_keys_without_becoming_the_pages():
+    """The sidebar's table (``shared_knobs``) is known to the app but leaves the page's keys alone."""
+    import streamlit as st
+
+    st.session_state[knobs.PAGE_KEYS] = {"t_page"}
+    rows = knobs.shared_knobs("test shared", Knob("t_s", "toggle", "S"), Knob("t_n", "toggle", "N", bind=None))
+    assert list(rows) == ["t_s", "t_n"] and knobs.known_keys("test shared") == {"t_s"}
+    assert "t_s" in knobs.known_keys() and st.session_state[knobs.PAGE_KEYS] == {"t_page"}
+    with pytest.raises(ValueError, match="unique"):
+        knobs.shared_knobs("test shared 2", Knob("t_s", "toggle", "A"), Knob("t_s", "toggle", "B"))
+
+
+def test_only_the_kinds_drawn_through_the_lock_take_disabled():
+    """``draw(..., disabled=True)`` is refused, naming the kinds that take it, for a kind drawn by its own
+    helper (which would silently ignore it)."""
+    with pytest.raises(ValueError, match="disabled must be False for a log_slider knob: only .*'toggle'"):
+        knobs.draw(Knob("t_l", "log_slider", "L", 1.0, lo=0.1, hi=10.0), disabled=True)
+    with pytest.raises(ValueError, match="disabled must be False for a tabs knob"):
+        knobs.draw(Knob("t_t", "tabs", "T", options=("a", "b")), disabled=True)
 
 
 @pytest.mark.parametrize(
