@@ -1,4 +1,4 @@
-"""The registered pages, read from app/streamlit_app.py without running Streamlit."""
+"""The registered pages, read from app/main.py without running Streamlit."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
+ENTRY = ROOT / "app" / "main.py"
 
 
 def registered_pages() -> list[tuple[str, str, str, str, str]]:
@@ -15,7 +15,7 @@ def registered_pages() -> list[tuple[str, str, str, str, str]]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "PAGES" for t in node.targets):
             return [tuple(row) for row in ast.literal_eval(node.value)]
-    raise AssertionError("app/streamlit_app.py has no PAGES table")
+    raise AssertionError("app/main.py has no PAGES table")
 
 
 def open_page(file: str):

@@ -23,7 +23,7 @@ def _clear_caches():
 
 def _page(autoplay: bool = True, source: str | None = "tree", **params) -> AppTest:
     """The page opened by a link (``emb_source`` and ``params``): the toy tree unless told otherwise."""
-    at = AppTest.from_file("../app/streamlit_app.py", default_timeout=90)
+    at = AppTest.from_file("../app/main.py", default_timeout=90)
     if source is not None:
         at.query_params["emb_source"] = source
     for key, value in params.items():

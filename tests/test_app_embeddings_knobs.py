@@ -38,7 +38,7 @@ def _clear_caches():
 
 def _open(**params) -> AppTest:
     """The page opened by a link that does not start training."""
-    at = AppTest.from_file("../app/streamlit_app.py", default_timeout=90)
+    at = AppTest.from_file("../app/main.py", default_timeout=90)
     at.query_params["emb_autoplay"] = "false"
     for key, value in params.items():
         at.query_params[key] = value

@@ -23,6 +23,11 @@ def test_readme_app_command_launches_the_app_folder():
     command = _command_after("Run the app")
     assert command.endswith("streamlit run app")
     assert (ROOT / "app" / "streamlit_app.py").is_file()
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    # `streamlit run app` finds the server's st.App there, which serves the navigation script
+    assert discover_asgi_app(ROOT / "app" / "streamlit_app.py").is_asgi_app
+    assert (ROOT / "app" / "main.py").is_file()
 
 
 def test_torch_is_pinned_to_the_version_that_resolves_to_the_cpu_wheel_here():

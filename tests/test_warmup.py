@@ -98,3 +98,29 @@ def test_the_warm_up_freezes_the_heap_after_the_imports_and_after_the_claims(mon
         assert before < gc.get_freeze_count()
     finally:
         gc.unfreeze()
+
+
+def test_the_server_imports_every_page_import_before_it_answers(monkeypatch):
+    """``app/streamlit_app.py``'s lifespan: the pages' imports and the heap freeze, skipped with
+    GEORESOLVER_WARMUP=0."""
+    import asyncio
+    import gc
+
+    import streamlit_app
+
+    labels = []
+    monkeypatch.setattr(warmup, "run_steps", lambda steps: labels.extend(label for label, _ in steps) or [])
+
+    async def start():
+        async with streamlit_app.lifespan(None):
+            pass
+
+    monkeypatch.setenv("GEORESOLVER_WARMUP", "0")
+    asyncio.run(start())
+    assert labels == []
+    monkeypatch.setenv("GEORESOLVER_WARMUP", "1")
+    asyncio.run(start())
+    pages = [ROOT / "pages" / row[0] for row in registered_pages()]
+    assert set(labels) >= {label for label, _ in warmup.import_steps(pages)}
+    assert labels[-1] == "freeze the heap"
+    gc.unfreeze()
