@@ -6,13 +6,14 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.extras.hankel_measure import (
+    decay_check,
     decay_sweep,
     kernel_view,
     output_error,
     rank_sweep,
     speedup_sweep,
 )
-from georesolver_core.theory.hankel import rank_rule, singular_value_bound
+from georesolver_core.theory.hankel import rank_rule
 from georesolver_core.viz.hankel import decay_figure, error_figure, kernel_figure, rank_figure, speed_figure
 
 EPS_LIST = (1e-2, 1e-3, 1e-4)
@@ -89,8 +90,8 @@ ui.chart(decay_figure(decay, normalised), key="hk_decay_fig", container=left)
 ui.chart(rank_figure(ranks), key="hk_rank_fig", container=right)
 
 norm = [sv for sv in decay.normalised()]
-worst = [max(row[n] for row in norm) for n in range(top)]
-ok = all(w <= singular_value_bound(n + 1) * (1 + 1e-9) for n, w in enumerate(worst))
+check = decay_check(decay)  # verdicts.verdict_inequality over every index and block scale
+worst, ok = check.worst, check.holds
 with st.container(border=True):
     st.markdown("**What the theory says vs what we measured, for these blocks**")
     rows = "; ".join(

@@ -1,21 +1,23 @@
 """Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
 Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.landscape import SliceModelConfig, model_slice, train_model
-from georesolver_core.landscape.study import (
-    descent_study,
-    hessian_study,
-    hessian_table,
-    pl_sweeps,
-    two_key_study,
+from georesolver_core.labs.landscapes import (
+    DescentConfig,
+    HessianConfig,
+    TwoKeyConfig,
+    descent_lab,
+    hessian_lab,
+    pl_sweep_lab,
+    slice_lab,
+    slice_model_config,
+    train_slice_model,
+    two_key_lab,
 )
 from georesolver_core.viz.landscape import (
     KERNEL_LABELS,
@@ -78,23 +80,23 @@ KNOBS = page_knobs(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _two_key(dtype_name: str, device: str, **line):
-    return two_key_study(dtype=DTYPES[dtype_name], device=device, **line)
+def _two_key(config: TwoKeyConfig):
+    return two_key_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _pl_sweeps(**line):
-    return pl_sweeps(**line)
+def _pl_sweeps(config: TwoKeyConfig):
+    return pl_sweep_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _descent(dtype_name: str, device: str, **setup):
-    return descent_study(dtype=DTYPES[dtype_name], device=device, **setup)
+def _descent(config: DescentConfig):
+    return descent_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _hessians(geometry, eps, rho, c, n_max):
-    return hessian_study(geometry, eps=eps, rho=rho, c=c, n_max=n_max)
+def _hessians(config: HessianConfig):
+    return hessian_lab(config)
 
 
 @st.cache_resource
@@ -104,11 +106,11 @@ def _models() -> dict:
     return {}
 
 
-def _trained_model(config: SliceModelConfig, device: str, bar):
+def _trained_model(config, device: str, bar):
     store = _models()
     key = (config, device)
     if key not in store:
-        store[key] = train_model(
+        store[key] = train_slice_model(
             config,
             callback=lambda i, loss: bar.progress((i + 1) / config.steps, text=f"step {i + 1}: loss {loss:.3f}"),
             device=device,
@@ -119,8 +121,8 @@ def _trained_model(config: SliceModelConfig, device: str, bar):
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _model_slice(config: SliceModelConfig, device: str, span: float, resolution: int, seed: int, _trained):
-    return model_slice(_trained, span=span, resolution=resolution, seed=seed)
+def _model_slice(config, device: str, span: float, resolution: int, seed: int, _trained):
+    return slice_lab(_trained, span=span, resolution=resolution, seed=seed)
 
 
 ui.page_header(
@@ -155,18 +157,17 @@ if tabs[0].open:
             tau = draw(KNOBS["land_pl_tau"])
         with c3:
             basin = draw(KNOBS["land_pl_basin"])
-        if GEOMETRIES[geometry].closed and delta > np.pi:
+        line = TwoKeyConfig(geometry, eps, delta, tau, c, basin, dtype=dtype_name, device=device)
+        two_key = _two_key(line)
+        if line.delta_clamped:
             st.error(
                 f"On the sphere Delta is the angle theta between the keys and must be at most pi "
-                f"(got {delta:g}). Fix: lower Delta; showing theta = 3.1 meanwhile."
+                f"(got {delta:g}). Fix: lower Delta; showing theta = {line.delta_used:g} meanwhile."
             )
-            delta = 3.1
-        line = dict(geometry=geometry, eps=eps, delta=delta, tau=tau, c=c, basin=basin)
-        try:
-            study = _two_key(dtype_name, device, **line)
-        except ValueError as err:
-            st.error(f"{err}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
-            study = _two_key("float64", device, **(line | {"delta": min(delta, 3.1)}))
+        delta = line.delta_used
+        if two_key.error is not None:
+            st.error(f"{two_key.error}. Fix: choose float64 in the sidebar, or a larger eps / smaller Delta.")
+        study = two_key.study
         profs = study.profiles
         ui.chart(pl_profile_figure(profs), key="land_pl_fig")
         ida, soft = study.ida, study.softmax
@@ -208,7 +209,7 @@ if tabs[0].open:
         )
         if draw(KNOBS["land_pl_sweep"]):
             with st.status("Sweeping ...", expanded=False) as status:
-                sw = _pl_sweeps(**line)
+                sw = _pl_sweeps(line)
                 status.update(label="Sweeps done", state="complete")
             a, b = st.columns(2)
             ui.chart(
@@ -280,18 +281,20 @@ def landscape_lab() -> None:
     c = draw(KNOBS["land_c"], geometry=geometry)
     with st.spinner("Computing the landscapes and the descent paths ..."):
         study = _descent(
-            dtype_name,
-            device,
-            geometry=geometry,
-            n=n,
-            eps=eps,
-            tau=tau,
-            c=c,
-            resolution=resolution,
-            n_starts=n_starts,
-            steps=steps,
-            lr=lr,
-            seed=s.seed,
+            DescentConfig(
+                geometry=geometry,
+                n=n,
+                eps=eps,
+                tau=tau,
+                c=c,
+                resolution=resolution,
+                n_starts=n_starts,
+                steps=steps,
+                lr=lr,
+                seed=s.seed,
+                dtype=dtype_name,
+                device=device,
+            )
         )
     res = study.results[kernel]
     grid, paths, outcomes = res.grid, res.paths, res.outcomes
@@ -343,14 +346,14 @@ if tabs[2].open:
         with c3:
             n_max = draw(KNOBS["land_h_nmax"])
         with st.status("Computing Hessians ...", expanded=False) as status:
-            spec = _hessians(geometry, eps, rho, c, n_max)
+            hessians = _hessians(HessianConfig(geometry, eps, rho, c, n_max))
             status.update(label="Hessians computed", state="complete")
-        ui.chart(hessian_figure(spec), key="land_h_fig")
-        rows = pd.DataFrame(hessian_table(spec)).replace({"kernel": KERNEL_LABELS})
+        ui.chart(hessian_figure(hessians.spectra), key="land_h_fig")
+        rows = pd.DataFrame(hessians.table).replace({"kernel": KERNEL_LABELS})
         st.dataframe(rows, hide_index=True, key="land_h_table")
         ui.download_json(
             "Download the spectra (JSON)",
-            {k: [{"n": h.n, "eigenvalues": h.eigenvalues} for h in hs] for k, hs in spec.items()},
+            hessians.to_dict(),
             "hessian_spectra.json",
             "land_h_dl",
         )
@@ -377,14 +380,9 @@ if tabs[3].open:
         with c3:
             span = draw(KNOBS["land_m_span"])
             res = draw(KNOBS["land_m_res"])
-        config = SliceModelConfig(
-            geometry=geometry,
-            kernel=kernel,
-            eps=eps,
-            steps=steps,
-            seed=s.seed,
-            dim=2 + GEOMETRIES[geometry].extra_dims,  # a 2-D embedding (the sphere: S^2 in R^3)
-        )
+        config = slice_model_config(
+            geometry, kernel, eps, steps, s.seed
+        )  # 2-D embeddings (the sphere: S^2 in R^3)
         # Pressing Stop reruns the page, which ends the training at its next progress report; a model
         # trained to the end is kept for every session, so the Stop button goes once it is done.
         stop = st.empty()
@@ -394,7 +392,8 @@ if tabs[3].open:
             bar = st.progress(0.0, text="training")
             trained = _trained_model(config, device, bar)
             bar.progress(1.0, text=f"trained ({config.steps} steps); slicing {res} x {res} models ...")
-            sl = _model_slice(config, device, span, res, s.seed, trained)
+            sliced = _model_slice(config, device, span, res, s.seed, trained)
+            sl = sliced.slice
             status.update(label="Model trained and sliced", state="complete", expanded=False)
         stop.empty()
         ui.chart(
@@ -402,7 +401,7 @@ if tabs[3].open:
             key="land_m_fig",
         )
         m = st.columns(4)
-        m[0].metric("Training accuracy", f"{trained.accuracy:.1%}")
+        m[0].metric("Training accuracy", f"{sliced.accuracy:.1%}")
         m[1].metric("Loss at the trained point", f"{sl.centre_loss:.4g}")
         m[2].metric(
             "Largest distance off the manifold",
@@ -415,10 +414,10 @@ if tabs[3].open:
             help="Share of slice points where theta + a d1 + b d2 (Li et al.'s additive slice) would move a "
             "key off the ball / sphere.",
         )
-        ui.chart(history_figure(trained.history), key="land_m_hist")
+        ui.chart(history_figure(sliced.history), key="land_m_hist")
         ui.download_json(
             "Download the slice (JSON)",
-            {"a": sl.a, "b": sl.b, "loss": sl.loss, "accuracy": sl.accuracy, "history": trained.history},
+            sliced.to_dict(),
             "model_slice.json",
             "land_m_dl",
         )

@@ -3,19 +3,26 @@
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.routing.compare import CompareConfig, compare_routers_steps
-from georesolver_core.routing.demo import ShiftingStream, dmg_stream, routing_demo
-from georesolver_core.routing.distributed import DistConfig, run_headless
-from georesolver_core.routing.dmg import DMGConfig
-from georesolver_core.routing.quality import quality_sweep
-from georesolver_core.routing.traffic import MAX_TRAFFIC_BYTES, load_traffic_report, traffic_runs, traffic_table
-from georesolver_core.theory.routing import routing_entropy_bound
+from georesolver_core.labs.routing import (
+    MAX_TRAFFIC_BYTES,
+    CompareConfig,
+    DMGLabConfig,
+    QualityConfig,
+    SphereConfig,
+    dmg_lab,
+    live_traffic,
+    load_traffic_report,
+    quality_lab,
+    router_table,
+    routers_steps,
+    sphere_lab,
+    traffic_lab,
+)
 from georesolver_core.viz.routing import (
     comm_figure,
     dmg_pool_figure,
@@ -64,26 +71,23 @@ KNOBS = page_knobs(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _demo(n_protos, n_queries, k, eps, spread, seed):
-    return routing_demo(n_protos, n_queries, k=k, eps=eps, spread=spread, seed=seed)
+def _sphere(config: SphereConfig):
+    return sphere_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _quality(n_protos, eps, at_prototypes, seed):
-    return quality_sweep(n_pool=n_protos, n_queries=150, eps=eps, at_prototypes=at_prototypes, seed=seed)
+def _quality(config: QualityConfig):
+    return quality_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _stream(n, shift_at, angle, tau_base, kappa, gamma, window, capacity, seed):
-    cfg = DMGConfig(
-        capacity=capacity, tau_base=tau_base, kappa=kappa, gamma=gamma, window=window, rate_window=window
-    )
-    return dmg_stream(ShiftingStream(n, shift_at=shift_at, shift_angle=angle, seed=seed), cfg)
+def _stream(config: DMGLabConfig):
+    return dmg_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def _live_comm(batches: tuple, world: int):
-    return run_headless(DistConfig(world_size=world, batch_sizes=batches, backend="gloo", timeout_s=60))
+    return live_traffic(batches, world)
 
 
 # --- 1. Routing decisions on the sphere ---------------------------------------------------------------------
@@ -91,10 +95,10 @@ st.subheader("Routing decisions on the sphere")
 c1, c2, c3, c4 = st.columns(4)
 n_protos, n_queries = draw(KNOBS["rt_protos"], c1), draw(KNOBS["rt_queries"], c1)
 k_in, eps, spread = draw(KNOBS["rt_k"], c2), draw(KNOBS["rt_eps"], c3), draw(KNOBS["rt_spread"], c4)
-k = min(k_in, n_protos)
+sphere = _sphere(SphereConfig(n_protos, n_queries, k_in, eps, spread, s.seed))
+demo, k = sphere.demo, sphere.k
 if k_in > n_protos:
     st.caption(f"Only {n_protos} prototypes: routing to the Top-{k}.")
-demo = _demo(n_protos, n_queries, k, eps, spread, s.seed)
 ui.chart(
     routing_sphere_figure(
         demo.queries,
@@ -117,21 +121,14 @@ m[1].metric("Max tail mass left outside the Top-K", f"{demo.tail_mass.max():.3g}
 m[2].metric(
     "Routing entropy H(c) (nats)",
     f"{demo.entropy:.3f}",
-    f"bound log K_pool = {float(routing_entropy_bound(n_protos)):.3f}",
+    f"bound log K_pool = {sphere.entropy_bound:.3f}",
     delta_color="off",
     delta_arrow="off",
     help="Of the first-choice load. The first choice is the nearest prototype whatever eps: this entropy "
     "moves with the queries and the pool, not with eps.",
 )
-m[3].metric("Prototypes never chosen first", int((demo.load == 0).sum()))
-table = pd.DataFrame(
-    {
-        "query": np.arange(n_queries),
-        **{f"choice {j + 1}": demo.indices[:, j] for j in range(k)},
-        **{f"weight {j + 1}": np.round(demo.weights[:, j], 4) for j in range(k)},
-        "tail mass": demo.tail_mass,
-    }
-)
+m[3].metric("Prototypes never chosen first", sphere.never_chosen)
+table = sphere.table
 st.caption(
     f"As eps -> 0 the Top-{k} weights tend to 1/d^2 proportions, not to one-hot: with these queries (spread "
     f"{spread:g} rad) the first choice keeps {demo.first_weight_limit:.3f} on average. Set the spread to 0 (queries "
@@ -151,20 +148,21 @@ with tabs[0]:
             "error largest (v = +u on the Top-K, -u elsewhere) and with random unit values."
         )
         at = draw(KNOBS["rt_at_protos"])
-        q = _quality(max(n_protos, 2), eps, at, s.seed)
+        quality = _quality(QualityConfig(max(n_protos, 2), eps, at, s.seed))
+        q = quality.sweep
         ui.chart(
             quality_figure(q.ks, q.worst_error, q.random_error, q.paper_bound, q.exact_bound), key="rt_quality"
         )
         with st.container(border=True):
             st.markdown("**Theorem 10.1: what the theory says vs what we measured**")
-            ok = all(w <= b * (1 + 1e-9) + 1e-15 for w, b in zip(q.worst_error, q.paper_bound, strict=True))
+            ok = quality.unit_holds  # verdicts.verdict_inequality over every K, in the lab
             small_bound = q.small_bound[0]
             st.markdown(
                 f"- Unit-norm values: measured worst error {'<=' if ok else '>'} printed bound at every K "
                 f"({':green[holds]' if ok else ':red[violated]'}); at K=1: {q.worst_error[0]:.3g} vs {q.paper_bound[0]:.3g}.\n"
                 f"- Values of norm {q.small_scale:.3g}: error {q.small_error[0]:.3g} vs printed bound "
                 f"{small_bound:.3g}: the bound is quadratic in the values' scale, the error linear "
-                f"({':red[violated]' if q.small_error[0] > small_bound else ':green[holds]'}).\n"
+                f"({':green[holds]' if quality.small_holds else ':red[violated]'}).\n"
                 f"- The exact worst case 2 T max||v|| is what the measurement attains (black dotted line)."
             )
 
@@ -191,7 +189,7 @@ with tabs[1]:
         )
         tc.controls(
             "rt_cmp",
-            lambda: compare_routers_steps(cfg),
+            lambda: routers_steps(cfg),
             cfg,
             budget_s=CMP_BUDGET_S,
             what="Train",
@@ -209,23 +207,7 @@ with tabs[1]:
                 ),
                 key="rt_load",
             )
-            rows = pd.DataFrame(
-                [
-                    {
-                        "router": r.label,
-                        "test MSE": r.test_mse,
-                        "CV before capacity": r.stats.cv_requested,
-                        "CV after": r.stats.cv_kept,
-                        "dead experts": r.stats.dead_experts,
-                        "load entropy (nats)": r.stats.entropy,
-                        "log E": r.stats.entropy_max,
-                        "dropped slots": r.stats.dropped_slots,
-                        "tokens with no expert": r.stats.dropped_tokens,
-                        "train seconds": r.seconds,
-                    }
-                    for r in res.runs
-                ]
-            )
+            rows = router_table(res)
             # one row per statistic, one column per router: ten statistics side by side ran off the page
             shown = rows.set_index("router").T
             shown.columns = [label.split(" (")[0] for label in shown.columns]
@@ -253,9 +235,9 @@ with tabs[2]:
         angle, tau = draw(KNOBS["rt_dmg_angle"], b), draw(KNOBS["rt_dmg_tau"], b)
         kappa, gamma = draw(KNOBS["rt_dmg_kappa"], c), draw(KNOBS["rt_dmg_gamma"], c)
         capacity = draw(KNOBS["rt_dmg_cap"], a)
-        shift_at = min(shift_at, n)
         with st.spinner("Streaming through the pool ..."):
-            res = _stream(n, shift_at, angle, tau, kappa, gamma, 32, capacity, s.seed)
+            lab = _stream(DMGLabConfig(n, shift_at, angle, tau, kappa, gamma, capacity, seed=s.seed))
+        res, shift_at = lab.stream, lab.shift_at
         ui.chart(
             dmg_stream_figure(res.t, res.loss, res.tau, res.spawn_t, res.n_active, shift_at), key="rt_dmg_stream"
         )
@@ -268,7 +250,7 @@ with tabs[2]:
             st.markdown(
                 f"- Before the shift (after 200 warm-up steps): {res.spawns_before} spawns; the lemma expects "
                 f"O(log T) on a stationary stream.\n- Shift by {angle:.2f} rad at step {shift_at}: {delay}.\n"
-                f"- Pool: {len(res.protos)} of {capacity} slots used; {res.refused} surprises refused (pool full)."
+                f"- Pool: {lab.used} of {lab.capacity} slots used; {res.refused} surprises refused (pool full)."
             )
 
 # --- 5. Distributed traffic -------------------------------------------------------------------------------
@@ -304,13 +286,13 @@ with tabs[3]:
                 load_traffic_report(ASSET.read_text()),
                 "the repository's headless run (assets/routing_comm.json)",
             )
-        typed = traffic_runs(runs)
-        rows = [r for run in typed for r in run.rows]
+        traffic = traffic_lab(runs)
+        typed, rows = traffic.runs, traffic.rows
         if rows:
             st.caption(f"Source: {source}.")
             per = st.segmented_control("Per", ["batch", "query"], default="batch", key="rt_comm_per") or "batch"
             ui.chart(comm_figure(rows, per=per), key="rt_comm_fig")
-            table = pd.DataFrame(traffic_table(typed))
+            table = traffic.table
             st.dataframe(table, hide_index=True, key="rt_comm_table")
             ui.download_csv("Download the traffic table (CSV)", table, "routing_traffic.csv", "rt_comm_dl")
             for run in typed:

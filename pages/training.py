@@ -1,24 +1,30 @@
 """Training lab: GeoResolver models and their softmax baseline trained live, several runs overlaid."""
 
 import copy
-import io
-import time
 
 import pandas as pd
 import streamlit as st
-import torch
 import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.attention import ATTENTION, AttentionConfig
+from georesolver_core.attention import ATTENTION
 from georesolver_core.attention.layer import HIDA_SIZES
-from georesolver_core.device import device_label, one_cpu_thread
-from georesolver_core.model import ModelConfig
-from georesolver_core.model.gate import gate_bound
+from georesolver_core.device import device_label
+from georesolver_core.labs.training import (
+    TrainingLabConfig,
+    checkpoint_bytes,
+    gate_check,
+    model_gates,
+    record_gates,
+    run_metrics,
+    sample_text,
+    sentence_map,
+    train_for,
+    train_step,
+)
 from georesolver_core.tasks import TASKS
-from georesolver_core.tasks.text import bits_per_char, generate, sentence_attention
-from georesolver_core.train import FORMAT, RunSpec, TrainConfig, build_trainer, resume
+from georesolver_core.train import RunSpec, TrainConfig, build_trainer, resume
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
@@ -90,27 +96,13 @@ with st.container(border=True):
             HIDA_SIZES[name], 1, 64, None, step=1, key=f"trn_{name}", placeholder="paper's default"
         )
 
-task_size = None
-if size_arg is not None:
-    task_size = int(size) * 8 if size_arg == "n_train" else int(size)
-    if size_arg == "depth":
-        task_size = min(task_size, 6)  # a tree of depth 6 has 127 nodes: pairs stay a small table
 spec_error = None
 try:
-    attention = AttentionConfig(d_model=width, kernel=model, eps=eps, **sizes)
-    spec = RunSpec(
-        task=task,
-        size=task_size,
-        model=ModelConfig(n_layers=layers, gating=gating, memory="gsr" if memory else "none", attention=attention),
-    )
-    config = TrainConfig(
-        steps=int(steps),
-        lr=lr,
-        batch_size=64,
-        eval_every=25,
-        seed=ui.settings().seed,
+    spec, config = TrainingLabConfig(
+        task=task, size=int(size), kernel=model, width=width, layers=layers, eps=eps, lr=lr, steps=int(steps),
+        gating=gating, memory=memory, sizes=tuple(sizes.items()), seed=ui.settings().seed,
         device=ui.settings().device.type,
-    )
+    ).build()  # fmt: skip
 except ValueError as err:
     spec, config, spec_error = None, None, str(err)
 
@@ -151,8 +143,7 @@ def _step() -> None:
     run = _active()
     if run is not None:
         run.status = tc.PAUSED
-        with one_cpu_thread(run.trainer.device):
-            run.trainer.run(steps=1)
+        train_step(run.trainer)
 
 
 # Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
@@ -199,13 +190,7 @@ def live() -> None:
     run = _active()
     if run is not None and run.status == tc.RUNNING:
         trainer = run.trainer
-        t0 = time.perf_counter()
-        with one_cpu_thread(trainer.device):  # small models: extra threads only add synchronisation
-            while time.perf_counter() - t0 < CHUNK_SECONDS and trainer.step < trainer.config.steps:
-                trainer.run(steps=1)
-                if trainer.diverged or trainer.message and "reached" in trainer.message:
-                    break
-        if trainer.diverged or trainer.step >= trainer.config.steps:
+        if train_for(trainer, CHUNK_SECONDS):  # the last step, or a divergence
             run.status = tc.DIVERGED if trainer.diverged else tc.FINISHED
             st.rerun()  # the whole page: stops the timer and redraws the buttons
     shown = run or (runs[-1] if runs else None)
@@ -213,7 +198,7 @@ def live() -> None:
         st.info("Press **Start** to train the model configured above; curves appear here as it learns.")
         return
     tr = shown.trainer
-    final = tr.final()
+    metrics = run_metrics(tr, shown.spec.task)
     st.progress(
         min(tr.step / tr.config.steps, 1.0),
         text=f"run #{shown.id} ({shown.status}): step {tr.step} of {tr.config.steps}",
@@ -221,14 +206,14 @@ def live() -> None:
     if tr.diverged:
         st.error(tr.message)
     m1, m2, m3 = st.columns(3)
-    if shown.spec.task == "text":
-        m1.metric("validation bits/char", "n/a" if final.loss is None else f"{bits_per_char(final.loss):.3f}")
-        train_bits = "n/a" if final.train_loss is None else f"{bits_per_char(final.train_loss):.3f}"
+    if metrics.text:
+        m1.metric("validation bits/char", "n/a" if metrics.val_bits is None else f"{metrics.val_bits:.3f}")
+        train_bits = "n/a" if metrics.train_bits is None else f"{metrics.train_bits:.3f}"
         m2.metric("training bits/char", train_bits)
     else:
-        m1.metric("test accuracy", "n/a" if final.accuracy is None else f"{final.accuracy:.3f}")
-        m2.metric("training loss", "n/a" if final.train_loss is None else f"{final.train_loss:.4f}")
-    m3.metric("steps/s", f"{tr.step / tr.seconds:.1f}" if tr.seconds else "n/a")
+        m1.metric("test accuracy", "n/a" if metrics.accuracy is None else f"{metrics.accuracy:.3f}")
+        m2.metric("training loss", "n/a" if metrics.train_loss is None else f"{metrics.train_loss:.4f}")
+    m3.metric("steps/s", "n/a" if metrics.steps_per_s is None else f"{metrics.steps_per_s:.1f}")
     text_runs = [r for r in runs if r.spec.task == "text"]
     if text_runs:
         if shown.spec.task == "text":
@@ -291,9 +276,7 @@ def _sample(run: tc.TrainingRun) -> None:
     tr = run.trainer
     due = run.sample_step is None or tr.step - run.sample_step >= SAMPLE_EVERY
     if tr.step and (due or (run.status != tc.RUNNING and run.sample_step != tr.step)):
-        g = torch.Generator().manual_seed(tr.config.seed)
-        with one_cpu_thread(tr.device):
-            run.sample = "a " + generate(tr.model, "a ", SAMPLE_CHARS, generator=g)
+        run.sample = sample_text(tr, SAMPLE_CHARS)
         run.sample_step = tr.step
     if run.sample:
         st.markdown(f"**Sample at step {run.sample_step}** (prompt `a `, temperature 0.8):")
@@ -318,11 +301,9 @@ if runs:
             f"run{pick}_history.json",
             "trn_dl_json",
         )
-    buf = io.BytesIO()
-    torch.save({"format": FORMAT, **chosen.trainer.state()}, buf)
     d3.download_button(
         "Checkpoint (.pt)",
-        buf.getvalue(),
+        checkpoint_bytes(chosen.trainer),
         f"run{pick}_checkpoint.pt",
         key="trn_dl_ckpt",
         icon=":material/download:",
@@ -335,38 +316,31 @@ if runs:
         layer = a2.number_input("Block", 1, len(tr.model.blocks), 1, key="trn_attn_layer") - 1
         head = a3.number_input("Head", 1, chosen.spec.model.attention.n_heads, 1, key="trn_attn_head") - 1
         text = sentence or SENTENCE
-        w = sentence_attention(tr.model, text, int(layer), int(head))
-        ui.chart(attention_heatmap(w.numpy(), text[-tr.model.config.max_len :]), key="trn_attn_fig")
+        att = sentence_map(tr, text, int(layer), int(head))
+        ui.chart(attention_heatmap(att.weights, att.text), key="trn_attn_fig")
         st.caption(
             "Row i: how the query at character i (predicting character i + 1) spreads its weight over characters "
             "0..i (causal: the upper triangle is zero)."
         )
 
     # --- HyperGate and Theorem 7.1 on the chosen model ------------------------------------------------
-    gates = tr.model.gates() if hasattr(tr.model, "gates") else []
+    gates = model_gates(tr)
     if draw(KNOBS["trn_show_gates"]) and gates:
-        test = tr.task.test_set().slice(0, 16).to(tr.device)
-        for g in gates:
-            g.record = True
-        with torch.no_grad():
-            tr.model.eval()
-            tr.model(test.x)
-        for g in gates:
-            g.record = False
+        recorded = record_gates(tr)  # one forward pass over 16 test examples
         layer = st.slider("Block", 1, len(gates), 1, key="trn_gate_layer") - 1 if len(gates) > 1 else 0
         example = st.slider("Test example", 1, 16, 1, key="trn_gate_example") - 1
-        values = gates[layer].last
+        values = recorded[layer]
         ui.chart(gate_figure(values, example, layer), key="trn_gate_fig")
-        gb = gate_bound(gates[layer], values.u)
-        holds = bool((gb.sigma_min >= gb.bound - 1e-9).all())
+        check = gate_check(gates[layer], values.u)  # verdicts.verdict_inequality per token, in the lab
+        gb, holds = check.bound, check.holds
         with st.container(border=True):
             st.markdown("**What the theory says vs what we measured** (Theorem 7.1, section 7)")
             st.markdown(
                 "`||dL/dx_i|| >= (lambda_min(G_i) - ||W_g|| ||x_i|| / 4) ||dL/dh_i||`: gradients through the gate do "
-                f"not vanish while the bound is positive. On {gb.u_norm.numel()} tokens of this model (||W_g|| = "
+                f"not vanish while the bound is positive. On {check.n_tokens} tokens of this model (||W_g|| = "
                 f"{gb.w_norm:.3g}): the bound **{'holds at every token' if holds else 'is violated somewhere'}**; it is "
-                f"**vacuous** (<= 0) at {100 * float(gb.vacuous.double().mean()):.0f}% of them; the smallest measured "
-                f"ratio is {float(gb.sigma_min.min()):.3g}."
+                f"**vacuous** (<= 0) at {100 * check.vacuous:.0f}% of them; the smallest measured "
+                f"ratio is {check.min_ratio:.3g}."
             )
         ui.chart(gate_bound_figure(gb), key="trn_gate_bound")
     elif not gates:

@@ -18,7 +18,10 @@ from georesolver_core import claims, verdicts
 from georesolver_core.claims import registry
 
 PACKAGE = pathlib.Path(georesolver_core.__file__).parent
-MATHS = ("embeddings", "landscape", "attention", "geometry", "bench", "theory", "viz", "verdicts")
+# The labs measure for the pages and the claims alike: they read the verdict rules (``verdicts``, a leaf
+# outside the claims package), never the claims. Each lab module is imported, not only the package.
+LABS = ("labs",) + tuple(f"labs.{p.stem}" for p in sorted((PACKAGE / "labs").glob("*.py")) if p.stem != "__init__")
+MATHS = ("embeddings", "landscape", "attention", "geometry", "bench", "theory", "viz", "verdicts", *LABS)
 
 
 def test_importing_a_maths_module_never_imports_claims():

@@ -22,8 +22,9 @@ from georesolver_core.extras.hankel import (
     hankel_kernel,
     observed_rank,
 )
-from georesolver_core.theory.hankel import rank_rule
+from georesolver_core.theory.hankel import rank_rule, singular_value_bound
 from georesolver_core.validate import check_positive_int
+from georesolver_core.verdicts import HOLDS, verdict_inequality
 
 LEFT_FACTOR = 4  # a block [h, 2h) meets s in (delta, delta + 4h]: the finite stand-in for s in (0, inf)
 
@@ -45,6 +46,28 @@ def decay_sweep(hs: Sequence[float], top: int = 12, delta: float = 1.0) -> Decay
     return Decay(
         list(map(float, hs)), [block_singular_values(h, LEFT_FACTOR * int(h), delta, top=top).tolist() for h in hs]
     )
+
+
+@dataclass(frozen=True)
+class DecayCheck:
+    """The seed's decay s_(N+1)/s_1 <= 4^-N index by index, at the worst block scale h of a ``Decay``."""
+
+    worst: list[float]  # (top,) max over h of s_n / s_1, n = 1..top
+    bound: list[float]  # (top,) 4^-(n - 1) (``theory.hankel.singular_value_bound``)
+    verdict: str  # HOLDS or FAILS (``verdicts.verdict_inequality``, relation "le")
+    summary: str  # the tightest margin, or the worst index
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict == HOLDS
+
+
+def decay_check(decay: Decay) -> DecayCheck:
+    """Judge the normalised singular values of every block against 4^-N (the claim's verdict rule)."""
+    worst = np.asarray(decay.normalised(), dtype=float).max(axis=0)  # (top,)
+    bound = singular_value_bound(np.arange(1, worst.size + 1))
+    verdict, summary = verdict_inequality(worst, bound, relation="le")
+    return DecayCheck(worst.tolist(), bound.tolist(), verdict, summary)
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,18 @@ their own settings, so a page and ``python -m georesolver_core claims`` show the
   against Dense-HIDA, C-HIDA's stream and regret, FP-HIDA's retrieval;
 - ``cost_scaling``: the HIDA family's time and memory against n, slopes judged against Proposition 1
   (``python -m georesolver_core bench --scaling``);
-- ``op_count``: the same cost classes counted in arithmetic operations instead of seconds.
+- ``op_count``: the same cost classes counted in arithmetic operations instead of seconds;
 - ``compression``: the Compression page: HCC against a baseline at the same storage, the bit sweep, the
-  memory table, and attention with quantised keys.
+  memory table, and attention with quantised keys;
+- ``routing``: the Routing & memory page: GSR's decisions on the sphere, Theorem 10.1's error against K
+  with its verdicts, three routers' loads, a DMG stream, the distributed traffic report;
+- ``landscapes``: the Landscapes page: the two-key PL constants, the 2-D patch with descent, Lemma 2's
+  Hessian spread, the slice of a trained model;
+- ``training``: the Training page: a run built from its settings, trained a chunk at a time, its
+  metrics, samples and attention, and Theorem 7.1 judged on its HyperGates.
+
+A lab judges a measurement beside its bound with the claims' rules (``verdicts``, a leaf module outside
+the claims package), so that a page shows the verdict the claims would give, and never imports a claim.
 
 The kernels (``attention``) never import a lab: the arrows run attention -> labs -> claims.
 """
