@@ -9,6 +9,7 @@ from knobs import Knob, draw, page_knobs
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.labs.landscapes import (
     DescentConfig,
+    DescentSetup,
     HessianConfig,
     TwoKeyConfig,
     descent_lab,
@@ -282,16 +283,10 @@ def landscape_lab() -> None:
     with st.spinner("Computing the landscapes and the descent paths ..."):
         study = _descent(
             DescentConfig(
-                geometry=geometry,
-                n=n,
-                eps=eps,
-                tau=tau,
-                c=c,
-                resolution=resolution,
-                n_starts=n_starts,
-                steps=steps,
-                lr=lr,
-                seed=s.seed,
+                DescentSetup(
+                    geometry, n=n, eps=eps, tau=tau, c=c, resolution=resolution, n_starts=n_starts, steps=steps,
+                    lr=lr, seed=s.seed,
+                ),  # fmt: skip
                 dtype=dtype_name,
                 device=device,
             )

@@ -10,6 +10,7 @@ import pytest
 from georesolver_core.labs.landscapes import (
     SPHERE_FALLBACK_DELTA,
     DescentConfig,
+    DescentSetup,
     HessianConfig,
     TwoKeyConfig,
     descent_lab,
@@ -62,11 +63,11 @@ def test_pl_sweeps_use_the_clamped_line():
 
 
 def test_descent_lab_runs_both_kernels_on_the_same_keys():
-    study = descent_lab(DescentConfig("euclidean", n=3, eps=1e-2, resolution=20, n_starts=2, steps=10))
+    study = descent_lab(DescentConfig(DescentSetup("euclidean", n=3, eps=1e-2, resolution=20, n_starts=2, steps=10)))
     assert set(study.results) == {"ida", "softmax"}
     assert all(len(r.outcomes) == 2 for r in study.results.values())
     with pytest.raises(ValueError, match="dtype"):
-        DescentConfig("euclidean", n=3, eps=1e-2, dtype="half")
+        DescentConfig(DescentSetup("euclidean", n=3, eps=1e-2), dtype="half")
 
 
 def test_hessian_lab_tables_every_kernel_and_n():

@@ -8,7 +8,7 @@
   measured in falls back to float64, with the reason kept (``TwoKeyLab.error``);
 - ``pl_sweep_lab``: mu of both kernels against eps and against Delta, beside the paper's rates;
 - ``descent_lab``: n random keys in a chart patch, L on a grid and Riemannian descent from a ring of
-  starts (``landscape.study.descent_study``);
+  starts (``landscape.study.run_descent``);
 - ``hessian_lab``: Lemma 2's Riemannian Hessian at the equidistant start (every weight 1/n), its
   spread max |lambda| / min non-zero |lambda| for n = 2, 4, ... up to n_max;
 - ``slice_model_config`` / ``train_slice_model`` / ``slice_lab``: a small classifier with prototype keys
@@ -33,13 +33,14 @@ from georesolver_core.landscape.model_slice import (
     train_model,
 )
 from georesolver_core.landscape.study import (
+    DescentSetup,
     DescentStudy,
     PLSweeps,
     TwoKeyStudy,
-    descent_study,
     hessian_study,
     hessian_table,
     pl_sweeps,
+    run_descent,
     two_key_study,
 )
 
@@ -129,34 +130,21 @@ def pl_sweep_lab(config: TwoKeyConfig) -> PLSweeps:
 class DescentConfig:
     """n random keys in a chart patch, the loss of retrieving key 0, descent from a ring of starts.
 
-    Validated by ``landscape.study.DescentSetup`` where the study runs, except the dtype, checked here.
+    The setup is validated by ``landscape.study.DescentSetup`` where the study runs; the dtype here.
     """
 
-    geometry: str  # a GEOMETRIES key
-    n: int  # keys
-    eps: float  # IDA regulariser
-    tau: float = 1.0  # softmax temperature
-    c: float = 1.0  # ball curvature parameter, k = -c
-    resolution: int = 60  # grid points per chart axis
-    n_starts: int = 8  # descent starts, evenly on a ring
-    steps: int = 200  # descent steps
-    lr: float = 2.0  # RiemannianSGD learning rate
-    seed: int = 0  # of the random keys
+    setup: DescentSetup  # geometry, keys, eps, tau, c, grid resolution, starts, steps, lr, seed
     dtype: str = "float64"  # a device.DTYPES name
     device: str = "cpu"
 
     def __post_init__(self):
-        check_geometry(self.geometry)
+        check_geometry(self.setup.geometry)
         _check_dtype(self.dtype)
 
 
 def descent_lab(config: DescentConfig) -> DescentStudy:
-    """Both kernels' grids, descent paths and outcomes on the same keys and starts (``descent_study``)."""
-    setup = dict(
-        n=config.n, eps=config.eps, tau=config.tau, c=config.c, resolution=config.resolution,
-        n_starts=config.n_starts, steps=config.steps, lr=config.lr, seed=config.seed,
-    )  # fmt: skip
-    return descent_study(config.geometry, dtype=DTYPES[config.dtype], device=config.device, **setup)
+    """Both kernels' grids, descent paths and outcomes on the same keys and starts (``run_descent``)."""
+    return run_descent(config.setup, dtype=DTYPES[config.dtype], device=config.device)
 
 
 # --- 3. Lemma 2's Hessian ------------------------------------------------------------------------------------

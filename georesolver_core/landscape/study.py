@@ -229,7 +229,14 @@ def descent_study(
 
     ``setup``: the other fields of ``DescentSetup`` (n, eps, tau, c, resolution, n_starts, steps, lr, seed).
     """
-    setup = DescentSetup(geometry, **setup)
+    return run_descent(DescentSetup(geometry, **setup), dtype=dtype, device=device)
+
+
+def run_descent(
+    setup: DescentSetup, *, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu"
+) -> DescentStudy:
+    """``descent_study`` of a ``DescentSetup``."""
+    geometry = setup.geometry
     patch = Patch(geometry, patch_extent(geometry, setup.c), setup.c)
     step = max_descent_step(patch.extent)
     keys = patch.random_keys(setup.n, seed=setup.seed, dtype=dtype).to(device)
