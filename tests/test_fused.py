@@ -412,3 +412,18 @@ def test_tile_buffers_are_kept_from_call_to_call_without_keeping_inputs():
         del q
         gc.collect()
         assert ref() is None
+
+
+@pytest.mark.parametrize(("n_chunks", "rows", "workers", "in_flight"), [(4, [0, 1], 2, 8), (5, [2, 0, 1], 2, 8), (3, [0, 1], 4, 2), (4, [1, 0], 1, 8)])
+def test_task_order_takes_every_task_once_each_chunk_first_by_its_first_block(n_chunks, rows, workers, in_flight):
+    from georesolver_core.attention.fused_schedule import _task_order
+
+    order = _task_order(n_chunks, rows, workers, in_flight)
+    assert sorted(order) == sorted((c, ib) for c in range(n_chunks) for ib in rows)
+    for c in range(n_chunks):  # a chunk is set up by the task of its first block, which comes first
+        mine = [ib for cc, ib in order if cc == c]
+        assert mine == list(rows)
+    if 1 < workers <= in_flight:  # the first tasks set up ``workers`` different chunks at once
+        assert len({c for c, _ in order[:workers]}) == min(workers, n_chunks)
+    else:
+        assert [c for c, _ in order] == sorted(c for c, _ in order)  # chunk by chunk
