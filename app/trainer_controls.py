@@ -10,6 +10,7 @@ Stop ends it and keeps what it computed, Reset forgets it. A job also stops at i
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,29 +57,37 @@ class LiveJob:
     seconds: float = 0.0
     events: int = 0
     error: str | None = field(default=None)
+    # Held for each step of the generator and by the buttons' status changes: the live fragment may run
+    # in its own thread beside the rerun a button starts, and a Pause must not land mid-step.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def advance(self, seconds: float | None = None, events: int | None = None) -> None:
         """Run the generator for ``seconds`` of work or ``events`` yields, whichever ends first."""
         t0 = time.perf_counter()
         n = 0
+        entry = self.status  # RUNNING for a chunk, PAUSED for Step: a button changing it ends the chunk
         with one_cpu_thread():  # tiny tensors: extra threads only add synchronisation
-            while self.status in ACTIVE:
-                try:
-                    self.fraction, self.text, self.partial = next(self.steps)
-                except StopIteration as done:
-                    self.result, self.status, self.fraction = done.value, FINISHED, 1.0
+            while self.status == entry and entry in ACTIVE:
+                with self.lock:  # the step and its time are counted together: a Pause sees both or neither
+                    if self.status != entry:  # paused or stopped while this thread waited for the lock
+                        break
+                    s0 = time.perf_counter()
+                    try:
+                        self.fraction, self.text, self.partial = next(self.steps)
+                    except StopIteration as done:
+                        self.result, self.status, self.fraction = done.value, FINISHED, 1.0
+                        break
+                    except ValueError as err:
+                        self.error, self.status = str(err), STOPPED
+                        break
+                    finally:
+                        self.seconds += time.perf_counter() - s0
+                    n += 1
+                    self.events += 1
+                    if self.seconds >= self.budget_s:
+                        self.status = BUDGET
+                if (events is not None and n >= events) or (seconds is not None and time.perf_counter() - t0 >= seconds):
                     break
-                except ValueError as err:
-                    self.error, self.status = str(err), STOPPED
-                    break
-                n += 1
-                self.events += 1
-                spent = time.perf_counter() - t0
-                if self.seconds + spent >= self.budget_s:
-                    self.status = BUDGET
-                if (events is not None and n >= events) or (seconds is not None and spent >= seconds):
-                    break
-        self.seconds += time.perf_counter() - t0
 
 
 def job(prefix: str) -> LiveJob | None:
@@ -91,8 +100,10 @@ def _start(prefix: str, make: Callable[[], Iterator], sig, budget_s: float) -> N
 
 def _set(prefix: str, status: str) -> None:
     j = job(prefix)
-    if j is not None and j.status in ACTIVE:
-        j.status = status
+    if j is not None:
+        with j.lock:  # after the step in flight, if any: what the rerun draws is where the run stays
+            if j.status in ACTIVE:
+                j.status = status
 
 
 def _step(prefix: str) -> None:

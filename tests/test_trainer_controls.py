@@ -44,3 +44,28 @@ def test_stop_keeps_what_was_trained_and_the_budget_stops_a_run():
     done.advance(seconds=60)
     ref = compare(["cayley"], cfg, (0,))[0]
     assert done.result[0].history["cosine"] == pytest.approx(ref.history["cosine"])
+
+
+def test_a_pause_from_another_thread_ends_the_chunk_at_the_next_step_and_nothing_moves_after():
+    """The live fragment may advance in its own thread while a button's rerun pauses the job: the chunk
+    stops at the next step, and the step count and seconds the rerun shows are final."""
+    import threading
+    import time
+
+    def slow_steps():
+        for i in range(10_000):
+            time.sleep(0.002)
+            yield i / 10_000, f"step {i}", None
+
+    job = tc.LiveJob(slow_steps(), sig="s", budget_s=60.0)
+    worker = threading.Thread(target=job.advance, kwargs={"seconds": 5.0})
+    worker.start()
+    time.sleep(0.1)
+    with job.lock:  # what Pause's callback does
+        job.status = tc.PAUSED
+    shown = (job.text, job.seconds, job.events)  # what the rerun after the callback draws
+    worker.join(2.0)
+    assert not worker.is_alive(), "the chunk ended at the pause, not after its 5 s"
+    assert (job.text, job.seconds, job.events) == shown
+    job.advance(events=1)  # Step, while paused: exactly one step
+    assert job.events == shown[2] + 1 and job.status == tc.PAUSED
