@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import lecture
 import streamlit as st
 from knobs import PAGE_KEYS
 from streamlit.errors import StreamlitAPIException
@@ -108,6 +109,12 @@ def url_notices(container) -> None:
     ignored = list(dropped)
     for key, raw in given.items():
         if key in dropped:
+            continue
+        if key in (lecture.HIDE, lecture.LOCK):
+            # the lecturer's lists, applied by ``lecture.apply_url_state``: not used only if a name is malformed
+            parts = dict.fromkeys(p.strip() for p in raw.split(",") if p.strip())
+            if len(lecture.parse_keys(raw)) != len(parts):
+                ignored.append(key)
             continue
         if key in owned:
             if not owned[key]:

@@ -61,6 +61,10 @@ def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
     assert ".st-key-orth_beta {display: none" in html and ".st-key-orth_gamma {pointer-events" in html
     assert "orth_beta" in app.multiselect(key="lec_hide").options
     assert app.multiselect(key="lec_hide").value == ["orth_beta", "seed"]
+    # the link's hide and lock lists are used, so no "not used" notice names them
+    assert not [w.value for w in app.warning if "were not used" in w.value]
+    bad = _orthogonal(_hide="orth_beta,<b>")  # a malformed name is dropped, and the notice says so
+    assert [w.value for w in bad.warning if "were not used" in w.value and "_hide" in w.value]
     assert "orth_drift_fig" in app.selectbox(key="lec_fig").options
     links = [m.value for m in app.markdown if "_hide=" in m.value]
     assert links and "_hide=orth_beta%2Cseed" in links[-1] and links[-1].startswith("`")
