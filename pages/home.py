@@ -96,6 +96,9 @@ st.markdown(
 
 results = ui.shipped_claims(["sec5.2b-rim-separation"])  # the shipped report's measurement
 ui.theory_box(results)
-with st.expander("Show the measurement behind the verdict"):
-    for result in results:
-        ui.chart(ui.claim_chart(result), key="home_claim_fig")
+# Drawn only while open: a closed expander's figure would still be drawn on every first visit.
+measurement = st.expander("Show the measurement behind the verdict", key="home_claim_open", on_change="rerun")
+if measurement.open:
+    with measurement:
+        for result in results:
+            ui.chart(ui.claim_chart(result), key="home_claim_fig")

@@ -134,9 +134,13 @@ st.caption(
     f"{spread:g} rad) the first choice keeps {demo.first_weight_limit:.3f} on average. Set the spread to 0 (queries "
     "at prototypes) and the nearest prototype takes all the weight as eps shrinks."
 )
-with st.expander("Routing table (every query's Top-K and weights)"):
-    st.dataframe(table, hide_index=True, key="rt_table", height=260)
-    ui.download_csv("Download the routing table (CSV)", table, "gsr_routing.csv", "rt_table_dl")
+# Drawn only while open: Streamlit renders a closed expander's content, and the table's data grid is about
+# 1.2 MB of JavaScript that every first visit would otherwise load.
+table_box = st.expander("Routing table (every query's Top-K and weights)", key="rt_table_open", on_change="rerun")
+if table_box.open:
+    with table_box:
+        st.dataframe(table, hide_index=True, key="rt_table", height=260)
+        ui.download_csv("Download the routing table (CSV)", table, "gsr_routing.csv", "rt_table_dl")
 
 tabs = draw(KNOBS["rt_tab"])
 

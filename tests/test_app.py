@@ -6,7 +6,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.app_pages import ENTRY, ROOT, registered_pages
+from tests.app_pages import ENTRY, ROOT, open_page, registered_pages
 
 PAGES = registered_pages()
 
@@ -62,6 +62,14 @@ def test_home_widgets_at_extremes():
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert ("drag it to turn it" in " ".join(c.value for c in at.caption)) == sphere_3d
+
+
+def test_home_draws_the_claims_measurement_only_when_asked():
+    at = open_page("home.py")
+    assert len(at.get("plotly_chart")) == 1  # the three geometries; the claim's figure waits in its expander
+    at.session_state["home_claim_open"] = True
+    at.run()
+    assert len(at.get("plotly_chart")) == 2 and not at.exception
 
 
 def test_reset_button_restores_defaults():

@@ -23,6 +23,19 @@ def test_default_view_draws_the_sphere_and_the_error_curve(at):
     assert any("Theorem 10.1" in m.value for m in at.markdown)
 
 
+def test_the_routing_table_is_drawn_only_while_its_expander_is_open(at):
+    """A closed expander's content would still reach the browser (and load the data grid's JavaScript)."""
+    assert not at.dataframe  # closed by default: no table on a first visit
+    at.session_state["rt_table_open"] = True
+    at.run()
+    box = next(e for e in at.expander if e.label.startswith("Routing table"))
+    table = box.dataframe[0].value
+    assert table.shape[0] == 120 and not at.exception  # one row per query at the defaults
+    at.session_state["rt_table_open"] = False
+    at.run()
+    assert not at.dataframe
+
+
 @pytest.mark.parametrize(
     "widgets",
     [
