@@ -98,6 +98,27 @@ def known_keys(page: str | None = None) -> set[str]:
     return {key for rows in tables for key, knob in rows.items() if knob.bind == URL}
 
 
+def link_spellings(key: str, value) -> set[str]:
+    """How a link may write ``value`` of the knob ``key`` (in any registered table): as the value itself, or as
+    the label its widget shows, which is what a bound choice widget writes into the URL (``?emb_geo=Sphere``).
+    Empty for a key no table has."""
+    knob = next((rows[key] for rows in _TABLES.values() if key in rows), None)
+    if knob is None or value is None:
+        return set()
+    spellings = {str(value)}
+    if knob.kind == "geometry":
+        from georesolver_core.geometry import GEOMETRIES
+
+        if value in GEOMETRIES:
+            spellings.add(GEOMETRIES[value].label)
+    elif knob.format_func is not None and not isinstance(value, list | tuple):
+        try:
+            spellings.add(str(knob.format_func(value)))
+        except (KeyError, TypeError, ValueError):  # a label table without this value: it has no other spelling
+            pass
+    return spellings
+
+
 def _call(knob: Knob) -> tuple[str, tuple, dict]:
     """The Streamlit method, positional and keyword arguments that draw ``knob`` (before hide / lock)."""
     kw: dict[str, Any] = dict(knob.extra)

@@ -11,7 +11,7 @@ import math
 
 import lecture
 import streamlit as st
-from knobs import PAGE_KEYS
+from knobs import PAGE_KEYS, link_spellings
 from streamlit.errors import StreamlitAPIException
 from url_widgets import drawn_controls
 
@@ -93,6 +93,12 @@ def _means_default(raw: str, default) -> bool:
         return raw == str(default)
 
 
+def _shows(raw: str, key: str, value) -> bool:
+    """Whether the link's ``raw`` value is what the widget ``key`` shows now: the value itself, or the label a
+    bound choice widget writes into links (``?emb_geo=Poincaré ball`` for the default ``poincare``)."""
+    return _means_default(raw, value) or raw in link_spellings(key, value)
+
+
 def url_notices(container) -> None:
     """After the page ran: a notice in ``container`` for every link value that was not used (non-finite,
     out of range, malformed, an unknown option, or a name no setting of this page has: neither drawn nor
@@ -124,7 +130,7 @@ def url_notices(container) -> None:
         if key not in controls and now == raw:
             if key not in waiting:
                 ignored.append(key)  # no setting of this page reads it
-        elif now != raw and not (now is None and _means_default(raw, controls.get(key))):
+        elif now != raw and not (now is None and _shows(raw, key, controls.get(key))):
             # gone from the link although the widget does not show it: refused (malformed, unknown
             # option) or clamped; a value that equals the widget's default leaves the link too
             ignored.append(key)

@@ -175,3 +175,41 @@ def test_a_link_notice_shows_on_every_run_until_the_link_is_clean():
     app.query_params.clear()
     app.run()
     assert notice(app) == ""
+
+
+@pytest.mark.parametrize(
+    ("file", "key", "label", "value"),
+    [
+        ("embeddings.py", "emb_geo", "Poincaré ball", "poincare"),  # a geometry picker's default, by its label
+        ("embeddings.py", "emb_geo", "Sphere", "sphere"),  # another option, by its label
+        ("attention.py", "att_geometry", "Euclidean", "euclidean"),  # a selectbox's default, by its label
+        ("attention.py", "att_kernel", "IDA", "ida"),  # a segmented control's default, by its label
+        ("home.py", "home_query", None, None),  # the home page's query place, default, by its label
+    ],
+)
+def test_a_link_that_names_a_choice_by_its_label_gets_no_notice(file, key, label, value):
+    """Bound choice widgets write their labels into links; a link naming the default by its label leaves the
+    URL (it is the default) and must not be reported as a value that was not used."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_pages import ENTRY
+
+    probe = AppTest.from_file(str(ENTRY), default_timeout=120)
+    probe.switch_page(f"../pages/{file}")
+    probe.run()
+    widget = probe.get_by_key(key)
+    if label is None:  # the label of the default, read off the widget
+        value = widget.value
+        label = widget.format_func(value) if hasattr(widget, "format_func") else str(value)
+    app = AppTest.from_file(str(ENTRY), default_timeout=120)
+    app.query_params[key] = label
+    app.switch_page(f"../pages/{file}")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.get_by_key(key).value == value
+    assert not [w.value for w in app.warning if "were not used" in w.value]
+    bad = AppTest.from_file(str(ENTRY), default_timeout=120)
+    bad.query_params[key] = label + " (no such choice)"
+    bad.switch_page(f"../pages/{file}")
+    bad.run()
+    assert [w.value for w in bad.warning if "were not used" in w.value and key in w.value]
