@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_browser import CHROMIUM, serve_app  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, serve_app  # noqa: E402
 
 
 def first_load(base: str, browser, timeout_s: float = 300.0) -> tuple[float, float]:
@@ -49,7 +49,7 @@ def main() -> None:
     tables, dones = [], []
     for _ in range(args.runs):
         with serve_app(subprocess.DEVNULL) as base, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             table, done = first_load(base, browser)
             browser.close()
         tables.append(table)

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.app_pages import registered_pages  # noqa: E402
-from tests.test_browser import CHROMIUM, serve_app  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, serve_app  # noqa: E402
 
 
 def settle(browser, url: str, timeout_s: float = 300.0) -> float:
@@ -116,7 +116,7 @@ def main() -> None:
     samples: dict[str, list[float]] = {u: [] for u in ["home (first session)", *pages]}
     for _ in range(args.rounds):
         with serve_app(subprocess.DEVNULL, warmup=True) as base, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             if not args.no_home_first:
                 samples["home (first session)"].append(settle(browser, f"{base}/"))
                 time.sleep(args.warm_wait)

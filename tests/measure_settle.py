@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.test_browser import CHROMIUM, _wait_until_idle, serve_app  # noqa: E402
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _wait_until_idle, serve_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # page url, slider label, a selector of the figure whose title carries eps
@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--pages", nargs="+", choices=[url or "home" for url, _, _ in PAGES], help="default: all")
     args = ap.parse_args()
     with serve_app(subprocess.DEVNULL) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for url, label, selector in PAGES:
             if args.pages and (url or "home") not in args.pages:
                 continue

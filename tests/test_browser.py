@@ -26,6 +26,17 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil
 # Opened by deep link, the front end first probes <page>/_stcore/health and <page>/_stcore/host-config
 # and logs their 404s; harmless (DESIGN.md section 5).
 HARMLESS = ("/_stcore/health", "/_stcore/host-config", "favicon")
+# Headless, as root, with no GPU; the background-networking switches keep Chromium from dialling out (refused
+# on a closed network, many connections at a time) while a page is timed or tested.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _free_port() -> int:
@@ -100,18 +111,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
 

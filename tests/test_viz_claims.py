@@ -147,6 +147,8 @@ def test_drawn_by_plotly_nothing_overlaps(width, tmp_path):
     import plotly
     from playwright.sync_api import sync_playwright
 
+    from tests.test_browser import CHROMIUM_ARGS
+
     figures = {
         "five": claim_figure(_result(5), height=320),
         "long_title": claim_figure(_result(3, section="Theorem 1 (section 2.3), softmax side"), height=320),
@@ -161,7 +163,7 @@ def test_drawn_by_plotly_nothing_overlaps(width, tmp_path):
     page_file.write_text(f"<html><head><meta charset='utf-8'><script>{js}</script></head><body>{divs}"
                          f"<script>{calls}</script></body></html>")  # fmt: skip
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 1500})
             page.goto(page_file.as_uri(), timeout=120_000)
