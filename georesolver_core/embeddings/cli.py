@@ -2,7 +2,7 @@
 
 python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare --dim 5 --json --out FILE
 python -m georesolver_core embed --dataset wordnet-nouns --counts
-python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
+python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
 """
 
