@@ -1,6 +1,7 @@
 """First visit to every page after a server start, in headless Chromium (a measurement, not a test).
 
     python tests/measure_cold.py [--rounds 3] [--pages home attention ...] [--no-home-first] [--json FILE]
+    python tests/measure_cold.py --beside-training   # the same while another session trains
     python tests/measure_cold.py --apptest [--warm] [--pages ...]
 
 
@@ -9,6 +10,11 @@ Each round serves a fresh `streamlit run app` on 127.0.0.1 and, as a class would
 page in a new tab, timing from the
 navigation to the moment the page stops running (no status widget, no skeleton, quiet for 2 s;
 the 2 s are not counted). Prints per page the median and the samples. Timings depend on the load.
+
+``--beside-training`` measures a class at work: after Home, another session opens Training at its defaults
+(the text model), sets Steps to 5000 (far beyond the measurement) and presses Start; the pages are timed while
+it trains. Its tab draws in the same Chromium, on the same cores as the server: on a real server only the
+training itself would compete.
 
 ``--apptest`` runs the same sequence without a browser, in one process through Streamlit's AppTest
 (Home first, then each page), and prints each page's script time as CPU seconds of the process and
@@ -58,6 +64,27 @@ def settle(browser, url: str, timeout_s: float = 300.0) -> float:
     raise RuntimeError(f"{url} still running after {timeout_s} s")
 
 
+TRAINING_STEPS = 5000  # the Steps control's largest value: the text model trains for minutes at its defaults
+
+
+def start_training(browser, base: str):
+    """Another session: Training at its defaults with Steps = TRAINING_STEPS, Start pressed, waited until it
+    has trained a step. Returns its browser context (close it to leave)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{base}/training", wait_until="domcontentloaded")
+    steps = page.locator(".st-key-trn_steps input")
+    steps.wait_for(timeout=120_000)
+    steps.fill(str(TRAINING_STEPS))
+    steps.press("Enter")
+    page.wait_for_function(
+        "n => document.querySelector('.st-key-trn_steps input').value === String(n)", arg=TRAINING_STEPS
+    )
+    page.locator(".st-key-trn_start button").click()
+    page.wait_for_function(r"/\(running\): step [1-9]/.test(document.body.innerText)", timeout=180_000)
+    return context
+
+
 def apptest_times(pages: list[str], warm: bool) -> dict[str, dict[str, float]]:
     """{page: {"cpu_s", "wall_s"}} of each page's first run after Home's, in one AppTest process."""
     from streamlit.testing.v1 import AppTest
@@ -103,6 +130,9 @@ def main() -> None:
         help="seconds between the first visit to Home and the pages (the "
         "time a lecturer's server has between opening the app and the class arriving)",
     )
+    ap.add_argument(
+        "--beside-training", action="store_true", help="time the pages while another session trains (Training)"
+    )
     ap.add_argument("--apptest", action="store_true", help="time the page scripts through AppTest (no browser)")
     ap.add_argument("--warm", action="store_true", help="with --apptest: run the warm-up after Home")
     ap.add_argument("--json", help="also write the samples (or AppTest times) to this JSON file")
@@ -120,9 +150,14 @@ def main() -> None:
             if not args.no_home_first:
                 samples["home (first session)"].append(settle(browser, f"{base}/"))
                 time.sleep(args.warm_wait)
+            trainer = start_training(browser, base) if args.beside_training else None
             for url in pages:
                 samples[url].append(settle(browser, f"{base}/{url}"))
                 print(f"{url}: {samples[url][-1]:.1f} s", file=sys.stderr, flush=True)
+            if trainer is not None:
+                progress = trainer.pages[0].locator('[data-testid="stProgress"]').last.inner_text()
+                print(f"the other session, at the end of the round: {progress}", file=sys.stderr, flush=True)
+                trainer.close()
             browser.close()
     for url, vals in samples.items():
         if vals:
