@@ -26,8 +26,8 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil
 # Opened by deep link, the front end first probes <page>/_stcore/health and <page>/_stcore/host-config
 # and logs their 404s; harmless (DESIGN.md section 5).
 HARMLESS = ("/_stcore/health", "/_stcore/host-config", "favicon")
-# Headless, as root, with no GPU; the background-networking switches keep Chromium from dialling out (refused
-# on a closed network, many connections at a time) while a page is timed or tested.
+# Headless, as root, with no GPU; the background-networking switches keep Chromium from calling its update,
+# sync and field-trial services while a page is timed or tested.
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
