@@ -17,7 +17,7 @@ from typing import Any
 
 import lecture
 import streamlit as st
-from url_widgets import curvature_slider, geometry_picker, kernel_picker, log_slider
+from url_widgets import curvature_slider, geometry_label, geometry_picker, kernel_picker, log_slider
 
 URL = "query-params"  # the binding of a knob whose value is part of the page's link
 
@@ -98,25 +98,20 @@ def known_keys(page: str | None = None) -> set[str]:
     return {key for rows in tables for key, knob in rows.items() if knob.bind == URL}
 
 
-def link_spellings(key: str, value) -> set[str]:
-    """How a link may write ``value`` of the knob ``key`` (in any registered table): as the value itself, or as
-    the label its widget shows, which is what a bound choice widget writes into the URL (``?emb_geo=Sphere``).
-    Empty for a key no table has."""
+def link_label(key: str, value) -> str | None:
+    """The label the widget of knob ``key`` (in any registered table) shows for ``value``: what a bound choice
+    widget writes into the URL (``?emb_geo=Sphere`` for ``sphere``). None for a key no table has, a knob
+    without labels, or a value its labels do not cover."""
     knob = next((rows[key] for rows in _TABLES.values() if key in rows), None)
-    if knob is None or value is None:
-        return set()
-    spellings = {str(value)}
-    if knob.kind == "geometry":
-        from georesolver_core.geometry import GEOMETRIES
-
-        if value in GEOMETRIES:
-            spellings.add(GEOMETRIES[value].label)
-    elif knob.format_func is not None and not isinstance(value, list | tuple):
-        try:
-            spellings.add(str(knob.format_func(value)))
-        except (KeyError, TypeError, ValueError):  # a label table without this value: it has no other spelling
-            pass
-    return spellings
+    if knob is None or value is None or isinstance(value, list | tuple):
+        return None
+    fmt = geometry_label if knob.kind == "geometry" else knob.format_func
+    if fmt is None:
+        return None
+    try:
+        return str(fmt(value))
+    except (KeyError, TypeError, ValueError):  # a label table without this value
+        return None
 
 
 def _call(knob: Knob) -> tuple[str, tuple, dict]:

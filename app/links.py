@@ -11,7 +11,7 @@ import math
 
 import lecture
 import streamlit as st
-from knobs import PAGE_KEYS, link_spellings
+from knobs import PAGE_KEYS, link_label
 from streamlit.errors import StreamlitAPIException
 from url_widgets import drawn_controls
 
@@ -96,7 +96,7 @@ def _means_default(raw: str, default) -> bool:
 def _shows(raw: str, key: str, value) -> bool:
     """Whether the link's ``raw`` value is what the widget ``key`` shows now: the value itself, or the label a
     bound choice widget writes into links (``?emb_geo=Poincaré ball`` for the default ``poincare``)."""
-    return _means_default(raw, value) or raw in link_spellings(key, value)
+    return _means_default(raw, value) or raw == link_label(key, value)
 
 
 def url_notices(container) -> None:

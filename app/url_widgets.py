@@ -44,6 +44,13 @@ def log_slider(
     )
 
 
+def geometry_label(name: str) -> str:
+    """How a geometry is shown, and so written into links by a bound picker: its registry entry's label."""
+    from georesolver_core.geometry import GEOMETRIES
+
+    return GEOMETRIES[name].label
+
+
 def geometry_picker(
     key: str, label: str = "Geometry", *, default: str | None = None, segmented: bool = False, container=None
 ) -> str:
@@ -53,15 +60,14 @@ def geometry_picker(
     where = container or st
     options = list(GEOMETRIES)
     default = default if default in options else options[0]
-    fmt = lambda g: GEOMETRIES[g].label  # noqa: E731
     if segmented:
         choice = where.segmented_control(
-            label, options, default=default, format_func=fmt, key=key, bind="query-params", required=True,
+            label, options, default=default, format_func=geometry_label, key=key, bind="query-params", required=True,
             disabled=lecture.locked(key),
         )  # fmt: skip
         return choice or default
     return where.selectbox(
-        label, options, index=options.index(default), format_func=fmt, key=key, bind="query-params",
+        label, options, index=options.index(default), format_func=geometry_label, key=key, bind="query-params",
         disabled=lecture.locked(key),
     )  # fmt: skip
 
