@@ -37,7 +37,7 @@ def claims_box(keys: list[str], prefix: str, *, enabled: bool = True) -> None:
     download_json("Download the claims' data (JSON)", results, f"{prefix}_claims.json", f"{prefix}_claims_dl")
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)
 def shipped_report() -> dict | None:
     """The claims report shipped in assets/ (measured at full settings), or None when it is absent or unreadable."""
     from georesolver_core.claims.report import load_report
@@ -102,7 +102,7 @@ def claims_grid(results: list[dict], prefix: str) -> None:
                 st.error(f"Contradicted by the measurement. {r['summary']}")
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=256)  # one entry per registered claim at most
 def claim_result(key: str) -> dict:
     """One claim measured with its small sweeps (``run_claim(key, quick=True)``).
 

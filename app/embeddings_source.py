@@ -39,7 +39,7 @@ def _hierarchy(source: str, *args):
     return HIERARCHIES[source].build(*args)
 
 
-@st.cache_resource(show_spinner="Loading the WordNet mammal closure ...")
+@st.cache_resource(show_spinner="Loading the WordNet mammal closure ...", max_entries=1)
 def mammals():
     """The shipped closure, its lab hierarchy (direct pointers) and its directed relation (N, N)."""
     closure = load_mammals()

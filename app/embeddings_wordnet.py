@@ -55,7 +55,7 @@ def recipe_caption(geometry: str) -> str:
     )
 
 
-@st.cache_data(show_spinner=False, hash_funcs={Hierarchy: lambda h: h.fingerprint})
+@st.cache_data(show_spinner=False, max_entries=4, hash_funcs={Hierarchy: lambda h: h.fingerprint})
 def orders(hierarchy: Hierarchy) -> dict:
     """order label -> node indices of the mammal closure (``group_by_ancestor`` over MAMMAL_ORDERS)."""
     return group_by_ancestor(hierarchy, MAMMAL_ORDERS)

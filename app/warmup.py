@@ -110,7 +110,7 @@ def warm(page_files: list[Path], page_urls: list[str]) -> list[str]:
     return failed + run_steps(claim_steps(page_urls) + [("freeze the heap", freeze_heap)])
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)
 def _start(page_files: tuple[Path, ...], page_urls: tuple[str, ...]) -> threading.Thread:
     thread = threading.Thread(target=warm, args=(list(page_files), list(page_urls)), name=THREAD_NAME, daemon=True)
     thread.start()

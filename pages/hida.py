@@ -50,7 +50,7 @@ KNOBS = page_knobs(
 
 
 # --- FP pattern ---------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=32)  # keyed on link-set sizes: bounded for the server's life
 def pattern(n: int, w: int, g: int, causal: bool):
     return ex.fp_pattern(n, w, g, causal)
 
@@ -83,7 +83,7 @@ d1, d2, d3 = st.columns(3)
 m, c, T = draw(KNOBS["hida_m"], d1), draw(KNOBS["hida_c"], d2), draw(KNOBS["hida_T"], d3)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=16)  # keyed on the seed a link sets
 def disk(m: int, c: int, T: int, seed: int):
     return ex.disk_view(m, c, T, seed=seed)
 
@@ -109,7 +109,7 @@ e1, e2 = st.columns(2)
 en, err_eps = draw(KNOBS["hida_err_n"], e1), draw(KNOBS["hida_err_eps"], e2)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=8)
 def errors(n: int, eps: float, seed: int):
     return ex.error_vs_dense(n, 8, eps, seed=seed)
 

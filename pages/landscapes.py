@@ -100,7 +100,7 @@ def _hessians(config: HessianConfig):
     return hessian_lab(config)
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1)
 def _models() -> dict:
     """Trained models shared by every session, keyed by (config, device); trained outside any cached
     function so that the progress bar can follow the steps."""
