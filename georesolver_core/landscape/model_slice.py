@@ -19,6 +19,7 @@ mixes learnable class-logit values, cross-entropy on a synthetic two-blobs-per-c
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -197,10 +198,16 @@ def _off_manifold(p: torch.Tensor, geometry: str, c: float) -> bool:
 
 def model_slice(trained: TrainedModel, *, span: float = 1.0, resolution: int = 21, seed: int = 0) -> ModelSlice:
     """L(theta(a, b)) for a, b in [-span, span]: Euclidean parameters move by a d_1 + b d_2, manifold
-    parameters by exp_theta(a u_1 + b u_2). The model is restored afterwards."""
+    parameters by exp_theta(a u_1 + b u_2).
+
+    The model is never written: each point is evaluated on a private copy, because a trained model may be
+    shared (the app caches one for every session) and moving it in place would let concurrent slices read
+    each other's moves. (``torch.func.functional_call`` is no way out: it swaps the module's own attributes
+    for the duration of the call, which another thread sees.)
+    """
     span = check_range("span", span, 1e-3, 10.0)
     resolution = check_positive_int("resolution", resolution, 3, 201)
-    model = trained.model
+    model = copy.deepcopy(trained.model)  # ours to move; trained.model is only read
     cfg = model.config
     d1 = filter_normalised_directions(model, seed=seed)
     d2 = filter_normalised_directions(model, seed=seed + 1)
@@ -211,24 +218,20 @@ def model_slice(trained: TrainedModel, *, span: float = 1.0, resolution: int = 2
     acc = np.zeros((resolution, resolution))
     worst, off = 0.0, 0
     with torch.no_grad():
-        try:
-            for i, b in enumerate(axis):
-                for j, a in enumerate(axis):
-                    for k, p in params.items():
-                        step = a * d1[k] + b * d2[k]
-                        if isinstance(p, geoopt.ManifoldParameter):
-                            p.copy_(p.manifold.expmap(theta[k], step))
-                            worst = max(worst, _violation(p, cfg.geometry, cfg.c))
-                            off += _off_manifold(theta[k] + step, cfg.geometry, cfg.c)
-                        else:
-                            p.copy_(theta[k] + step)
-                    logits = model(trained.x)
-                    loss[i, j] = float(nn.functional.cross_entropy(logits, trained.y))
-                    acc[i, j] = float((logits.argmax(-1) == trained.y).float().mean())
-        finally:
-            for k, p in params.items():
-                p.copy_(theta[k])
-        centre = float(nn.functional.cross_entropy(model(trained.x), trained.y))
+        for i, b in enumerate(axis):
+            for j, a in enumerate(axis):
+                for k, p in params.items():
+                    step = a * d1[k] + b * d2[k]
+                    if isinstance(p, geoopt.ManifoldParameter):
+                        p.copy_(p.manifold.expmap(theta[k], step))
+                        worst = max(worst, _violation(p, cfg.geometry, cfg.c))
+                        off += _off_manifold(theta[k] + step, cfg.geometry, cfg.c)
+                    else:
+                        p.copy_(theta[k] + step)
+                logits = model(trained.x)
+                loss[i, j] = float(nn.functional.cross_entropy(logits, trained.y))
+                acc[i, j] = float((logits.argmax(-1) == trained.y).float().mean())
+        centre = float(nn.functional.cross_entropy(trained.model(trained.x), trained.y))
     has_manifold = any(isinstance(p, geoopt.ManifoldParameter) for p in params.values())
     return ModelSlice(
         a=axis,
