@@ -60,3 +60,37 @@ def test_live_report_trains_and_sweeps_a_small_model():
     report = live_report(steps=2, windows=2, bits=(2,), source="subset")
     assert report["steps"] == 2 and report["windows"] == 2
     assert [r["method"] for r in report["rows"]] == list(METHODS)  # float once, every quantiser at 2 bits
+
+
+def _tiny_checkpoint(tmp_path, task: str, **task_args) -> str:
+    model = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2, kernel="ida"))
+    spec = RunSpec(task=task, size=16, task_args=tuple(task_args.items()), model=model)
+    trainer = build_trainer(spec, TrainConfig(steps=3, batch_size=8, eval_every=3, device="cpu"))
+    trainer.run()
+    trainer.save(tmp_path / f"{task}.pt")
+    return str(tmp_path / f"{task}.pt")
+
+
+def test_the_readme_kv_command_reads_a_checkpoint_the_trainer_writes(tmp_path, capsys):
+    """`bench --compression --kv-checkpoint` on today's nested checkpoint layout (it once read only the flat one)."""
+    from georesolver_core.__main__ import main
+
+    path = _tiny_checkpoint(tmp_path, "text", source="subset")
+    out = tmp_path / "kv.json"
+    code = main(["bench", "--compression", "--kv-checkpoint", path, "--kv-windows", "2", "--kv-out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    import json
+
+    report = json.loads(out.read_text())
+    assert report["model"] == {"attention": "ida", "d_model": 16, "n_layers": 1, "n_heads": 2, "eps": 0.1}
+    assert report["steps"] == 3 and report["windows"] == 2 and report["rows"]
+    assert "ida model, 3 steps" in capsys.readouterr().out
+
+
+def test_kv_command_names_a_checkpoint_of_another_task(tmp_path, capsys):
+    from georesolver_core.__main__ import main
+
+    path = _tiny_checkpoint(tmp_path, "recall")
+    assert main(["bench", "--compression", "--kv-checkpoint", path]) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "text task" in err and "'recall'" in err

@@ -192,17 +192,20 @@ def kv_summary(report: dict, bits=(3, 4)) -> KVSummary:
 def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None) -> dict:
     """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows."""
     from georesolver_core.train import load_checkpoint, resume
+    from georesolver_core.train.run import spec_from_checkpoint
 
     data = load_checkpoint(path)
+    spec = spec_from_checkpoint(data)  # any layout a checkpoint was written in, as this version's RunSpec
+    if spec.task != "text":
+        raise ValueError(f"--kv-checkpoint must be a checkpoint of the text task (got the {spec.task!r} task)")
     trainer = resume(data)
-    if trainer.task.name != "text":
-        raise ValueError(f"the checkpoint must be of the text task (got {trainer.task.name!r})")
     batch = trainer.task.test_set()
     batch = batch.slice(0, windows) if windows else batch
     report = kv_sweep(trainer.model, batch, methods=methods, bits=bits, progress=progress)
-    spec = data["meta"]["spec"]
+    att = spec.model.attention
     return {
-        "model": {k: spec[k] for k in ("attention", "d_model", "n_layers", "n_heads", "eps")},
+        "model": {"attention": att.kernel, "d_model": att.d_model, "n_layers": spec.model.n_layers,
+                  "n_heads": att.n_heads, "eps": att.eps},  # fmt: skip
         "steps": trainer.step,
         "windows": len(batch),
         "context": trainer.task.context,
