@@ -15,7 +15,11 @@ C_MIN, C_MAX = 1e-6, 1e6
 
 
 def _check_real(name: str, value, lo: float, hi: float, allowed: str) -> float:
-    """``value`` as a finite float in [lo, hi], else ValueError "name must be <allowed> (got value)"."""
+    """``value`` as a finite float in [lo, hi], else ValueError "name must be <allowed> (got value)".
+
+    A string is refused even when it reads as a number: the caller would pass the string on, not the float."""
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be {allowed}, a number, not a string (got {value!r})")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -72,6 +76,13 @@ def check_finite(name: str, t: torch.Tensor) -> torch.Tensor:
         bad = int((~torch.isfinite(t)).sum())
         raise ValueError(f"{name} must be finite: it has {bad} NaN/inf entries")
     return t
+
+
+def check_same_dtype(**tensors: torch.Tensor) -> None:
+    """Tensors that meet in one matmul share one dtype and device (torch's own error names neither argument)."""
+    if len({(t.dtype, t.device) for t in tensors.values()}) > 1:
+        got = ", ".join(f"{name} {t.dtype} on {t.device}" for name, t in tensors.items())
+        raise ValueError(f"{', '.join(tensors)} must share one dtype and device (got {got}); convert with .to(q)")
 
 
 def check_in_ball(name: str, x: torch.Tensor, c: float = 1.0) -> torch.Tensor:

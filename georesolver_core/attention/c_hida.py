@@ -23,7 +23,14 @@ from torch import nn
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import CAUSAL, KernelSpec
 from georesolver_core.geometry._pairwise import safe_sqrt
-from georesolver_core.validate import check_curvature, check_eps, check_finite, check_in_ball, check_positive_int
+from georesolver_core.validate import (
+    check_curvature,
+    check_eps,
+    check_finite,
+    check_in_ball,
+    check_positive_int,
+    check_same_dtype,
+)
 
 
 def _sq_dist(x, s, den_x, den_s, c: float) -> torch.Tensor:
@@ -73,6 +80,7 @@ class CHIDA(nn.Module):
         check_in_ball("q", q, self.c)
         check_in_ball("k", k, self.c)
         check_finite("v", v)
+        check_same_dtype(q=q, k=k, v=v)
         if q.dim() != 3 or k.shape != q.shape or v.dim() != 3 or v.shape[:2] != q.shape[:2]:
             raise ValueError(
                 f"q, k must have shape (B, T, d) and v (B, T, dv) with the same B, T "

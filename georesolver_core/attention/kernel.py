@@ -91,12 +91,18 @@ def _check_magnitude(name: str, x: torch.Tensor) -> None:
         )
 
 
-def _check_dtypes(q, k, v) -> None:
-    """One dtype and device for q, k, v, and a precision the kernel is exact in."""
+def _check_same_dtype(q, k, v) -> str:
+    """One dtype and device for q, k (and v); returns the description used in errors."""
     tensors = [("q", q), ("k", k)] + ([("v", v)] if v is not None else [])
     got = ", ".join(f"{name} {t.dtype} on {t.device}" for name, t in tensors)
     if len({(t.dtype, t.device) for _, t in tensors}) > 1:
         raise ValueError(f"q, k and v must share one dtype and device (got {got}); convert with .to(q)")
+    return got
+
+
+def _check_dtypes(q, k, v) -> None:
+    """One dtype and device for q, k, v, and a precision the kernel is exact in."""
+    got = _check_same_dtype(q, k, v)
     if q.dtype not in (torch.float32, torch.float64):
         # float16 / bfloat16: eps below their smallest normal (6e-5 / 1e-38 with 3 digits) rounds
         # d^2 + eps to 0 at q = k, and 1/eps overflows for eps < 2e-5 in float16.
@@ -241,12 +247,18 @@ def softmax_weights(
     check_finite("q", q)
     check_finite("k", k)
     check_same_dim("q", q, "k", k)
+    _check_same_dtype(q, k, None)
+    if q.dim() < 2 or k.dim() < 2:
+        raise ValueError(
+            f"q and k must have shapes (..., n, d) and (..., m, d) (got {tuple(q.shape)}, {tuple(k.shape)})"
+        )
+    if k.shape[-2] == 0:  # as ida: a distribution over no keys does not exist (softmax would return zeros)
+        raise ValueError("k must hold at least one key (got m = 0): attention weights over no keys are undefined")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     else:
-        scale = float(scale)
-        if not math.isfinite(scale) or scale <= 0:
-            raise ValueError(f"scale must be a finite number > 0 (got {scale!r})")
+        scale = _check_scale(scale)
+    _check_scores(q, k, scale)
     logits = scale * (q @ k.transpose(-1, -2))  # (..., n, m)
     if not causal:
         return torch.softmax(logits, dim=-1)
@@ -258,11 +270,35 @@ def softmax_weights(
     return torch.softmax(logits, dim=-1) * seen
 
 
+def _check_scale(scale) -> float:
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        scale = math.nan
+    if not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a finite number > 0 (got {scale!r})")
+    return scale
+
+
+def _check_scores(q: torch.Tensor, k: torch.Tensor, scale: float) -> None:
+    """Scores scale q.k^T that cannot overflow: |scale q.k| <= scale d max|q| max|k| must stay below the
+    dtype's largest value, else the softmax of an infinite score is NaN (silently, at 1e20 in float32)."""
+    if q.numel() == 0 or k.numel() == 0:
+        return
+    bound = scale * q.shape[-1] * finite_extremes(q)[1] * finite_extremes(k)[1]
+    if bound > torch.finfo(q.dtype).max / 2:
+        raise ValueError(
+            f"q and k are too large for softmax scores in {q.dtype}: scale d max|q| max|k| = {bound:.3g} "
+            f"overflows (limit {torch.finfo(q.dtype).max / 2:.3g}); rescale the inputs or use float64"
+        )
+
+
 def softmax_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, scale: float | None = None, causal: bool = False
 ) -> torch.Tensor:
     """Softmax attention output softmax(scale q k^T) v. (..., n, d), (..., m, d), (..., m, dv) -> (..., n, dv)."""
     check_finite("v", v)
-    if v.dim() < 2 or v.shape[-2] != k.shape[-2]:
+    if v.dim() < 2 or k.dim() < 2 or v.shape[-2] != k.shape[-2]:
         raise ValueError(f"v must have shape (..., m, dv) with m = {k.shape[-2]} (got {tuple(v.shape)})")
+    _check_same_dtype(q, k, v)
     return softmax_weights(q, k, scale=scale, causal=causal) @ v

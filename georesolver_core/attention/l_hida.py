@@ -22,7 +22,14 @@ from torch import nn
 
 from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.geometry import ball, pairwise_sq_distance
-from georesolver_core.validate import check_curvature, check_eps, check_finite, check_in_ball, check_positive_int
+from georesolver_core.validate import (
+    check_curvature,
+    check_eps,
+    check_finite,
+    check_in_ball,
+    check_positive_int,
+    check_same_dtype,
+)
 
 
 def gyro_midpoints(x: torch.Tensor, weights: torch.Tensor, *, c: float = 1.0) -> torch.Tensor:
@@ -94,6 +101,7 @@ def _check(q, k, v, anchors, eps, c, eps_anchor):
     check_in_ball("k", k, c)
     check_in_ball("anchors", anchors, c)
     check_finite("v", v)
+    check_same_dtype(q=q, k=k, v=v, anchors=anchors)
     if min(q.dim(), k.dim(), v.dim(), anchors.dim()) < 2:
         raise ValueError(
             "q, k, v and anchors must have shapes (..., n, d), (..., n_k, d), (..., n_k, dv), (..., m, d)"

@@ -19,7 +19,7 @@ from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.attention.timing import C_TIMING, FP_TIMING, L_TIMING, Timing, dense_timing
 from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.validate import check_curvature, check_eps, check_positive_int
+from georesolver_core.validate import check_curvature, check_eps, check_finite, check_positive_int
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,28 @@ class GeoAttention(nn.Module):
         )  # 3 x (B, nh, T, hs)
         return self.kernel(self.kind.embed(q, cfg.c), self.kind.embed(k, cfg.c), v), q  # (B, nh, T, hs) each
 
+    def check_input(self, x: torch.Tensor) -> None:
+        """x must be (B, T >= 1, d_model), of the module's dtype and finite (ValueError naming what is wrong).
+
+        Finiteness is checked on the CPU only: there it is one reduction pass; on a GPU it would stop the
+        host at every call, so a GPU user checks the loss instead (as the trainer does)."""
+        d = self.config.d_model
+        if not isinstance(x, torch.Tensor) or x.dim() != 3:
+            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"x must have shape (B, T, d_model = {d}) (got {shape})")
+        if x.shape[1] == 0 or x.shape[2] != d:
+            raise ValueError(f"x must have shape (B, T >= 1, d_model = {d}) (got {tuple(x.shape)})")
+        weight = self.qkv.weight
+        if x.dtype != weight.dtype or x.device != weight.device:
+            raise ValueError(
+                f"x must have the module's dtype and device {weight.dtype} on {weight.device} (got {x.dtype} on "
+                f"{x.device}); convert with x.to(...) or the module with .to(x)"
+            )
+        if x.device.type == "cpu":
+            check_finite("x", x)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.check_input(x)
         B, T, C = x.shape
         y = self.heads(x)[0].transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         return self.out(y)

@@ -24,7 +24,7 @@ import torch
 from georesolver_core.compression.compressed import CompressedKeys, check_fields, check_side, dtype_name
 from georesolver_core.compression.hcc import check_keys
 from georesolver_core.compression.packing import check_bits, pack_bits, packed_nbytes, unpack_bits
-from georesolver_core.validate import check_positive_int
+from georesolver_core.validate import check_positive_int, finite_extremes
 
 AXES = ("channel", "token")
 
@@ -73,6 +73,19 @@ def kivi_nbytes(n_keys: int, d: int, params: dict, shape: tuple[int, ...]) -> in
     return packed_nbytes(b * nq * d, params["bits"]) + b * groups * 2 * 2 + b * (n - nq) * d * 2
 
 
+FLOAT16_MAX = float(torch.finfo(torch.float16).max)  # 65504
+
+
+def _check_half_range(keys: torch.Tensor) -> None:
+    """KIVI stores its scales, zero points and residual tokens in float16 (as the paper does): a key entry
+    beyond float16's range would be stored as inf, and every dequantised key of its group with it."""
+    if keys.numel() and finite_extremes(keys)[1] > FLOAT16_MAX / 2:  # the scale max - min may double it
+        raise ValueError(
+            f"keys must have entries of size <= {FLOAT16_MAX / 2:g} for KIVI (got {finite_extremes(keys)[1]:.3g}): "
+            "its scales, zero points and residual tokens are float16; rescale the keys first"
+        )
+
+
 def kivi_quantize(
     keys: torch.Tensor, *, bits: int, group: int = 32, axis: str = "channel", residual: int = 0
 ) -> CompressedKeys:
@@ -83,6 +96,7 @@ def kivi_quantize(
     if axis not in AXES:
         raise ValueError(f"axis must be one of {list(AXES)} (got {axis!r})")
     check_keys("keys", keys)
+    _check_half_range(keys)
     x = _as_3d(keys)  # (B, n, d)
     bsz, n, d, nq = _kivi_split(tuple(keys.shape), residual)
     q, res = x[:, :nq], x[:, nq:]  # (B, nq, d), (B, n - nq, d)

@@ -309,6 +309,7 @@ def distance(x: torch.Tensor, y: torch.Tensor, *, geometry: str, c: float = 1.0)
     check_points("x", x, geometry=geometry, c=c)
     check_points("y", y, geometry=geometry, c=c)
     check_same_dim("x", x, "y", y)
+    broadcast_batch(["x", "y"], [x.shape[:-1], y.shape[:-1]])
     return GEOMETRIES[geometry].distance(x, y, c)
 
 

@@ -9,6 +9,8 @@ optimiser works too). ``MoE`` is the shared shell: any router returning a ``Rout
 
 from __future__ import annotations
 
+import math
+
 import geoopt
 import torch
 from torch import nn
@@ -17,7 +19,7 @@ from georesolver_core.geometry.sphere import project as sphere_project
 from georesolver_core.geometry.sphere import sphere
 from georesolver_core.routing.experts import ExpertBank, Routing
 from georesolver_core.routing.gsr import gsr_route
-from georesolver_core.validate import check_eps, check_positive_int
+from georesolver_core.validate import check_eps, check_positive_int, check_range
 
 
 def capacity_keep(indices: torch.Tensor, n_experts: int, capacity: int) -> torch.Tensor:
@@ -33,8 +35,12 @@ def capacity_keep(indices: torch.Tensor, n_experts: int, capacity: int) -> torch
 
 
 def capacity_of(n_tokens: int, n_experts: int, k: int, capacity_factor: float) -> int:
-    """Switch's expert capacity: ceil(capacity_factor * tokens * K / experts)."""
-    return int(-(-capacity_factor * n_tokens * k // n_experts))
+    """Switch's expert capacity: ceil(capacity_factor * tokens * K / experts), at least 0 slots."""
+    n_tokens = check_positive_int("n_tokens", n_tokens, 0)
+    n_experts = check_positive_int("n_experts", n_experts, 1)
+    k = check_positive_int("k", k, 1, n_experts)
+    capacity_factor = check_range("capacity_factor", capacity_factor, 1e-3, 1e3)  # as the routers' own checks
+    return math.ceil(capacity_factor * n_tokens * k / n_experts)
 
 
 class GSRRouter(nn.Module):
