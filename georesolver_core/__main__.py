@@ -67,6 +67,13 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from georesolver_core.budget import memory_budget
+
+    try:
+        memory_budget()  # a bad GEORESOLVER_MEMORY_BUDGET is named once, before any command reads it
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="python -m georesolver_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("claims", help="measure every claim of the paper and judge it against its bound")

@@ -70,3 +70,17 @@ def check_memory(what: str, nbytes: int, **arguments) -> int:
             f"{format_bytes(limit)}: use smaller sizes (or set {MEMORY_BUDGET_ENV} on a machine with more memory)"
         )
     return nbytes
+
+
+def attention_io_bytes(batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int = FLOAT32) -> int:
+    """Bytes of one attention call's forward + backward at (B, H, T, D): q, k, v, the output, the output's
+    gradient and the gradients of q, k, v, eight (B, H, T, D) tensors (a streaming kernel holds no T x T)."""
+    return itemsize * elements(batch, heads, 8, seq_len, head_dim)
+
+
+def check_attention_io(what: str, batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int = FLOAT32) -> int:
+    """``check_memory`` of ``attention_io_bytes``: the benchmarks call it at their longest length first."""
+    return check_memory(
+        what, attention_io_bytes(batch, heads, seq_len, head_dim, itemsize),
+        batch=batch, heads=heads, seq_len=seq_len, head_dim=head_dim,
+    )  # fmt: skip

@@ -25,8 +25,10 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from georesolver_core.bench.public import HEADLINE
+from georesolver_core.budget import check_attention_io
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.results import Labelled
+from georesolver_core.validate import check_positive_int
 
 # operator name -> class, first match wins; names are torch's ("aten::bmm", "FusedIDABackward", ...)
 CLASSES = (
@@ -132,6 +134,7 @@ def profile_calls(
         raise ValueError(f"rows must be headline rows {sorted(HEADLINE)} (got {unknown})")
     if not isinstance(steps, int) or not 1 <= steps <= 100:
         raise ValueError(f"steps must be an integer in [1, 100] (got {steps!r})")
+    check_attention_io("this profile", batch, heads, check_positive_int("seq_len", seq_len), head_dim)
     out, twins = [], set()
     gen = torch.Generator().manual_seed(seq_len)
     like = torch.empty(0)

@@ -137,11 +137,13 @@ class BenchConfig:
         # q, k, v, dout and their gradients at the longest length; the reference kernels' (T, T) weights
         # with their gradient at the longest length they run at
         size = 8 if self.dtype == "float64" else 4
-        t_max, t_ref = max(self.seq_lens), min(max(self.seq_lens), self.naive_max_len)
+        # the memory check's one extra length counts as much as the timed ones
+        t_max = max(*self.seq_lens, self.memory_check_len)
+        t_ref = min(max(self.seq_lens), self.naive_max_len)
         square = 3 * t_ref * t_ref if any(KERNELS[k].reference for k in self.kernels) else 0
         check_memory(
             "this benchmark", size * elements(self.batch, self.heads, 8 * t_max * self.head_dim + square),
-            seq_lens=max(self.seq_lens), batch=self.batch, heads=self.heads, head_dim=self.head_dim,
+            seq_len=t_max, batch=self.batch, heads=self.heads, head_dim=self.head_dim,
             naive_max_len=self.naive_max_len,
         )
 

@@ -22,6 +22,7 @@ import torch
 
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.timing import Timing
+from georesolver_core.budget import check_attention_io
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
 from georesolver_core.validate import check_positive_int
@@ -173,6 +174,8 @@ def cost_scaling_steps(
     if unknown or not kernels:
         raise ValueError(f"kernels must be a non-empty subset of {list(scaling_kernels())} (got {list(kernels)})")
     check_positive_int("repeats", repeats, 1)
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    check_attention_io("this scaling benchmark", batch, heads, lens[-1], head_dim, itemsize)
     max_len = max_len or {}
     rep = ScalingReport(lens, list(kernels), config=dict(
         batch=batch, heads=heads, head_dim=head_dim, eps=eps, repeats=repeats, backward=backward,
@@ -311,7 +314,7 @@ def scaling_main(args: argparse.Namespace) -> int:
             max_len={"hida": 8192}, progress=lambda f, m: print(f"[{100 * f:5.1f}%] {m}", file=sys.stderr, flush=True),
         )  # fmt: skip
     except ValueError as err:
-        print(f"bench: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 2
     if args.json:
         json.dump({**asdict(rep), "targets": [asdict(j) for j in judge_slopes(rep)]}, sys.stdout, indent=1)

@@ -112,8 +112,11 @@ class DMGStep:
 class PrototypePool(nn.Module):
     """DMG pool: ``prototypes`` (capacity, dim) on the sphere, ``active`` bool mask, ``observe(x) -> spawned``."""
 
-    def __init__(self, config: DMGConfig = DMGConfig(), init: torch.Tensor | None = None):
+    def __init__(self, config: DMGConfig | None = None, init: torch.Tensor | None = None):
         super().__init__()
+        # built here, not as a default argument: a default is built at import, before a command can report
+        # a bad memory budget (its check reads the budget)
+        config = DMGConfig() if config is None else config
         self.config = config
         cap, d = config.capacity, config.dim
         # Free slots hold the north pole: valid unit vectors, masked out of every routing decision.

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from georesolver_core.budget import FLOAT32, check_memory, elements
+
 IGNORE = -100  # target of positions without a label (torch.nn.functional.cross_entropy's ignore_index)
 
 
@@ -49,6 +51,19 @@ class Task:
 
     def describe(self) -> str:
         return self.name
+
+    def batch_bytes(self, n: int) -> int:
+        """Peak bytes of drawing n encoded examples: x (n, T, d_in) float32, y (n, T) int64, and the one-hot
+        temporaries ``one_hot`` makes on the way (int64, then float32: 12 bytes a feature) — the dominant
+        tensors of every task here, a lower bound of what ``sample(n)`` allocates."""
+        return elements(n, self.seq_len) * ((FLOAT32 + 12) * self.d_in + 8)
+
+    def check_batch(self, n: int, what: str = "examples") -> int:
+        """``check_memory`` of ``batch_bytes(n)``: call it before drawing n examples (a test set, a batch)."""
+        return check_memory(
+            f"{n:,} {what} of this task ({self.describe()})", self.batch_bytes(n),
+            examples=n, positions=self.seq_len, features=self.d_in,
+        )  # fmt: skip
 
 
 def one_hot(index: torch.Tensor, n: int) -> torch.Tensor:

@@ -27,6 +27,7 @@ class Copy(Task):
         check_positive_int("vocab", vocab, 2, 4096)
         self.length, self.vocab = length, vocab
         self.d_in, self.n_classes, self.seq_len = vocab + 1, vocab, 2 * length
+        self.check_batch(TEST_SIZE, "test examples")
         self._test = self.sample(TEST_SIZE, torch.Generator().manual_seed(20_000 + seed))
 
     def sample(self, n: int, generator: torch.Generator) -> Batch:

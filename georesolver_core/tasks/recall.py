@@ -37,6 +37,7 @@ class AssociativeRecall(Task):
         self.d_in = n_keys + n_values + 1
         self.n_classes = n_values
         self.seq_len = n_pairs + 1
+        self.check_batch(TEST_SIZE, "test examples")
         self._test = self.sample(TEST_SIZE, torch.Generator().manual_seed(10_000 + seed))
 
     def sample(self, n: int, generator: torch.Generator) -> Batch:

@@ -94,6 +94,7 @@ def build_trainer(spec: RunSpec, config: TrainConfig, callbacks=(), **kwargs) ->
     task = build_task(spec, seed=config.seed)
     mc = model_config(spec, task)
     check_run_memory(mc, config.batch_size)
+    task.check_batch(config.batch_size, "training examples a step")
     torch.manual_seed(config.seed)
     model = build_model(mc)
     meta = {"spec": asdict(spec), "task": {"name": spec.task, "size": spec.size, "args": dict(spec.task_args)}}
@@ -133,6 +134,7 @@ def check_checkpoint(data: dict) -> RunSpec:
     task = build_task(spec, seed=config.seed)
     mc = model_config(spec, task)
     check_run_memory(mc, config.batch_size)
+    task.check_batch(config.batch_size, "training examples a step")
     with torch.device("meta"):
         model = build_model(mc)
     expected = {k: v.shape for k, v in model.state_dict().items()}
