@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     embed_cli.add_arguments(e)
     e.set_defaults(func=embed_cli.main)
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # which flags were written (train --resume says)
     try:
         return args.func(args)
     except BrokenPipeError:  # the reader left: handled quietly below
@@ -123,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C outside training (which stops at a step and says so itself)
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
     except BrokenPipeError:  # the reader closed the pipe (``| head``): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         sys.exit(141)

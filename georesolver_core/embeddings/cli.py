@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -71,8 +72,23 @@ def _progress(every_s: float = 30.0):
     return report
 
 
+def check_out(out: str | None) -> None:
+    """--out can be written: checked before training, which would otherwise be lost at its end."""
+    if not out:
+        return
+    path = Path(out)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ValueError(f"out must be a file path, not a folder (got {out!r})")
+    if not folder.is_dir():
+        raise ValueError(f"out's folder {str(folder)!r} does not exist: create it first (got {out!r})")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"out must be a file this process can write (got {out!r})")
+
+
 def main(args: argparse.Namespace) -> int:
     try:
+        check_out(args.out)
         if args.benchmark:
             from georesolver_core.embeddings.benchmark import run_benchmark
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from georesolver_core.budget import memory_budget
-from georesolver_core.train.config import TrainConfig
+from georesolver_core.train.config import MAX_STEPS, TrainConfig
 from georesolver_core.uploads import read_torch
 
 FORMAT = "georesolver-train/1"  # changes when the layout below changes
@@ -81,14 +81,23 @@ def optimizer_state_for(model: torch.nn.Module, data: dict) -> dict:
     return {"state": {new[i]: state for i, state in opt["state"].items()}, "param_groups": groups}
 
 
-def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
-    """Write ``payload`` (see ``REQUIRED``) to ``path`` atomically (temp file + rename)."""
+def _umask() -> int:
+    mask = os.umask(0o022)  # read by setting: the only portable way; restored at once
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike, write) -> Path:
+    """``write(binary file)`` into a temp file beside ``path``, then rename it over ``path``: a reader sees
+    the old file or the new one, never half of one. The file gets the mode an ordinary open() would give
+    (0666 less the umask; the temp file's own 0600 would leave checkpoints private beside public histories)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
-            torch.save({"format": FORMAT, **payload}, f)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -96,6 +105,11 @@ def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
+    """Write ``payload`` (see ``REQUIRED``) to ``path`` atomically (temp file + rename)."""
+    return write_atomic(path, lambda f: torch.save({"format": FORMAT, **payload}, f))
 
 
 def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES, max_expanded: int | None = None) -> dict:
@@ -126,8 +140,8 @@ def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES, max_expanded:
 def _check_fields(data: dict) -> None:
     """Types of the fields a resumed run reads (values such as tensor shapes are checked on resume)."""
     step, seconds = data["step"], data.get("seconds", 0.0)
-    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
-        raise ValueError(f"checkpoint step must be an integer >= 0 (got {str(step)[:40]!r})")
+    if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= MAX_STEPS:
+        raise ValueError(f"checkpoint step must be an integer in [0, {MAX_STEPS}] (got {str(step)[:40]!r})")
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds):
         raise ValueError(f"checkpoint seconds must be a finite number (got {str(seconds)[:40]!r})")
     for key in DICTS:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -27,7 +29,7 @@ from georesolver_core.tasks.text import bits_per_char, generate
 from georesolver_core.train import distributed
 from georesolver_core.train.checkpoint import load_checkpoint
 from georesolver_core.train.config import MAX_STEPS, TrainConfig
-from georesolver_core.train.run import RunSpec, build_trainer, resume
+from georesolver_core.train.run import RunSpec, build_trainer, resume, spec_from_checkpoint
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -100,14 +102,75 @@ class _Progress:
         )
 
 
-def _build(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str):
+class _Interrupt:
+    """Ctrl-C during training: the first press stops every run after the step in flight (a ``should_stop``
+    callback), so the last checkpoint and its history are written at one step; a second press stops at once.
+    (The default KeyboardInterrupt lands anywhere, inside a kernel's thread pool or half-way through a save.)"""
+
+    def __init__(self):
+        self.requested = False
+
+    def __call__(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def should_stop(self, trainer) -> bool:
+        return self.requested
+
+
+def _build(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str, callbacks=(), data=None):
     stream = sys.stderr if args.json else sys.stdout
     progress = [_Progress(spec.label, stream, spec.task == "text")] if world.is_main else []
-    ckpt = out / f"{name}checkpoint.pt"
-    kwargs = {"checkpoint_path": ckpt, "checkpoint_every": args.checkpoint_every}
-    if args.resume and not name:
-        return resume(load_checkpoint(args.resume), config, progress, **kwargs)
-    return build_trainer(spec, config, progress, **kwargs)
+    kwargs = {
+        "checkpoint_path": out / f"{name}checkpoint.pt",
+        "checkpoint_every": args.checkpoint_every,
+        "history_path": out / f"{name}history.csv" if world.is_main else None,
+    }
+    if data is not None and not name:
+        return resume(data, config, [*progress, *callbacks], **kwargs)
+    return build_trainer(spec, config, [*progress, *callbacks], **kwargs)
+
+
+# What ``--resume`` takes from the flags: how long and how the continued run goes on. Everything else
+# (the task, the model, the optimiser's settings, the seed) is the checkpoint's.
+RESUME_OVERRIDES = ("steps", "max_seconds", "target_accuracy", "eval_every", "device")
+CLI_ONLY = {"resume", "out", "json", "checkpoint_every", "func", "command", "baseline", "sample", "prompt"}
+
+
+def _given(args: argparse.Namespace) -> list[str]:
+    """The destinations of the flags written on the command line (``args.argv``, kept by ``__main__``; a flag
+    given with its default value counts too), else of those whose value differs from the default."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    argv = getattr(args, "argv", None)
+    if argv is None:
+        base = vars(parser.parse_args([]))
+        return [k for k, v in vars(args).items() if k in base and v != base[k]]
+    written = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
+    return [a.dest for a in parser._actions if written & set(a.option_strings)]
+
+
+def _resumed(args: argparse.Namespace) -> tuple[dict, RunSpec, TrainConfig, str]:
+    """The checkpoint, its run, its train config with the allowed overrides, and a line saying what was
+    taken from where."""
+    data = load_checkpoint(args.resume)
+    spec = spec_from_checkpoint(data)
+    given = _given(args)
+    overrides = {k: getattr(args, k) for k in given if k in RESUME_OVERRIDES}
+    config = replace(TrainConfig(**data["train_config"]), **overrides)
+    if config.steps <= data["step"]:
+        raise ValueError(
+            f"steps must be above the checkpoint's step {data['step']} to continue it (got {config.steps}); "
+            f"pass --steps N with N in ({data['step']}, {MAX_STEPS}]"
+        )
+    ignored = sorted(k for k in given if k not in RESUME_OVERRIDES and k not in CLI_ONLY)
+    line = f"resuming {args.resume} at step {data['step']}: {spec.label} on the {spec.task} task"
+    if overrides:
+        line += "; from the flags: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in overrides.items())
+    if ignored:
+        line += "; ignored (the checkpoint's run decides): " + ", ".join(f"--{k.replace('_', '-')}" for k in ignored)
+    return data, spec, config, line
 
 
 def _run_interleaved(trainers: list, chunk: int) -> None:
@@ -122,10 +185,7 @@ def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
     stream = sys.stderr if args.json else sys.stdout
     ckpt = out / f"{name}checkpoint.pt"
     if not trainer.diverged:
-        trainer.save(ckpt)  # a diverged run keeps its last good checkpoint instead
-    if world.is_main:
-        (out / f"{name}history.csv").write_text(trainer.history_csv())
-        (out / f"{name}history.json").write_text(trainer.history_json())
+        trainer.save(ckpt)  # with its history; a diverged run keeps its last good checkpoint and that history
     if trainer.message and world.is_main:
         print(f"[{spec.label}] {trainer.message}", file=stream, flush=True)
     final = trainer.final().to_dict()
@@ -152,25 +212,37 @@ def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
+    data = None
     try:
-        spec, config = _spec(args), from_args(TrainConfig, args)
         if args.checkpoint_every < 1:
             raise ValueError(f"checkpoint_every must be an integer >= 1 (got {args.checkpoint_every})")
+        if args.resume:
+            data, spec, config, line = _resumed(args)
+            print(line, file=sys.stderr, flush=True)
+        else:
+            spec, config = _spec(args), from_args(TrainConfig, args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     world = distributed.setup(config.device)
+    interrupt = _Interrupt()
+    # under torchrun every process gets the signal: a stop decided per process could leave one waiting in a
+    # collective, so there the default (stop at once) stays
+    handler = None if world.distributed else signal.signal(signal.SIGINT, interrupt)
+    out = Path(args.out)
+    trainers: list = []
     try:
         with one_cpu_thread():  # small models: one intra-op thread per process is fastest on a CPU
             if args.bench:
                 return _bench(spec, config, args)
-            out = Path(args.out)
             if world.is_main:
                 out.mkdir(parents=True, exist_ok=True)
+                _check_writable(out)
             runs = [(spec, "")]
             if args.baseline and spec.kernel != "softmax":
                 runs.append((spec.with_kernel("softmax"), "baseline_"))
-            trainers = [_build(s, config, args, out, world, name) for s, name in runs]
+            for s, name in runs:
+                trainers.append(_build(s, config, args, out, world, name, [interrupt], data))
             _run_interleaved(trainers, config.eval_every)
             reports = [_report(t, s, args, out, world, name) for t, (s, name) in zip(trainers, runs, strict=True)]
             result = reports[0]
@@ -179,12 +251,29 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a second Ctrl-C: nothing more is written
+        saved = ", ".join(f"step {t.last_good_step}" for t in trainers if t.last_good_step is not None)
+        print(f"interrupted again: stopped at once; checkpoints with their histories in {out}: "
+              f"{saved or 'none written yet'}", file=sys.stderr)  # fmt: skip
+        return 130
     finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
         distributed.teardown()
     if world.is_main and args.json:
         json.dump(result, sys.stdout)
         print()
+    if interrupt.requested:
+        steps = ", ".join(str(t.step) for t in trainers)
+        print(f"interrupted at step {steps}: the checkpoint and history of that step are in {out}", file=sys.stderr)
+        return 130
     return 1 if result["final"]["diverged"] else 0
+
+
+def _check_writable(out: Path) -> None:
+    """The run folder takes files (found now, not after the run: the run would be lost)."""
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"out must be a folder this process can write (got {str(out)!r})")
 
 
 def _bench(spec: RunSpec, config: TrainConfig, args) -> int:

@@ -21,6 +21,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -28,7 +29,7 @@ from torch import nn
 
 from georesolver_core.tasks.base import IGNORE, Batch, Task
 from georesolver_core.train import distributed
-from georesolver_core.train.checkpoint import optimizer_state_for, save_checkpoint
+from georesolver_core.train.checkpoint import optimizer_state_for, save_checkpoint, write_atomic
 from georesolver_core.train.config import TrainConfig
 
 COLUMNS = ("step", "loss", "accuracy", "test_loss", "test_accuracy", "seconds")
@@ -80,6 +81,7 @@ class Trainer:
         *,
         checkpoint_path=None,
         checkpoint_every: int | None = None,
+        history_path=None,
         meta: dict | None = None,
     ):
         self.config = config
@@ -102,6 +104,7 @@ class Trainer:
         self.diverged = False
         self.checkpoint_path = checkpoint_path
         self.checkpoint_every = checkpoint_every
+        self.history_path = history_path  # history.csv (and .json beside it), written with every checkpoint
         self.last_good_step: int | None = None  # step of the newest checkpoint written
         self.meta = meta or {}  # what rebuilds the run: model/task names and arguments
 
@@ -244,23 +247,47 @@ class Trainer:
         }
 
     def save(self, path) -> None:
-        """Write a checkpoint atomically (only the main process writes under DDP)."""
+        """Write a checkpoint atomically (only the main process writes under DDP), then the history of the
+        same step beside it (``history_path``): a run folder never holds one run's checkpoint beside another
+        run's history, however the run ends."""
         if self.world.is_main:
             save_checkpoint(path, self.state())
+            if self.history_path is not None:
+                csv_path = Path(self.history_path)
+                write_atomic(csv_path, lambda f: f.write(self.history_csv().encode()))
+                write_atomic(csv_path.with_suffix(".json"), lambda f: f.write(self.history_json().encode()))
         self.last_good_step = self.step
 
     def load_state(self, data: dict) -> None:
         """Continue from a checkpoint read by ``checkpoint.load_checkpoint``; shapes must match."""
-        try:
-            self.model.load_state_dict(data["model"])
-        except RuntimeError as err:
-            raise ValueError(f"checkpoint does not fit this model: {str(err).splitlines()[0]}") from None
+        mismatch = state_mismatch(self.model.state_dict(), data["model"])
+        if mismatch:
+            raise ValueError(f"checkpoint does not fit this model: {mismatch}")
+        self.model.load_state_dict(data["model"])
         self.optimizer.load_state_dict(optimizer_state_for(self.model, data))
         self.step = int(data["step"])
         self.seconds = float(data.get("seconds", 0.0))
         if "generator" in data:
             self.generator.set_state(data["generator"])
         self.history = [dict(r) for r in data["history"]]
+
+
+def state_mismatch(own: dict, saved: dict, most: int = 3) -> str:
+    """Which keys of a saved state dict do not fit a model's (missing, unexpected, other shape), named;
+    "" when it fits. torch's own error begins with a line that names none of them."""
+    missing = [k for k in own if k not in saved]
+    unexpected = [k for k in saved if k not in own]
+    shapes = [
+        f"{k} {tuple(v.shape)} where the model has {tuple(own[k].shape)}"
+        for k, v in saved.items()
+        if k in own and tuple(v.shape) != tuple(own[k].shape)
+    ]
+    parts = [
+        f"{what} {', '.join(keys[:most])}" + (f" and {len(keys) - most} more" if len(keys) > most else "")
+        for what, keys in (("missing keys", missing), ("unexpected keys", unexpected), ("shapes differ:", shapes))
+        if keys
+    ]
+    return "; ".join(parts)
 
 
 def history_csv(history: list[dict]) -> str:
