@@ -243,6 +243,9 @@ def main(args: argparse.Namespace) -> int:
                 runs.append((spec.with_kernel("softmax"), "baseline_"))
             for s, name in runs:
                 trainers.append(_build(s, config, args, out, world, name, [interrupt], data))
+            note = getattr(getattr(trainers[0].task, "corpus", None), "note", "")
+            if note and world.is_main:  # the text task fell back to the shipped glosses: say why
+                print(f"note: {note}", file=sys.stderr, flush=True)
             _run_interleaved(trainers, config.eval_every)
             reports = [_report(t, s, args, out, world, name) for t, (s, name) in zip(trainers, runs, strict=True)]
             result = reports[0]

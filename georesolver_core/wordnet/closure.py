@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from georesolver_core.tasks.hierarchy import Hierarchy
-from georesolver_core.wordnet.database import read_synsets, sense_names
+from georesolver_core.wordnet.database import line_of, read_synsets, sense_names
 
 FOLLOWED = ("@", "@i")  # hypernym, instance hypernym
 MAMMAL_ROOT = "mammal.n.01"
@@ -122,25 +122,54 @@ def hypernym_graph(path: str | os.PathLike | None = None) -> tuple[list[str], li
     names = sense_names("noun", path)
     offsets = sorted(synsets)
     index = {off: i for i, off in enumerate(offsets)}
-    parents = [
-        sorted({index[p.offset] for p in synsets[off].pointers if p.symbol in FOLLOWED and p.pos == "n"})
-        for off in offsets
-    ]
+    parents = []
+    for off in offsets:
+        targets = {p.offset for p in synsets[off].pointers if p.symbol in FOLLOWED and p.pos == "n"}
+        if off in targets:
+            raise ValueError(f"malformed WordNet database: {line_of(synsets[off], path)}: a synset is its own hypernym")
+        missing = sorted(t for t in targets if t not in index)
+        if missing:
+            raise ValueError(
+                f"malformed WordNet database: {line_of(synsets[off], path)}: a hypernym pointer names offset "
+                f"{missing[0]:08d}, which no synset has"
+            )
+        parents.append(sorted(index[t] for t in targets))
+    try:
+        ancestors(parents)  # refuses a cycle before any closure is built from the graph
+    except HypernymCycle as cycle:
+        where = ", ".join(f"{names[offsets[u]]} ({line_of(synsets[offsets[u]], path)})" for u in cycle.nodes[:4])
+        raise ValueError(f"malformed WordNet database: hypernym pointers form a cycle through {where}") from None
     return [names[off] for off in offsets], parents
+
+
+class HypernymCycle(ValueError):
+    """Parent pointers that come back to where they started: the closure of a cycle never ends."""
+
+    def __init__(self, nodes: list[int]):
+        super().__init__(f"parents form a cycle through nodes {nodes[:8]}: the graph must be acyclic")
+        self.nodes = nodes
 
 
 def ancestors(parents: list[list[int]]) -> list[frozenset[int]]:
     """Per node, every node reachable by following ``parents`` (itself excluded); the graph must be a DAG."""
     out: list[frozenset[int] | None] = [None] * len(parents)
+    open_: set[int] = set()  # nodes whose set is being built: meeting one again is a cycle
     for start in range(len(parents)):
         stack = [start]
         while stack:  # iterative post-order: a node's set is built once its parents' sets are
             u = stack[-1]
             todo = [p for p in parents[u] if out[p] is None]
-            if todo:
+            if todo and u not in open_:
+                open_.add(u)
+                back = [p for p in todo if p in open_]
+                if back:
+                    raise HypernymCycle([back[0], *[v for v in stack if v in open_][::-1]])
                 stack.extend(todo)
                 continue
+            if todo:  # u's parents were pushed and came back unfinished: one of them leads to u
+                raise HypernymCycle([u, *todo])
             stack.pop()
+            open_.discard(u)
             if out[u] is None:
                 acc: set[int] = set(parents[u])
                 for p in parents[u]:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 POS = ("noun", "verb", "adj", "adv")
 POS_LETTER = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+_FILE_POS = {"n": "noun", "v": "verb", "a": "adj", "s": "adj", "r": "adv"}  # a synset's letter -> its data file
 # Where Debian's wordnet-base puts the files; WNSEARCHDIR (WordNet's own variable) comes first.
 DEFAULT_DIRS = ("/usr/share/wordnet",)
 LICENCE = (
@@ -45,6 +46,7 @@ class Synset:
     lemmas: tuple[str, ...]  # in file order; the first names the synset
     pointers: tuple[Pointer, ...]
     gloss: str  # definition and examples, the text after " | "
+    line: int = 0  # its line in the data file (1-based; 0: not read from a file)
 
 
 def find_database(path: str | os.PathLike | None = None) -> Path:
@@ -64,32 +66,55 @@ def find_database(path: str | os.PathLike | None = None) -> Path:
 
 
 def _parse_data_line(line: str) -> Synset:
+    """One ``data.POS`` line; ValueError saying what is malformed (the caller adds the file and line)."""
     head, _, gloss = line.partition(" | ")
     f = head.split()
-    offset, pos = int(f[0]), f[2]
-    n_words = int(f[3], 16)
-    lemmas = tuple(f[4 + 2 * i] for i in range(n_words))
-    i = 4 + 2 * n_words
-    n_ptr = int(f[i])
-    pointers = tuple(
-        Pointer(f[i + 1 + 4 * j], int(f[i + 2 + 4 * j]), f[i + 3 + 4 * j]) for j in range(n_ptr)
-    )
+    try:
+        offset, pos = int(f[0]), f[2]
+        n_words = int(f[3], 16)
+        lemmas = tuple(f[4 + 2 * i] for i in range(n_words))
+        i = 4 + 2 * n_words
+        n_ptr = int(f[i])
+        pointers = tuple(
+            Pointer(f[i + 1 + 4 * j], int(f[i + 2 + 4 * j]), f[i + 3 + 4 * j]) for j in range(n_ptr)
+        )
+    except IndexError:
+        raise ValueError(f"the line ends early: {len(f)} fields, fewer than its counts announce") from None
+    except ValueError as err:  # int() of a field that is not a number
+        raise ValueError(f"a count or offset is not a number ({err})") from None
     return Synset(offset, pos, lemmas, pointers, gloss.strip())
 
 
-def _lines(path: Path) -> Iterator[str]:
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a database file, the licence header left out."""
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, start=1):
             if not line.startswith("  "):  # the licence header
-                yield line.rstrip("\n")
+                yield number, line.rstrip("\n")
+
+
+def _where(path: Path, number: int) -> str:
+    return f"{path}, line {number}"
 
 
 def read_synsets(pos: str = "noun", path: str | os.PathLike | None = None) -> dict[int, Synset]:
     """Every synset of one part of speech, keyed by offset."""
     if pos not in POS:
         raise ValueError(f"pos must be one of {POS} (got {pos!r})")
-    folder = find_database(path)
-    return {s.offset: s for s in map(_parse_data_line, _lines(folder / f"data.{pos}"))}
+    file = find_database(path) / f"data.{pos}"
+    out: dict[int, Synset] = {}
+    for number, line in _lines(file):
+        try:
+            synset = _parse_data_line(line)
+        except ValueError as err:
+            raise ValueError(f"malformed WordNet database: {_where(file, number)}: {err}") from None
+        out[synset.offset] = replace(synset, line=number)
+    return out
+
+
+def line_of(synset: Synset, path: str | os.PathLike | None = None) -> str:
+    """"FILE, line N" of a synset read by ``read_synsets`` (for error messages)."""
+    return _where(find_database(path) / f"data.{_FILE_POS[synset.pos]}", synset.line)
 
 
 def sense_names(pos: str = "noun", path: str | os.PathLike | None = None) -> dict[int, str]:
@@ -103,12 +128,19 @@ def sense_names(pos: str = "noun", path: str | os.PathLike | None = None) -> dic
     folder = find_database(path)
     synsets = read_synsets(pos, folder)
     rank: dict[tuple[str, int], int] = {}
-    for line in _lines(folder / f"index.{pos}"):
+    index = folder / f"index.{pos}"
+    for number, line in _lines(index):
         f = line.split()
-        lemma, n_syn, n_ptr = f[0], int(f[2]), int(f[3])
-        offsets = f[4 + n_ptr + 2 :][:n_syn]
+        try:
+            lemma, n_syn, n_ptr = f[0], int(f[2]), int(f[3])
+            offsets = [int(off) for off in f[4 + n_ptr + 2 :][:n_syn]]
+        except (IndexError, ValueError):
+            raise ValueError(
+                f"malformed WordNet database: {_where(index, number)}: expected "
+                "'lemma pos synset_cnt p_cnt [ptr ...] sense_cnt tagsense_cnt offset ...'"
+            ) from None
         for sense, off in enumerate(offsets, start=1):
-            rank[(lemma, int(off))] = sense
+            rank[(lemma, off)] = sense
     letter = POS_LETTER[pos]
     names = {}
     for off, s in synsets.items():

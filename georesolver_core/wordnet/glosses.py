@@ -16,7 +16,7 @@ import functools
 import gzip
 import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from georesolver_core.wordnet.database import LICENCE, POS, POS_LETTER, find_database, read_synsets
@@ -37,12 +37,14 @@ class GlossCorpus:
     train_ids: frozenset[str]  # synset ids ("n:00001930") on each side
     validation_ids: frozenset[str]
     source: str  # "database" or "subset"
+    note: str = ""  # why the subset stands in for an installed database that could not be read ("" otherwise)
 
     def describe(self) -> str:
-        return (
+        text = (
             f"WordNet 3.0 glosses ({self.source}): {len(self.train_ids):,} train / "
             f"{len(self.validation_ids):,} validation synsets, {len(self.train):,} / {len(self.validation):,} characters"
         )
+        return f"{text}; {self.note}" if self.note else text
 
 
 def clean(text: str) -> str:
@@ -101,18 +103,26 @@ def load_corpus(source: str = "auto", fraction: float = VALIDATION_FRACTION) -> 
     the database when installed and else the subset (``"auto"``)."""
     if source not in SOURCES:
         raise ValueError(f"source must be one of {list(SOURCES)} (got {source!r})")
+    note = ""
     if source in ("auto", "database"):
         try:
-            return split_glosses(database_glosses(find_database()), fraction, "database")
-        except ValueError:
+            folder = find_database()
+        except ValueError:  # not installed: the subset stands in, as documented
             if source == "database":
                 raise
+        else:
+            try:
+                return split_glosses(database_glosses(folder), fraction, "database")
+            except (OSError, ValueError) as err:  # installed but unreadable or damaged
+                if source == "database":
+                    raise ValueError(f"the WordNet database could not be read: {err}") from None
+                note = f"the installed WordNet database could not be read ({err}), so the shipped subset is used"
     if not SUBSET.is_file():
         raise ValueError(
             f"neither the WordNet database nor the shipped subset ({SUBSET.name}) was found: "
             "install Debian's wordnet-base or reinstall the package from its repository"
         )
-    return split_glosses(subset_glosses(SUBSET), fraction, "subset")
+    return replace(split_glosses(subset_glosses(SUBSET), fraction, "subset"), note=note)
 
 
 def write_subset(path: str | os.PathLike, records: list[tuple[str, str]], *, every: int = 12) -> int:
