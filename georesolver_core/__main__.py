@@ -19,7 +19,7 @@ def _claims(args: argparse.Namespace) -> int:
     if keys:
         unknown = [k for k in keys if k not in CLAIMS]
         if unknown:
-            print(f"unknown claim(s) {unknown}; known: {sorted(CLAIMS)}", file=sys.stderr)
+            print(f"error: unknown claim(s) {unknown}; known: {sorted(CLAIMS)}", file=sys.stderr)
             return 2
     if args.out:
         from georesolver_core.claims.report import build_report, write_report

@@ -47,7 +47,7 @@ def test_embed_json_round_trip(tmp_path):
 def test_bad_arguments_give_a_clear_error(argv, says, capsys):
     assert main(["embed", *argv]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("embed: ") and says in err
+    assert err.startswith("error: ") and says in err
 
 
 def test_quick_benchmark_rows_use_the_same_protocol():

@@ -109,7 +109,7 @@ def main(args: argparse.Namespace) -> int:
         config = recipe(args.geometry, **_overrides(args))
         doc = embed_closure(closure, config, time_budget_s=args.budget, callbacks={"on_epoch_end": _progress()})
     except ValueError as err:
-        print(f"embed: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 2
     m = doc["metrics"]
     print(

@@ -14,15 +14,16 @@ from __future__ import annotations
 import torch
 
 from georesolver_core.geometry.sphere import pairwise_sq_distance as sphere_sq_distance
-from georesolver_core.validate import check_eps, check_on_sphere, check_positive_int
+from georesolver_core.validate import check_eps, check_on_sphere, check_positive_int, check_same_dtype
 
 
 def check_route_inputs(q: torch.Tensor, prototypes: torch.Tensor, active: torch.Tensor | None = None) -> int:
     """Validate queries (..., d) and prototypes (n_pool, d) on the sphere; returns the usable pool size."""
     check_on_sphere("q", q)
     check_on_sphere("prototypes", prototypes)
-    if prototypes.dim() != 2:
-        raise ValueError(f"prototypes must have shape (n_pool, d) (got {tuple(prototypes.shape)})")
+    if prototypes.dim() != 2 or prototypes.shape[-1] == 0:
+        raise ValueError(f"prototypes must have shape (n_pool, d >= 1) (got {tuple(prototypes.shape)})")
+    check_same_dtype(q=q, prototypes=prototypes)
     if q.dim() < 1 or q.shape[-1] != prototypes.shape[-1]:
         raise ValueError(
             f"q must have shape (..., d) with d = prototypes.shape[-1] = {prototypes.shape[-1]} (got {tuple(q.shape)})"
