@@ -51,6 +51,10 @@ def _claims(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    if args.serve:
+        from georesolver_core.bench import serve
+
+        return serve.main(args)
     if args.compression:
         from georesolver_core.compression import bench as compression_bench
 
@@ -95,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     from georesolver_core.compression import bench as compression_bench
 
     compression_bench.add_arguments(b)
+    from georesolver_core.bench import serve
+
+    serve.add_arguments(b)
     from georesolver_core.routing import cli as routing_cli
 
     r = sub.add_parser("routing", help="distributed GSR vs all-to-all MoE: bytes and messages counted on the wire")
