@@ -17,6 +17,7 @@ import urllib.request
 
 import pytest
 
+from georesolver_core.bench.serve import CHROMIUM_ARGS as BENCH_CHROMIUM_ARGS
 from tests.app_pages import ROOT, registered_pages
 
 pytestmark = pytest.mark.browser
@@ -26,17 +27,8 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil
 # Opened by deep link, the front end first probes <page>/_stcore/health and <page>/_stcore/host-config
 # and logs their 404s; harmless (DESIGN.md section 5).
 HARMLESS = ("/_stcore/health", "/_stcore/host-config", "favicon")
-# Headless, as root, with no GPU; the background-networking switches keep Chromium from calling its update,
-# sync and field-trial services while a page is timed or tested.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# Headless, as root, with no GPU, no background networking: the switches the class-load benchmark uses too.
+CHROMIUM_ARGS = list(BENCH_CHROMIUM_ARGS)
 
 
 def _free_port() -> int:
