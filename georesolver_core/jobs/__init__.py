@@ -1,23 +1,21 @@
-"""Heavy work off the web server: jobs run in worker processes, report progress and obey pause / resume /
-step / stop; each leaves a run folder written atomically (spec.json, result.json, checkpoints)."""
+"""Heavy work off the web server: jobs run in workers (local processes, or Ray tasks when configured),
+report progress and obey pause / resume / step / stop; each leaves a run folder written atomically
+(spec.json, result.json, checkpoints)."""
 
 from georesolver_core.jobs.control import Event, JobContext, Stopped
-from georesolver_core.jobs.kinds import JOB_KINDS, resolve, train_job
+from georesolver_core.jobs.kinds import JOB_KINDS, JobKind, resolve, train_config, train_job
 from georesolver_core.jobs.runner import (
-    DONE,
-    ENDED,
-    FAILED,
-    PAUSED,
-    QUEUED,
-    RUNNING,
-    STOPPED,
+    BACKEND_ENV,
     JobHandle,
     JobRunner,
-    JobSpec,
+    core_budget,
     default_runner,
+    make_backend,
 )
+from georesolver_core.jobs.spec import DONE, ENDED, FAILED, PAUSED, QUEUED, RUNNING, STOPPED, JobSpec, ahead_text
 
 __all__ = [
-    "DONE", "ENDED", "FAILED", "JOB_KINDS", "PAUSED", "QUEUED", "RUNNING", "STOPPED", "Event", "JobContext",
-    "JobHandle", "JobRunner", "JobSpec", "Stopped", "default_runner", "resolve", "train_job",
+    "BACKEND_ENV", "DONE", "ENDED", "FAILED", "JOB_KINDS", "PAUSED", "QUEUED", "RUNNING", "STOPPED", "Event",
+    "JobContext", "JobHandle", "JobKind", "JobRunner", "JobSpec", "Stopped", "ahead_text", "core_budget",
+    "default_runner", "make_backend", "resolve", "train_config", "train_job",
 ]  # fmt: skip

@@ -1,56 +1,68 @@
-"""The job runner: heavy work in worker processes, the web server only submits, polls and draws.
+"""The job runner: heavy work in workers, the web server only submits, polls and draws.
 
     runner = JobRunner(max_workers=1, runs_dir="runs/jobs")
-    handle = runner.submit(JobSpec("train", {"spec": ..., "train": ...}), owner=session_id)
+    handle = runner.submit(JobSpec("train", train_config(run_spec, train_config)), owner=session_id)
     handle.progress()            # the newest Event: fraction, text, partial result
     handle.pause(); handle.step(); handle.resume(); handle.stop()
 
-Jobs wait in one server-wide queue (``queue_position``: how many runs are ahead) and start in worker
-processes (multiprocessing's "spawn": a fresh interpreter, safe beside the server's threads) while fewer
-than ``max_workers`` run; an owner (a browser session) has at most ``per_owner`` running or queued jobs.
-A thread of the runner moves the workers' events onto the handles and notices a worker that died without
-a word (killed by the system): its job is reported failed and the next one starts. ``shutdown`` (also at
-interpreter exit and on SIGTERM) stops every worker: no child outlives the server.
+Jobs wait in one server-wide queue (``queue_position``: how many runs start before this one) and start on
+the back-end (``local.LocalBackend``: spawned processes on this machine; ``ray_backend.RayBackend``: Ray
+tasks) while fewer than ``max_workers`` run. Fair sharing: an owner (a browser session) has at most
+``per_owner`` jobs running or queued; a further submit is refused with a ValueError (not queued: a
+session that wants another run stops its own first, and one session cannot fill the queue). An owner
+not seen (``touch``) for ``owner_timeout_s`` has its jobs cancelled: a closed tab frees its worker.
+
+A thread of the runner moves the workers' events onto the handles and notices a worker that died
+without a word (killed by the system): its job is reported failed and the next one starts. A Stop is
+obeyed at the job's next step; a worker that has not ended ``STOP_GRACE_S`` later is terminated.
+``shutdown`` (also at interpreter exit, and on SIGTERM for ``default_runner``) stops every worker.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
-import multiprocessing as mp
 import os
-import queue
 import signal
 import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from georesolver_core.jobs.control import PAUSE, RUN, STOP, Event
+from georesolver_core.jobs.folder import finished_runs, write_json
 from georesolver_core.jobs.kinds import resolve
-from georesolver_core.jobs.worker import run_job, write_json
+from georesolver_core.jobs.spec import DONE, ENDED, FAILED, PAUSED, QUEUED, RUNNING, STOPPED, JobSpec
 from georesolver_core.validate import check_positive_int
 
-QUEUED, RUNNING, PAUSED, DONE, FAILED, STOPPED = "queued", "running", "paused", "done", "failed", "stopped"
-ENDED = (DONE, FAILED, STOPPED)
-STOP_GRACE_S = 1.0  # a stopped worker that has not ended by then is terminated
+STOP_GRACE_S = 0.5  # a stopped worker that has not ended by then is terminated (Stop frees a core in < 1 s)
+KILL_GRACE_S = 0.3  # and killed if SIGTERM did not end it either
+MAX_EVENTS = 10_000  # progress events a handle keeps (the newest)
+MAX_JOBS = 1_000  # ended jobs the runner keeps in memory (the newest); finished_runs reads all from disk
+BACKEND_ENV = "GR_JOBS"  # "local" (default), "ray", or "ray://HOST:PORT"
 
 
-@dataclass(frozen=True)
-class JobSpec:
-    """What to run: a kind of ``kinds.JOB_KINDS`` (or "module:function") and its plain-value config."""
+def make_backend(name: str | None = None):
+    """The back-end named by ``name`` or else by ``$GR_JOBS``: "local", "ray" or "ray://HOST:PORT"."""
+    name = (name if name is not None else os.environ.get(BACKEND_ENV, "")).strip() or "local"
+    if name == "local":
+        from georesolver_core.jobs.local import LocalBackend
 
-    kind: str
-    config: dict = field(default_factory=dict)
+        return LocalBackend()
+    if name == "ray" or name.startswith("ray://"):
+        from georesolver_core.jobs.ray_backend import RayBackend
 
-    def __post_init__(self):
-        resolve(self.kind)  # a bad kind is refused at submit, not in the worker
-        try:
-            json.dumps(self.config)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"config must hold plain JSON values (it is written to the run folder): {err}") from None
+        return RayBackend(address=None if name == "ray" else name)
+    raise ValueError(f"backend must be 'local', 'ray' or 'ray://HOST:PORT' (got {name!r})")
+
+
+def core_budget() -> int:
+    """Workers that fit beside the server: the cores this process may use, less one for the server."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
 
 
 class JobHandle:
@@ -60,14 +72,17 @@ class JobHandle:
         self.runner, self.job_id, self.spec, self.owner, self.run_dir = runner, job_id, spec, owner, run_dir
         self.state = QUEUED
         self.latest: Event | None = None
-        self.events: list[Event] = []  # every progress event, in order
+        self.events: deque[Event] = deque(maxlen=MAX_EVENTS)  # progress events, in the order sent
         self.error: str | None = None
         self.exitcode: int | None = None
+        self.worker = None
         self._result: dict | None = None
-        self.process = None
-        self._command = runner.context.Value("i", RUN)
-        self._credits = runner.context.Value("i", 0)
         self._stop_at: float | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The worker's process id (local back-end, once started), else None."""
+        return None if self.worker is None else self.worker.pid
 
     def progress(self) -> Event | None:
         """The newest progress event (None before the first)."""
@@ -78,45 +93,46 @@ class JobHandle:
         return self._result
 
     def queue_position(self) -> int:
-        """How many jobs start before this one (0 once it runs)."""
+        """How many queued jobs start before this one (0: next to start, or already started)."""
         return self.runner.position(self)
 
     def pause(self) -> None:
-        if self.state == RUNNING:
-            self._command.value = PAUSE
-            self.state = PAUSED
+        """A running job waits at its next step boundary (its worker keeps its state)."""
+        self.runner.control(self, "pause")
 
     def resume(self) -> None:
-        if self.state == PAUSED:
-            self._command.value = RUN
-            self.state = RUNNING
+        self.runner.control(self, "resume")
 
     def step(self) -> None:
         """While paused: let exactly one more step through."""
-        if self.state == PAUSED:
-            with self._credits.get_lock():
-                self._credits.value += 1
+        self.runner.control(self, "step")
 
     def stop(self) -> None:
-        """Stop: a queued job never starts; a running one ends at its next step (terminated after
+        """A queued job never starts; a running one ends at its next step (terminated after
         ``STOP_GRACE_S`` if it does not)."""
         self.runner.stop(self)
 
 
 class JobRunner:
-    """A queue of jobs and the worker processes that run them (see the module docstring)."""
+    """A queue of jobs and the workers that run them (see the module docstring).
 
-    def __init__(self, *, max_workers: int | None = None, threads: int = 1, per_owner: int = 1,
-                 runs_dir: str | os.PathLike = "runs/jobs"):  # fmt: skip
-        cores = os.cpu_count() or 1
-        self.max_workers = check_positive_int("max_workers", max_workers or max(1, cores - 1), 1, 256)
+    ``backend``: a back-end object, or its name ("local", "ray", "ray://HOST:PORT"; default ``$GR_JOBS``,
+    else "local"). ``max_workers``: jobs running at once (default: the cores less one for the server).
+    ``threads``: torch threads of each worker."""
+
+    def __init__(self, *, backend=None, max_workers: int | None = None, threads: int = 1, per_owner: int = 1,
+                 runs_dir: str | os.PathLike = "runs/jobs", owner_timeout_s: float = 60.0):  # fmt: skip
+        self.max_workers = check_positive_int("max_workers", core_budget() if max_workers is None else max_workers, 1, 256)
         self.threads = check_positive_int("threads", threads, 1, 256)
         self.per_owner = check_positive_int("per_owner", per_owner, 1, 1000)
+        if not owner_timeout_s > 0:
+            raise ValueError(f"owner_timeout_s must be > 0 (got {owner_timeout_s})")
+        self.owner_timeout_s = float(owner_timeout_s)
         self.runs_dir = Path(runs_dir)
-        self.context = mp.get_context("spawn")
-        self.events = self.context.Queue()
+        self.backend = backend if backend is not None and not isinstance(backend, str) else make_backend(backend)
         self.jobs: dict[str, JobHandle] = {}
         self.waiting: deque[JobHandle] = deque()
+        self.seen: dict[str, float] = {}  # owner -> when it last touched
         self.lock = threading.RLock()
         self.closed = False
         self.thread = threading.Thread(target=self._serve, name="job-runner", daemon=True)
@@ -128,11 +144,12 @@ class JobRunner:
         """Queue ``spec`` for ``owner``; ValueError when the owner already has ``per_owner`` jobs unfinished."""
         with self.lock:
             if self.closed:
-                raise ValueError("the job runner is shut down")
+                raise ValueError("the job runner is shut down: start a new one")
             mine = [h for h in self.jobs.values() if h.owner == owner and h.state not in ENDED]
             if len(mine) >= self.per_owner:
                 raise ValueError(
-                    f"a session runs at most {self.per_owner} job(s) at once: stop or wait for the one you have"
+                    f"a session runs at most {self.per_owner} job(s) at once (per_owner): stop or wait for the one "
+                    "you have"
                 )
             job_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
             run_dir = self.runs_dir / job_id
@@ -143,6 +160,12 @@ class JobRunner:
             self._start_waiting()
             return handle
 
+    def touch(self, owner: str) -> None:
+        """``owner`` is still there (a page calls this on each rerun): from its first touch on, an owner not
+        seen for ``owner_timeout_s`` has its jobs cancelled."""
+        with self.lock:
+            self.seen[owner] = time.monotonic()
+
     def jobs_of(self, owner: str) -> list[JobHandle]:
         """This owner's jobs, oldest first: never another owner's."""
         with self.lock:
@@ -150,123 +173,148 @@ class JobRunner:
 
     def position(self, handle: JobHandle) -> int:
         with self.lock:
-            return list(self.waiting).index(handle) + 1 if handle in self.waiting else 0
+            return list(self.waiting).index(handle) if handle in self.waiting else 0
+
+    def control(self, handle: JobHandle, action: str) -> None:
+        """"pause" a running job, "resume" a paused one, or grant a paused one a "step"; otherwise nothing
+        (a button pressed twice, or after the job ended)."""
+        with self.lock:
+            if action == "pause" and handle.state == RUNNING:
+                handle.worker.control.set(PAUSE)
+                handle.state = PAUSED
+            elif action == "resume" and handle.state == PAUSED:
+                handle.worker.control.set(RUN)
+                handle.state = RUNNING
+            elif action == "step" and handle.state == PAUSED:
+                handle.worker.control.grant_step()
 
     def stop(self, handle: JobHandle) -> None:
         with self.lock:
             if handle in self.waiting:
                 self.waiting.remove(handle)
                 handle.state = STOPPED
-            elif handle.state in (RUNNING, PAUSED):
-                handle._command.value = STOP
+                write_json(handle.run_dir / "result.json", {"state": STOPPED, "kind": handle.spec.kind})
+            elif handle.state in (RUNNING, PAUSED) and handle._stop_at is None:
+                handle.worker.control.set(STOP)
                 handle._stop_at = time.monotonic()
 
     def cancel_owner(self, owner: str) -> int:
         """Stop every job of ``owner`` (a session gone for good); returns how many were unfinished."""
-        unfinished = [h for h in self.jobs_of(owner) if h.state not in ENDED]
-        for h in unfinished:
-            self.stop(h)
+        with self.lock:
+            unfinished = [h for h in self.jobs.values() if h.owner == owner and h.state not in ENDED]
+            for h in unfinished:
+                self.stop(h)
+            self.seen.pop(owner, None)
         return len(unfinished)
 
     def finished_runs(self) -> list[dict]:
         """Every run folder with a result, newest first, read from disk (a restarted server sees them)."""
-        out = []
-        for result in sorted(self.runs_dir.glob("*/result.json"), reverse=True):
-            try:
-                doc = json.loads(result.read_text())
-            except (OSError, ValueError):
-                continue  # a folder being written or damaged by hand: not a finished run
-            out.append({"job_id": result.parent.name, **doc})
-        return out
+        return finished_runs(self.runs_dir)
 
     def shutdown(self) -> None:
-        """Stop every job and end every worker (idempotent)."""
+        """Stop every job and end every worker (idempotent); the back-end is closed."""
         with self.lock:
             if self.closed:
                 return
             self.closed = True
             for h in list(self.waiting):
-                h.state = STOPPED
-            self.waiting.clear()
-            running = [h for h in self.jobs.values() if h.process is not None and h.process.is_alive()]
+                self.stop(h)
+            running = [h for h in self.jobs.values() if h.worker is not None and h.worker.alive()]
             for h in running:
-                h._command.value = STOP
+                h.worker.control.set(STOP)
         deadline = time.monotonic() + STOP_GRACE_S
         for h in running:
-            h.process.join(max(0.0, deadline - time.monotonic()))
-            if h.process.is_alive():
-                h.process.terminate()
-                h.process.join(1.0)
-            if h.process.is_alive():
-                h.process.kill()
-                h.process.join()
-            if h.state not in ENDED:
-                h.state = STOPPED
+            h.worker.join(max(0.0, deadline - time.monotonic()))
+            if h.worker.alive():
+                h.worker.terminate()
+                h.worker.join(KILL_GRACE_S)
+            if h.worker.alive():
+                h.worker.kill()
+                h.worker.join()
         self.thread.join(timeout=2.0)
+        with self.lock:
+            for h in running:
+                if h.state not in ENDED:
+                    h.state, h.exitcode = STOPPED, h.worker.exitcode
+        self.backend.close()
 
     # --- the runner's thread ------------------------------------------------------------------------------
     def _start_waiting(self) -> None:
         running = sum(1 for h in self.jobs.values() if h.state in (RUNNING, PAUSED))
         while self.waiting and running < self.max_workers:
             h = self.waiting.popleft()
-            h.process = self.context.Process(
-                target=run_job, name=f"job-{h.job_id}", daemon=True,
-                args=(h.job_id, h.spec.kind, h.spec.config, str(h.run_dir), self.threads, self.events,
-                      h._command, h._credits),
-            )  # fmt: skip
-            h.process.start()
+            gpu = resolve(h.spec.kind).gpu
+            h.worker = self.backend.start(h.job_id, h.spec.kind, h.spec.config, str(h.run_dir), self.threads, gpu)
             h.state = RUNNING
             running += 1
 
     def _apply(self, event: Event) -> None:
         h = self.jobs.get(event.job_id)
-        if h is None:
+        if h is None or h.state in ENDED:
             return
         if event.kind == "progress":
             h.latest = event
             h.events.append(event)
             return
-        h.state = {"done": DONE, "stopped": STOPPED, "failed": FAILED}[event.kind]
-        if event.kind == "done":
-            h.latest, h._result = event, event.partial
-        elif event.kind == "failed":
-            h.error = event.text
+        state = {"done": DONE, "stopped": STOPPED, "failed": FAILED}[event.kind]
+        result = event.partial if event.kind == "done" else None
+        error = event.text if event.kind == "failed" else None
+        if not (h.run_dir / "result.json").is_file():  # a worker on another machine wrote its own copy
+            write_json(h.run_dir / "result.json", {"state": state, "kind": h.spec.kind, "result": result, "error": error})
+        h._result, h.error, h.state = result, error, state
 
     def _serve(self) -> None:
-        while not (self.closed and not any(h.state in (RUNNING, PAUSED) for h in self.jobs.values())):
-            try:
-                event = self.events.get(timeout=0.05)
-            except (queue.Empty, OSError, EOFError):
-                event = None
+        while True:
             with self.lock:
-                if event is not None:
+                if self.closed and not any(h.state in (RUNNING, PAUSED) for h in self.jobs.values()):
+                    return
+            events = self.backend.events(0.05)  # outside the lock: a page's call never waits on it
+            with self.lock:
+                for event in events:
                     self._apply(event)
                 self._reap()
                 if not self.closed:
+                    self._cancel_absent()
                     self._start_waiting()
 
     def _reap(self) -> None:
         """Workers that ended: their final event was applied, or they died without one (killed: FAILED);
-        a stop not obeyed within the grace time is enforced."""
+        a stop not obeyed within the grace time is enforced. Then the oldest ended jobs beyond ``MAX_JOBS``
+        are forgotten (their run folders stay)."""
         for h in self.jobs.values():
-            if h.process is None or h.state not in (RUNNING, PAUSED):
-                if h.process is not None and h.exitcode is None and not h.process.is_alive():
-                    h.exitcode = h.process.exitcode
+            if h.worker is None or h.exitcode is not None:
                 continue
-            if h._stop_at is not None and time.monotonic() - h._stop_at > STOP_GRACE_S and h.process.is_alive():
-                h.process.terminate()
-            if not h.process.is_alive():
-                h.process.join(0.1)
-                try:  # its last words may still be in the queue
-                    while True:
-                        self._apply(self.events.get_nowait())
-                except (queue.Empty, OSError, EOFError):
-                    pass
-                h.exitcode = h.process.exitcode
-                if h.state in (RUNNING, PAUSED):
-                    h.state = STOPPED if h._stop_at is not None else FAILED
-                    if h.state == FAILED:
-                        h.error = f"the worker process ended without a result (exit code {h.exitcode})"
+            late = h._stop_at is not None and h.state in (RUNNING, PAUSED) and time.monotonic() - h._stop_at
+            if late and late > STOP_GRACE_S + KILL_GRACE_S and h.worker.alive():
+                h.worker.kill()
+            elif late and late > STOP_GRACE_S and h.worker.alive():
+                h.worker.terminate()
+            if h.worker.alive():
+                continue
+            h.worker.join(0.1)
+            for event in self.backend.events(0.0):  # its last words may still be on the way
+                self._apply(event)
+            final = h.worker.final_event()
+            if final is not None:
+                self._apply(final)
+            h.exitcode = h.worker.exitcode
+            if h.state in (RUNNING, PAUSED):
+                state = STOPPED if h._stop_at is not None else FAILED
+                error = h.worker.failure() if state == FAILED else None
+                write_json(h.run_dir / "result.json", {"state": state, "kind": h.spec.kind, "error": error})
+                h.error, h.state = error, state  # after the file: whoever sees the state finds its record
+            release = getattr(self.backend, "release", None)
+            if release is not None:
+                release(h.job_id)
+        ended = [k for k, h in self.jobs.items() if h.state in ENDED and (h.worker is None or h.exitcode is not None)]
+        for job_id in ended[: max(0, len(ended) - MAX_JOBS)]:
+            del self.jobs[job_id]
+
+    def _cancel_absent(self) -> None:
+        now = time.monotonic()
+        for owner, seen in list(self.seen.items()):
+            if now - seen > self.owner_timeout_s:
+                self.cancel_owner(owner)
 
 
 _DEFAULT: JobRunner | None = None
@@ -274,24 +322,27 @@ _DEFAULT_LOCK = threading.Lock()
 
 
 def default_runner() -> JobRunner:
-    """The process-wide runner (one per server), stopped with its workers on SIGTERM and at exit."""
+    """The process-wide runner (one per server; back-end from ``$GR_JOBS``, run folders under
+    ``$GR_RUNS_DIR`` or runs/jobs), stopped with its workers at exit and on SIGTERM."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None or _DEFAULT.closed:
             _DEFAULT = JobRunner(runs_dir=os.environ.get("GR_RUNS_DIR", "runs/jobs"))
-            if threading.current_thread() is threading.main_thread():
-                previous = signal.getsignal(signal.SIGTERM)
-
-                def on_term(signum, frame, runner=_DEFAULT):
-                    runner.shutdown()
-                    if callable(previous):
-                        previous(signum, frame)
-                    else:
-                        raise SystemExit(143)
-
-                signal.signal(signal.SIGTERM, on_term)
+            _on_sigterm(_DEFAULT)
         return _DEFAULT
 
 
+def _on_sigterm(runner: JobRunner) -> None:
+    """SIGTERM stops the runner's workers, then does what it did before (Python's default: exit 143)."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set a handler; atexit still stops the workers on a clean exit
+    previous = signal.getsignal(signal.SIGTERM)
 
+    def on_term(signum, frame):
+        runner.shutdown()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise SystemExit(128 + signum)
 
+    signal.signal(signal.SIGTERM, on_term)

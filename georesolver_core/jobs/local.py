@@ -1,0 +1,124 @@
+"""The default back-end: each job in a fresh worker process on this machine.
+
+Workers start with multiprocessing's "spawn" (a new interpreter: safe beside the server's threads, which a
+fork would copy mid-lock). Progress comes back through one ``multiprocessing.Queue`` shared by all
+workers; each worker's commands go the other way through two shared integers (``LocalControl``), read by
+the job between its steps, so a command costs the job no system call.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+import sys
+
+from georesolver_core.jobs.control import RUN, Event
+from georesolver_core.jobs.worker import run_job
+
+
+class LocalControl:
+    """The command and the granted single steps of one job, shared between the runner and its worker."""
+
+    def __init__(self, context):
+        self._command = context.Value("i", RUN)
+        self._steps = context.Value("i", 0)
+
+    def command(self) -> int:
+        return self._command.value
+
+    def set(self, command: int) -> None:
+        self._command.value = command
+
+    def grant_step(self) -> None:
+        with self._steps.get_lock():
+            self._steps.value += 1
+
+    def take_step(self) -> bool:
+        with self._steps.get_lock():
+            if self._steps.value > 0:
+                self._steps.value -= 1
+                return True
+        return False
+
+
+def _worker_main(job_id, kind, config, run_dir, threads, events, control) -> None:
+    """A spawned worker's entry point (module level: spawn pickles it by name)."""
+    # Ctrl-C in the server's terminal reaches the whole process group: the server stops its workers itself
+    # (``JobRunner.shutdown``), so a worker ignores it instead of dying mid-write.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    events.put(run_job(job_id, kind, config, run_dir, threads, events, control))
+    events.close()
+    events.join_thread()  # every event is in the pipe
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The result is written and sent: skip the interpreter's teardown (torch's takes up to a second), so a
+    # stopped worker's CPU is free at once.
+    os._exit(0)
+
+
+class LocalWorker:
+    """One worker process, as the runner sees it."""
+
+    def __init__(self, process, control: LocalControl):
+        self.process, self.control = process, control
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.process.exitcode
+
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def final_event(self) -> Event | None:
+        return None  # a local worker sends its final event through the queue
+
+    def failure(self) -> str:
+        return f"the worker process ended without a result (exit code {self.process.exitcode})"
+
+    def terminate(self) -> None:
+        self.process.terminate()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.process.join(timeout)
+
+
+class LocalBackend:
+    """Worker processes on this machine (see the module docstring)."""
+
+    name = "local"
+
+    def __init__(self):
+        self.context = mp.get_context("spawn")
+        self.queue = self.context.Queue()
+
+    def start(self, job_id: str, kind: str, config: dict, run_dir: str, threads: int, gpu: bool) -> LocalWorker:
+        control = LocalControl(self.context)
+        process = self.context.Process(
+            target=_worker_main, name=f"job-{job_id}", daemon=True,
+            args=(job_id, kind, config, run_dir, threads, self.queue, control),
+        )  # fmt: skip
+        process.start()
+        return LocalWorker(process, control)
+
+    def events(self, timeout: float) -> list[Event]:
+        """What the workers sent: waits up to ``timeout`` for the first event, then takes what is there."""
+        out = []
+        try:
+            out.append(self.queue.get(timeout=timeout))
+            while True:
+                out.append(self.queue.get_nowait())
+        except (queue.Empty, OSError, EOFError, ValueError):
+            pass
+        return out
+
+    def close(self) -> None:
+        self.queue.close()
