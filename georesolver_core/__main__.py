@@ -71,6 +71,19 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (also the ``georesolver`` script): an exit code, never a traceback for Ctrl-C or a
+    closed pipe."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C outside training (which stops at a step and says so itself)
+        print("interrupted: stopped before the end; nothing more was written", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader closed the pipe (``| head``): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     from georesolver_core.budget import memory_budget
 
     try:
@@ -129,11 +142,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C outside training (which stops at a step and says so itself)
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except BrokenPipeError:  # the reader closed the pipe (``| head``): stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        sys.exit(141)
+    sys.exit(main())

@@ -168,6 +168,16 @@ def test_embed_out_unwritable_fails_before_training(tmp_path, capsys):
     assert time.perf_counter() - t0 < 10
 
 
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs a Linux sysfs (a folder that takes no files)")
+def test_embed_out_where_no_file_can_be_created_fails_before_training(capsys):
+    # sysfs refuses new files to every user, root included, whose mode bits let everything through: only
+    # creating a file tells
+    t0 = time.perf_counter()
+    assert main(["embed", "--budget", "30", "--out", "/sys/kernel/embedding.json"]) == 2
+    assert "out must be a file this process can write" in capsys.readouterr().err
+    assert time.perf_counter() - t0 < 10
+
+
 def test_embed_out_in_a_missing_folder_fails_before_training(tmp_path, capsys):
     t0 = time.perf_counter()
     assert main(["embed", "--budget", "60", "--out", str(tmp_path / "no" / "m.json")]) == 2
@@ -175,3 +185,122 @@ def test_embed_out_in_a_missing_folder_fails_before_training(tmp_path, capsys):
     assert main(["embed", "--budget", "60", "--out", str(tmp_path)]) == 2
     assert "not a folder" in capsys.readouterr().err
     assert time.perf_counter() - t0 < 10
+
+
+def test_embed_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)  # a real Ctrl-C, mid-training
+        time.sleep(5)
+
+    monkeypatch.setattr("georesolver_core.embeddings.cli.embed_closure", interrupted)
+    assert main(["embed", "--budget", "30"]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted") and len(err.strip().splitlines()) == 1, err
+
+
+def _tiny_trainer(folder, steps: int = 12):
+    from georesolver_core.attention import AttentionConfig
+    from georesolver_core.model import ModelConfig
+    from georesolver_core.train import RunSpec, TrainConfig, build_trainer
+
+    model = ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2, kernel="ida"))
+    return build_trainer(
+        RunSpec(task="recall", size=4, model=model), TrainConfig(steps=steps, batch_size=8, eval_every=4),
+        checkpoint_path=folder / "checkpoint.pt", checkpoint_every=4, history_path=folder / "history.csv",
+    )  # fmt: skip
+
+
+def test_a_ctrl_c_during_a_save_waits_for_the_checkpoint_and_its_history(tmp_path, monkeypatch):
+    trainer = _tiny_trainer(tmp_path)
+    trainer.run(steps=4)  # a first checkpoint and history, at step 4
+    real = os.replace
+
+    def replace_then_ctrl_c(src, dst):  # the second Ctrl-C of a user, between two files of one save
+        real(src, dst)
+        signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(os, "replace", replace_then_ctrl_c)
+    trainer.checkpoint_path = None  # saved by hand below
+    trainer.run(steps=3)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.save(tmp_path / "checkpoint.pt")
+    monkeypatch.setattr(os, "replace", real)
+    assert _consistent(tmp_path) == 7
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_ctrl_c_in_process_stops_at_a_step_with_its_checkpoint_and_history(tmp_path, monkeypatch, capsys):
+    from georesolver_core.train.trainer import Trainer
+
+    real = Trainer.train_step
+
+    def step(self):
+        row = real(self)
+        if self.step == 7:
+            signal.raise_signal(signal.SIGINT)
+        return row
+
+    monkeypatch.setattr(Trainer, "train_step", step)
+    argv = ["train", *TINY, "--steps", "1000", "--eval-every", "5", "--checkpoint-every", "5", "--out", str(tmp_path)]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"interrupted at step 7: the checkpoint and history of that step are in {tmp_path}"]
+    assert _consistent(tmp_path) == 7
+
+
+def test_ctrl_c_before_the_first_step_leaves_the_folder_as_it_was(tmp_path, monkeypatch, capsys):
+    assert main(["train", *TINY, "--steps", "6", "--eval-every", "3", "--out", str(tmp_path)]) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    from georesolver_core.train import cli
+
+    real = cli.build_trainer
+
+    def build_then_ctrl_c(*args, **kwargs):  # Ctrl-C while the task and the model are being built
+        trainer = real(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)
+        return trainer
+
+    monkeypatch.setattr(cli, "build_trainer", build_then_ctrl_c)
+    capsys.readouterr()
+    assert main(["train", *TINY, "--steps", "50", "--seed", "3", "--out", str(tmp_path)]) == 130
+    assert "interrupted before the first step: nothing written" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_train_bench_stops_at_once_on_ctrl_c(monkeypatch, capsys):
+    from georesolver_core.train import bench
+
+    real, went_on = bench.step_rates, []
+
+    def timed_then_ctrl_c(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        time.sleep(2)  # the benchmark would go on for minutes: Ctrl-C must end it here
+        went_on.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "step_rates", timed_then_ctrl_c)
+    assert main(["train", *TINY, "--bench"]) == 130
+    assert not went_on
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted") and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_fresh_run_leaves_no_earlier_baseline_beside_its_checkpoint(tmp_path):
+    run = ["train", *TINY, "--eval-every", "3", "--out", str(tmp_path)]
+    assert main([*run, "--steps", "3", "--baseline"]) == 0
+    assert (tmp_path / "baseline_checkpoint.pt").exists()
+    # continuing this folder's own run in place keeps its baseline (the same run, at an earlier step)
+    assert main([*run, "--resume", str(tmp_path / "checkpoint.pt"), "--steps", "6"]) == 0
+    assert {"baseline_checkpoint.pt", "baseline_history.csv", "baseline_history.json"} <= {
+        p.name for p in tmp_path.iterdir()
+    }
+    assert main([*run, "--steps", "3", "--seed", "4"]) == 0  # a new run: the old baseline goes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt", "history.csv", "history.json"]
+    assert _consistent(tmp_path) == 3
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs a Linux sysfs (a folder that takes no files)")
+def test_train_out_where_no_file_can_be_created_fails_before_training(capsys):
+    assert main(["train", *TINY, "--steps", "1000", "--out", "/sys/kernel"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["error: out must be a folder this process can write (got '/sys/kernel')"]

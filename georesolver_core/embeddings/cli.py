@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from georesolver_core.embeddings.wordnet import DATASETS, WORDNET_RECIPES, embed_closure, load_dataset, recipe
+from georesolver_core.train.checkpoint import can_create_in, write_atomic
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,8 +51,8 @@ def _overrides(args) -> dict:
 
 def _emit(doc: dict, args) -> None:
     text = json.dumps(doc, indent=None if "points" in doc else 1)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    if args.out:  # whole or not at all: a Ctrl-C mid-write leaves the previous document
+        write_atomic(args.out, lambda f: f.write((text + "\n").encode("utf-8")))
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         print(text)
@@ -73,7 +74,8 @@ def _progress(every_s: float = 30.0):
 
 
 def check_out(out: str | None) -> None:
-    """--out can be written: checked before training, which would otherwise be lost at its end."""
+    """--out can be written: checked before training, which would otherwise be lost at its end (the folder by
+    creating a file in it, ``checkpoint.can_create_in``; the document is written beside it and renamed)."""
     if not out:
         return
     path = Path(out)
@@ -82,7 +84,7 @@ def check_out(out: str | None) -> None:
         raise ValueError(f"out must be a file path, not a folder (got {out!r})")
     if not folder.is_dir():
         raise ValueError(f"out's folder {str(folder)!r} does not exist: create it first (got {out!r})")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if not can_create_in(folder) or (path.exists() and not os.access(path, os.W_OK)):
         raise ValueError(f"out must be a file this process can write (got {out!r})")
 
 

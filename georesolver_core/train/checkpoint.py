@@ -7,10 +7,13 @@ in the same folder and renamed over the target: a crash mid-write leaves the pre
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import signal
 import tempfile
+import threading
 from pathlib import Path
 
 import torch
@@ -87,29 +90,83 @@ def _umask() -> int:
     return mask
 
 
+def can_create_in(folder: str | os.PathLike) -> bool:
+    """Whether this process can create a file in ``folder``, found by creating (and removing) one: permission
+    bits alone do not tell (a read-only or virtual file system, or root, whom every mode lets through)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
+
+
 def write_atomic(path: str | os.PathLike, write) -> Path:
     """``write(binary file)`` into a temp file beside ``path``, then rename it over ``path``: a reader sees
-    the old file or the new one, never half of one. The file gets the mode an ordinary open() would give
-    (0666 less the umask; the temp file's own 0600 would leave checkpoints private beside public histories)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    the old file or the new one, never half of one (``write_atomic_group`` with one file)."""
+    return write_atomic_group([(path, write)])[0]
+
+
+def write_atomic_group(files) -> list[Path]:
+    """Several files written as one: each ``(path, write)`` into a temp file beside its path first (a
+    failure or Ctrl-C there leaves every old file as it was), then all renamed over their targets back to
+    back, in the order given, with Ctrl-C held until the last rename (``_sigint_held``). A checkpoint
+    and the history of its step are one such group: the folder holds both old or both new files.
+
+    Every file gets the mode an ordinary open() would give (0666 less the umask; the temp file's own
+    0600 would leave checkpoints private beside public histories)."""
+    files = list(files)
+    targets = [Path(path) for path, _ in files]
+    temps: list[str] = []
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        for target, (_, write) in zip(targets, files, strict=True):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            temps.append(tmp)
+            os.fchmod(fd, 0o666 & ~_umask())
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+        with _sigint_held():
+            for i, (tmp, target) in enumerate(zip(temps, targets, strict=True)):
+                os.replace(tmp, target)
+                temps[i] = ""
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for tmp in temps:
+            if tmp:
+                Path(tmp).unlink(missing_ok=True)
         raise
-    return path
+    return targets
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Ctrl-C (SIGINT) arriving inside the block is delivered when it ends, not in the middle. Only the
+    main thread can set a handler, and only one set from Python can be put back; otherwise the block runs
+    as is (in another thread Python runs the handler in the main thread anyway)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
+
+
+def checkpoint_writer(payload: dict):
+    """The ``write(binary file)`` of a checkpoint holding ``payload`` (see ``REQUIRED``), for ``write_atomic*``."""
+    return lambda f: torch.save({"format": FORMAT, **payload}, f)
 
 
 def save_checkpoint(path: str | os.PathLike, payload: dict) -> Path:
     """Write ``payload`` (see ``REQUIRED``) to ``path`` atomically (temp file + rename)."""
-    return write_atomic(path, lambda f: torch.save({"format": FORMAT, **payload}, f))
+    return write_atomic(path, checkpoint_writer(payload))
 
 
 def load_checkpoint(source, max_bytes: int = MAX_CHECKPOINT_BYTES, max_expanded: int | None = None) -> dict:

@@ -6,13 +6,17 @@ the parameter-matched softmax transformer in the same process, interleaved chunk
 same seed and so the same initialisation stream and batch order; --bench times training steps of both.
 On the text task the evaluations also report bits per character (``val_nats`` / ln 2) and
 ``--sample N`` prints N characters generated after ``--prompt``.
+
+--out holds one run: each checkpoint is written with the history of its step (``Trainer.save``), and an
+earlier run's baseline files leave as a new run starts. Ctrl-C stops after the step in flight, saves,
+says so in one line and exits 130 (a second Ctrl-C stops at once). --resume continues the checkpoint's
+own run: it takes how long the run goes on from the flags (``RESUME_OVERRIDES``) and names the others.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 from dataclasses import asdict, replace
@@ -27,7 +31,7 @@ from georesolver_core.model import MEMORY_PATHS, ModelConfig
 from georesolver_core.tasks import TASKS
 from georesolver_core.tasks.text import bits_per_char, generate
 from georesolver_core.train import distributed
-from georesolver_core.train.checkpoint import load_checkpoint
+from georesolver_core.train.checkpoint import can_create_in, load_checkpoint
 from georesolver_core.train.config import MAX_STEPS, TrainConfig
 from georesolver_core.train.run import RunSpec, build_trainer, resume, spec_from_checkpoint
 
@@ -135,25 +139,32 @@ def _build(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str
 # What ``--resume`` takes from the flags: how long and how the continued run goes on. Everything else
 # (the task, the model, the optimiser's settings, the seed) is the checkpoint's.
 RESUME_OVERRIDES = ("steps", "max_seconds", "target_accuracy", "eval_every", "device")
-CLI_ONLY = {"resume", "out", "json", "checkpoint_every", "func", "command", "baseline", "sample", "prompt"}
+# flags about the command rather than the run: where and how it writes, what else it does (--baseline trains
+# a fresh baseline beside the continued run; --bench times the checkpoint's run)
+CLI_ONLY = {"resume", "out", "json", "checkpoint_every", "baseline", "sample", "prompt", "bench", "bench_kernels"}
 
 
-def _given(args: argparse.Namespace) -> list[str]:
-    """The destinations of the flags written on the command line (``args.argv``, kept by ``__main__``; a flag
-    given with its default value counts too), else of those whose value differs from the default."""
-    parser = argparse.ArgumentParser()
+def _given(args: argparse.Namespace) -> dict[str, str]:
+    """``{dest: flag}`` of the flags written on the command line (``args.argv``, kept by ``__main__``; read by
+    argparse itself, so ``--step 5`` counts as ``--steps`` and a flag given with its default value counts too),
+    else of those whose value differs from the default."""
+    parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
     argv = getattr(args, "argv", None)
     if argv is None:
         base = vars(parser.parse_args([]))
-        return [k for k, v in vars(args).items() if k in base and v != base[k]]
-    written = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
-    return [a.dest for a in parser._actions if written & set(a.option_strings)]
+        return {k: flags[k] for k, v in vars(args).items() if k in base and v != base[k]}
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS  # the namespace then holds exactly the flags that were written
+    tokens = argv[1:] if argv[:1] == ["train"] else argv
+    written = vars(parser.parse_known_args(tokens)[0])
+    return {k: flags[k] for k in flags if k in written}
 
 
-def _resumed(args: argparse.Namespace) -> tuple[dict, RunSpec, TrainConfig, str]:
-    """The checkpoint, its run, its train config with the allowed overrides, and a line saying what was
-    taken from where."""
+def _resumed(args: argparse.Namespace) -> tuple[dict, RunSpec, TrainConfig, dict]:
+    """The checkpoint, its run, its train config with the allowed overrides, and what was taken from where
+    (``resume``: checkpoint, step, overrides, ignored flags), which ``_resume_line`` says in one line."""
     data = load_checkpoint(args.resume)
     spec = spec_from_checkpoint(data)
     given = _given(args)
@@ -164,13 +175,28 @@ def _resumed(args: argparse.Namespace) -> tuple[dict, RunSpec, TrainConfig, str]
             f"steps must be above the checkpoint's step {data['step']} to continue it (got {config.steps}); "
             f"pass --steps N with N in ({data['step']}, {MAX_STEPS}]"
         )
-    ignored = sorted(k for k in given if k not in RESUME_OVERRIDES and k not in CLI_ONLY)
-    line = f"resuming {args.resume} at step {data['step']}: {spec.label} on the {spec.task} task"
-    if overrides:
-        line += "; from the flags: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in overrides.items())
-    if ignored:
-        line += "; ignored (the checkpoint's run decides): " + ", ".join(f"--{k.replace('_', '-')}" for k in ignored)
-    return data, spec, config, line
+    ignored = sorted(flag for k, flag in given.items() if k not in RESUME_OVERRIDES and k not in CLI_ONLY)
+    info = {
+        "checkpoint": str(args.resume),
+        "step": data["step"],
+        "overrides": {given[k]: v for k, v in overrides.items()},
+        "ignored": ignored,
+    }
+    return data, spec, config, info
+
+
+def _resume_line(info: dict, spec: RunSpec) -> str:
+    m = spec.model
+    line = (
+        f"resuming {info['checkpoint']} at step {info['step']}: {spec.label} on the {spec.task} task "
+        f"(size {spec.size if spec.size is not None else 'default'}, d_model {m.attention.d_model}, "
+        f"{m.n_layers} layers, {m.attention.n_heads} heads)"
+    )
+    if info["overrides"]:
+        line += "; from the flags: " + ", ".join(f"{k} {v}" for k, v in info["overrides"].items())
+    if info["ignored"]:
+        line += "; ignored (the checkpoint's run decides): " + ", ".join(info["ignored"])
+    return line
 
 
 def _run_interleaved(trainers: list, chunk: int) -> None:
@@ -195,7 +221,10 @@ def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
         "processes": world.size,
         "final": final,
         "history": trainer.history,
-        "files": {"checkpoint": str(ckpt), "history": str(out / f"{name}history.csv")},
+        # None: the run diverged before its first checkpoint, so what the folder holds is not this run's
+        "files": None
+        if trainer.last_good_step is None
+        else {"checkpoint": str(ckpt), "history": str(out / f"{name}history.csv")},
     }
     if spec.task == "text":
         final["val_nats"] = final["loss"]
@@ -212,19 +241,28 @@ def _report(trainer, spec: RunSpec, args, out: Path, world, name: str) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
-    data = None
+    data = resumed = None
     try:
         if args.checkpoint_every < 1:
             raise ValueError(f"checkpoint_every must be an integer >= 1 (got {args.checkpoint_every})")
         if args.resume:
-            data, spec, config, line = _resumed(args)
-            print(line, file=sys.stderr, flush=True)
+            data, spec, config, resumed = _resumed(args)
+            print(_resume_line(resumed, spec), file=sys.stderr, flush=True)
         else:
             spec, config = _spec(args), from_args(TrainConfig, args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     world = distributed.setup(config.device)
+    if args.bench:  # writes nothing: Ctrl-C stops it at once (``__main__``), before the handler below
+        try:
+            with one_cpu_thread():
+                return _bench(spec, config, args)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        finally:
+            distributed.teardown()
     interrupt = _Interrupt()
     # under torchrun every process gets the signal: a stop decided per process could leave one waiting in a
     # collective, so there the default (stop at once) stays
@@ -233,8 +271,6 @@ def main(args: argparse.Namespace) -> int:
     trainers: list = []
     try:
         with one_cpu_thread():  # small models: one intra-op thread per process is fastest on a CPU
-            if args.bench:
-                return _bench(spec, config, args)
             if world.is_main:
                 out.mkdir(parents=True, exist_ok=True)
                 _check_writable(out)
@@ -243,21 +279,28 @@ def main(args: argparse.Namespace) -> int:
                 runs.append((spec.with_kernel("softmax"), "baseline_"))
             for s, name in runs:
                 trainers.append(_build(s, config, args, out, world, name, [interrupt], data))
+            if interrupt.requested:  # before the first step: the folder keeps what it held
+                print(f"interrupted before the first step: nothing written to {out}", file=sys.stderr)
+                return 130
             note = getattr(getattr(trainers[0].task, "corpus", None), "note", "")
             if note and world.is_main:  # the text task fell back to the shipped glosses: say why
                 print(f"note: {note}", file=sys.stderr, flush=True)
+            if world.is_main:
+                _remove_stale_baseline(out, args, len(runs) > 1)
             _run_interleaved(trainers, config.eval_every)
             reports = [_report(t, s, args, out, world, name) for t, (s, name) in zip(trainers, runs, strict=True)]
             result = reports[0]
+            if resumed is not None:
+                result["resume"] = resumed
             if len(reports) > 1:
                 result["baseline"] = reports[1]
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # a second Ctrl-C: nothing more is written
+    except KeyboardInterrupt:  # a second Ctrl-C (or any under torchrun): nothing more is written
         saved = ", ".join(f"step {t.last_good_step}" for t in trainers if t.last_good_step is not None)
-        print(f"interrupted again: stopped at once; checkpoints with their histories in {out}: "
-              f"{saved or 'none written yet'}", file=sys.stderr)  # fmt: skip
+        print(f"interrupted{' again' if interrupt.requested else ''}: stopped at once; checkpoints with their "
+              f"histories in {out}: {saved or 'none written by this run'}", file=sys.stderr)  # fmt: skip
         return 130
     finally:
         if handler is not None:
@@ -273,9 +316,23 @@ def main(args: argparse.Namespace) -> int:
     return 1 if result["final"]["diverged"] else 0
 
 
+BASELINE_FILES = ("baseline_checkpoint.pt", "baseline_history.csv", "baseline_history.json")
+
+
+def _remove_stale_baseline(out: Path, args, with_baseline: bool) -> None:
+    """An earlier run's baseline files leave the folder as this run starts, so that they never sit beside
+    its checkpoint: unless this run continues the checkpoint of this folder without a baseline of its own
+    (the baseline files are then the same run's, at an earlier step)."""
+    resumed = Path(args.resume).resolve() if args.resume else None
+    if with_baseline or resumed != (out / "checkpoint.pt").resolve():
+        for name in BASELINE_FILES:
+            if (out / name).resolve() != resumed:  # never the file being continued
+                (out / name).unlink(missing_ok=True)
+
+
 def _check_writable(out: Path) -> None:
     """The run folder takes files (found now, not after the run: the run would be lost)."""
-    if not os.access(out, os.W_OK | os.X_OK):
+    if not can_create_in(out):
         raise ValueError(f"out must be a folder this process can write (got {str(out)!r})")
 
 

@@ -29,7 +29,7 @@ from torch import nn
 
 from georesolver_core.tasks.base import IGNORE, Batch, Task
 from georesolver_core.train import distributed
-from georesolver_core.train.checkpoint import optimizer_state_for, save_checkpoint, write_atomic
+from georesolver_core.train.checkpoint import checkpoint_writer, optimizer_state_for, write_atomic_group
 from georesolver_core.train.config import TrainConfig
 
 COLUMNS = ("step", "loss", "accuracy", "test_loss", "test_accuracy", "seconds")
@@ -247,15 +247,20 @@ class Trainer:
         }
 
     def save(self, path) -> None:
-        """Write a checkpoint atomically (only the main process writes under DDP), then the history of the
-        same step beside it (``history_path``): a run folder never holds one run's checkpoint beside another
-        run's history, however the run ends."""
+        """Write a checkpoint and the history of the same step beside it (``history_path``) as one group
+        (``checkpoint.write_atomic_group``: all old or all new, Ctrl-C held over the renames; only the main
+        process writes under DDP): a run folder never holds one run's checkpoint beside another run's history,
+        however the run ends. The checkpoint is renamed last, so a reader who sees it finds its history."""
         if self.world.is_main:
-            save_checkpoint(path, self.state())
+            files = []
             if self.history_path is not None:
                 csv_path = Path(self.history_path)
-                write_atomic(csv_path, lambda f: f.write(self.history_csv().encode()))
-                write_atomic(csv_path.with_suffix(".json"), lambda f: f.write(self.history_json().encode()))
+                csv_text, json_text = self.history_csv().encode(), self.history_json().encode()
+                files += [
+                    (csv_path, lambda f: f.write(csv_text)),
+                    (csv_path.with_suffix(".json"), lambda f: f.write(json_text)),
+                ]
+            write_atomic_group([*files, (path, checkpoint_writer(self.state()))])
         self.last_good_step = self.step
 
     def load_state(self, data: dict) -> None:
