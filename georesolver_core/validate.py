@@ -85,6 +85,21 @@ def check_same_dtype(**tensors: torch.Tensor) -> None:
         raise ValueError(f"{', '.join(tensors)} must share one dtype and device (got {got}); convert with .to(q)")
 
 
+def check_kernel_dtype(**tensors: torch.Tensor) -> None:
+    """Inputs of an inverse-distance kernel: one dtype and device, float32 or float64.
+
+    Half precision cannot hold (d^2 + eps)^-1 over [EPS_MIN, EPS_MAX]: in float16 eps = 1e6 is inf (1/inf = 0,
+    then 0/0) and eps below 6e-8 rounds to 0 (1/0 at q = k), so the weights would be NaN with no error;
+    bfloat16 keeps 3 digits, too few to tell the nearest keys apart (as ``attention.kernel`` refuses both)."""
+    check_same_dtype(**tensors)
+    if next(iter(tensors.values())).dtype not in (torch.float32, torch.float64):
+        got = ", ".join(f"{name} {t.dtype}" for name, t in tensors.items())
+        raise ValueError(
+            f"{', '.join(tensors)} must be float32 or float64 (got {got}): half precision cannot hold "
+            "(d^2 + eps)^-1 over the allowed eps range; convert with .float()"
+        )
+
+
 def check_in_ball(name: str, x: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """Points strictly inside the Poincaré ball of radius 1/sqrt(c)."""
     check_finite(name, x)
@@ -103,6 +118,10 @@ def check_in_ball(name: str, x: torch.Tensor, c: float = 1.0) -> torch.Tensor:
 def check_on_sphere(name: str, x: torch.Tensor, atol: float = 1e-4) -> torch.Tensor:
     """Unit vectors: | ||x|| - 1 | <= atol."""
     check_finite(name, x)
+    if x.dim() >= 1 and x.shape[-1] == 0 and x.shape[:-1].numel():  # R^0 has no unit vector (a norm of 0)
+        raise ValueError(
+            f"{name} must be unit vectors on the sphere, with d >= 1 coordinates (got shape {tuple(x.shape)})"
+        )
     if x.numel() == 0:
         return x
     dev = float((x.detach().norm(dim=-1) - 1.0).abs().max())

@@ -9,7 +9,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from georesolver_core.attention import CHIDA, AttentionConfig, GeoAttention, fp_hida, l_hida, softmax_attention
+from georesolver_core.attention import (
+    CHIDA,
+    AttentionConfig,
+    GeoAttention,
+    fp_hida,
+    ida_weights,
+    l_hida,
+    softmax_attention,
+)
 from georesolver_core.compression.baselines import kivi_quantize
 from georesolver_core.geometry import distance, pairwise_distance
 from georesolver_core.routing.layer import capacity_of
@@ -23,7 +31,7 @@ def _layer():
     return GeoAttention(AttentionConfig(d_model=8, n_heads=2, kernel="ida"))
 
 
-f64 = torch.float64
+f64, f16 = torch.float64, torch.float16
 CASES = {
     "softmax, mixed dtypes": (lambda: softmax_attention(_small(1, 4, 8), _small(1, 4, 8, dtype=f64), _small(1, 4, 8)),
                               "share one dtype"),
@@ -50,6 +58,14 @@ CASES = {
     "kivi, keys beyond float16": (lambda: kivi_quantize(torch.full((16, 8), 1e20), bits=4), "float16"),
     "softmax over zero keys": (lambda: softmax_attention(_small(1, 4, 8), _small(1, 0, 8), _small(1, 0, 8)),
                                "at least one key"),
+    # found by the fuzz: eps = 1e6 is inf in float16, so every weight was 0 / 0 (NaN, no error)
+    "fp_hida, half precision": (lambda: fp_hida(*[_small(1, 6, 4, dtype=f16)] * 3, eps=1e6), "float32 or float64"),
+    "l_hida, half precision": (lambda: l_hida(*[_small(1, 6, 4, dtype=f16)] * 3, _small(1, 2, 4, dtype=f16), eps=1e6),
+                               "float32 or float64"),
+    "CHIDA, half precision": (lambda: CHIDA(2, 4, eps=1e6)(*[_small(1, 6, 4, dtype=f16)] * 3), "float32 or float64"),
+    # found by the fuzz: R^0 has no unit vector, and the weights over such "points" were NaN
+    "sphere points with no coordinates": (lambda: ida_weights(torch.zeros(4, 0), torch.zeros(3, 0), eps=0.1,
+                                                              geometry="sphere"), "d >= 1"),
 }  # fmt: skip
 
 
@@ -69,3 +85,31 @@ def test_the_checks_leave_good_inputs_alone():
     w = softmax_attention(torch.full((1, 2, 4), 1e8, dtype=f64), torch.full((1, 3, 4), 1e8, dtype=f64), _small(1, 3, 4, dtype=f64))
     assert torch.isfinite(w).all()  # float64 holds scores of 4e16 / 2
     assert torch.isfinite(kivi_quantize(_small(16, 8) * 1e4, bits=4).dequantize()).all()
+
+
+@pytest.mark.parametrize("geometry", ["euclidean", "poincare"])
+def test_the_fused_kernel_serves_calls_in_and_out_of_inference_mode(geometry):
+    """Each thread keeps its tile buffers between calls: one made under inference_mode is an inference
+    tensor, and a later call outside it wrote into it in place (RuntimeError, on one thread every time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from georesolver_core.attention import ida
+    from georesolver_core.device import one_cpu_thread
+    from georesolver_core.geometry import embed
+
+    g = torch.Generator().manual_seed(0)
+    q, k = (embed(torch.randn(2, 64, 8, generator=g), geometry=geometry) for _ in range(2))  # 64 x 64: fused
+    v = torch.randn(2, 64, 4, generator=g)
+
+    def in_out_in():
+        with one_cpu_thread():  # the kernel runs on this thread, with its buffers
+            with torch.inference_mode():
+                inside = ida(q, k, v, eps=0.1, geometry=geometry)
+            outside = ida(q, k, v, eps=0.1, geometry=geometry)
+            with torch.inference_mode():
+                again = ida(q, k, v, eps=0.1, geometry=geometry)
+        return inside, outside, again
+
+    with ThreadPoolExecutor(1) as fresh:  # a new thread: no buffers yet, whatever ran before in this process
+        inside, outside, again = fresh.submit(in_out_in).result()
+    assert torch.equal(inside, outside) and torch.equal(outside, again)

@@ -95,3 +95,26 @@ def test_embed_and_the_text_task_on_a_damaged_database(tmp_path, monkeypatch, ca
             load_corpus("database")
     finally:
         load_corpus.cache_clear()
+
+
+def test_the_text_task_falls_back_on_a_database_it_cannot_open(tmp_path, monkeypatch, capsys):
+    """data.noun reads but data.verb is missing: an OSError, which the fallback (ValueError only) let through."""
+    from georesolver_core.tasks import text
+    from georesolver_core.wordnet.glosses import load_corpus
+
+    monkeypatch.setenv("WNSEARCHDIR", str(_database(tmp_path / "wn", GOOD)))
+    monkeypatch.chdir(tmp_path)
+    load_corpus.cache_clear()
+    text._encoded.cache_clear()
+    try:
+        task = text.TextTask(context=8)
+        assert task.corpus.source == "subset" and len(task.train_ids) > 1000
+        assert "could not be read" in task.describe() and "data.verb" in task.describe()
+        argv = ["train", "--task", "text", "--size", "8", "--d-model", "16", "--layers", "1", "--steps", "1",
+                "--batch-size", "2", "--eval-every", "1"]  # fmt: skip
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        assert "note: the installed WordNet database could not be read" in err and "Traceback" not in err
+    finally:
+        load_corpus.cache_clear()
+        text._encoded.cache_clear()

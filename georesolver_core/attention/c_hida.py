@@ -28,8 +28,8 @@ from georesolver_core.validate import (
     check_eps,
     check_finite,
     check_in_ball,
+    check_kernel_dtype,
     check_positive_int,
-    check_same_dtype,
 )
 
 
@@ -80,7 +80,7 @@ class CHIDA(nn.Module):
         check_in_ball("q", q, self.c)
         check_in_ball("k", k, self.c)
         check_finite("v", v)
-        check_same_dtype(q=q, k=k, v=v)
+        check_kernel_dtype(q=q, k=k, v=v)
         if q.dim() != 3 or k.shape != q.shape or v.dim() != 3 or v.shape[:2] != q.shape[:2]:
             raise ValueError(
                 f"q, k must have shape (B, T, d) and v (B, T, dv) with the same B, T "

@@ -20,7 +20,7 @@ import torch
 from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.spec import Gathered, KernelSpec
 from georesolver_core.theory.hida import fp_index_size_bound
-from georesolver_core.validate import check_finite, check_in_ball, check_positive_int, check_same_dtype
+from georesolver_core.validate import check_finite, check_in_ball, check_kernel_dtype, check_positive_int
 
 MAX_PATTERN_ENTRIES = 1 << 28  # candidate (row, column) pairs before de-duplication (2 GB of int64)
 
@@ -127,7 +127,7 @@ def fp_hida(
     check_in_ball("q", q, c)
     check_in_ball("k", k, c)
     check_finite("v", v)
-    check_same_dtype(q=q, k=k, v=v)
+    check_kernel_dtype(q=q, k=k, v=v)
     if q.dim() < 2 or k.dim() < 2 or v.dim() < 2:
         raise ValueError(
             f"q, k, v must have shapes (..., n, d), (..., n, d), (..., n, dv) "

@@ -79,9 +79,13 @@ def thread_workspace(like: torch.Tensor) -> Workspace:
 
     A workspace made per call starts with fresh tile buffers, and on CPU a fresh buffer of more than
     128 KiB is a new memory mapping whose pages fault in on first touch, in every call. The pool's
-    workers live as long as the process, so each keeps one set (a few MiB at the default tiles)."""
+    workers live as long as the process, so each keeps one set (a few MiB at the default tiles).
+
+    One set per inference mode too: a buffer made under ``torch.inference_mode`` is an inference tensor,
+    which a later call outside it may not write in place (a RuntimeError, on whichever worker thread had
+    served an inference-mode call before)."""
     spaces = _THREAD.__dict__.setdefault("spaces", {})
-    key = (like.dtype, like.device)
+    key = (like.dtype, like.device, torch.is_inference_mode_enabled())
     if key not in spaces:
         spaces[key] = Workspace(like)
     return spaces[key]

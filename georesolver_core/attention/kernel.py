@@ -282,7 +282,12 @@ def _check_scale(scale) -> float:
 
 def _check_scores(q: torch.Tensor, k: torch.Tensor, scale: float) -> None:
     """Scores scale q.k^T that cannot overflow: |scale q.k| <= scale d max|q| max|k| must stay below the
-    dtype's largest value, else the softmax of an infinite score is NaN (silently, at 1e20 in float32)."""
+    dtype's largest value, else the softmax of an infinite score is NaN (silently, at 1e20 in float32).
+
+    Refused rather than computed in float64: that would return a dtype the caller did not ask for and only
+    move the overflow (to entries near 1e154), and rescaling q or k is no fix the library may apply for the
+    caller, since softmax is not scale-invariant (it changes the weights). The bound is Hölder's, so it may
+    refuse inputs whose true scores would just fit; it needs no n x m pass to decide."""
     if q.numel() == 0 or k.numel() == 0:
         return
     bound = scale * q.shape[-1] * finite_extremes(q)[1] * finite_extremes(k)[1]

@@ -27,8 +27,8 @@ from georesolver_core.validate import (
     check_eps,
     check_finite,
     check_in_ball,
+    check_kernel_dtype,
     check_positive_int,
-    check_same_dtype,
 )
 
 
@@ -101,7 +101,7 @@ def _check(q, k, v, anchors, eps, c, eps_anchor):
     check_in_ball("k", k, c)
     check_in_ball("anchors", anchors, c)
     check_finite("v", v)
-    check_same_dtype(q=q, k=k, v=v, anchors=anchors)
+    check_kernel_dtype(q=q, k=k, v=v, anchors=anchors)
     if min(q.dim(), k.dim(), v.dim(), anchors.dim()) < 2:
         raise ValueError(
             "q, k, v and anchors must have shapes (..., n, d), (..., n_k, d), (..., n_k, dv), (..., m, d)"
