@@ -13,9 +13,9 @@ from georesolver_core.jobs.kinds import resolve
 
 def run_job(job_id: str, kind: str, config: dict, run_dir: str, threads: int, events, control: Control) -> Event:
     """Run one job to its end; progress goes to ``events``, the final event is returned (not sent)."""
-    import torch
+    from georesolver_core.device import set_process_threads
 
-    torch.set_num_threads(threads)  # this worker's share of the cores, set before any work
+    set_process_threads(threads)  # this worker's share of the cores, set before any work (the one owner of it)
     ctx = JobContext(job_id, Path(run_dir), events, control, threads)
     try:
         result = resolve(kind).run(config, ctx)
