@@ -1,6 +1,8 @@
 """Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
 Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
 
+import threading
+
 import pandas as pd
 import streamlit as st
 import ui
@@ -100,25 +102,47 @@ def _hessians(config: HessianConfig):
     return hessian_lab(config)
 
 
+class _ModelStore:
+    """Trained models shared by every session, keyed by (config, device), the newest ``size`` kept. Sessions
+    run in threads of one process: the lock keeps one session's eviction from breaking another's lookup."""
+
+    def __init__(self, size: int = 8):
+        self.size, self._lock, self._models = size, threading.Lock(), {}
+
+    def __contains__(self, key) -> bool:
+        with self._lock:
+            return key in self._models
+
+    def get(self, key):
+        with self._lock:
+            return self._models.get(key)
+
+    def put(self, key, model):
+        """Keeps ``model`` unless another session stored one for ``key`` meanwhile; returns the kept one."""
+        with self._lock:
+            kept = self._models.setdefault(key, model)
+            while len(self._models) > self.size:
+                self._models.pop(next(iter(self._models)))
+            return kept
+
+
 @st.cache_resource(max_entries=1)
-def _models() -> dict:
-    """Trained models shared by every session, keyed by (config, device); trained outside any cached
-    function so that the progress bar can follow the steps."""
-    return {}
+def _models() -> _ModelStore:
+    """The one store of trained models; trained outside any cached function so that the progress bar can
+    follow the steps. A stored model is read-only: ``model_slice`` moves a private copy of it."""
+    return _ModelStore()
 
 
 def _trained_model(config, device: str, bar):
-    store = _models()
-    key = (config, device)
-    if key not in store:
-        store[key] = train_slice_model(
+    store, key = _models(), (config, device)
+    trained = store.get(key)
+    if trained is None:
+        trained = store.put(key, train_slice_model(
             config,
             callback=lambda i, loss: bar.progress((i + 1) / config.steps, text=f"step {i + 1}: loss {loss:.3f}"),
             device=device,
-        )
-        while len(store) > 8:  # keep the newest few
-            store.pop(next(iter(store)))
-    return store[key]
+        ))  # fmt: skip
+    return trained
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -34,6 +34,7 @@ def test_a_slice_never_writes_the_model(trained):
 
 
 def test_two_concurrent_slices_equal_one_alone(trained):
+    before = _params(trained.model)
     alone = [model_slice(trained, span=1.5, resolution=7, seed=s) for s in (0, 1)]
     barrier = threading.Barrier(2)
     results: dict[int, object] = {}
@@ -58,3 +59,19 @@ def test_two_concurrent_slices_equal_one_alone(trained):
     with torch.no_grad():
         centre = float(torch.nn.functional.cross_entropy(trained.model(trained.x), trained.y))
     assert alone[0].centre_loss == pytest.approx(centre, rel=1e-6)  # the model is still the trained one
+    for k, p in trained.model.named_parameters():
+        assert torch.equal(p.detach(), before[k]), k  # bit for bit, after two slices at once
+
+
+def test_training_neither_reads_nor_resets_the_global_generator():
+    """torch's global generator is one per process: a session seeding it to train would reset every other
+    session's stream, and a session drawing from it meanwhile would change the model this one trains."""
+    cfg = SliceModelConfig(geometry="sphere", dim=3, steps=2, n_samples=16)
+    torch.manual_seed(1)
+    state = torch.get_rng_state()
+    first = train_model(cfg)
+    assert torch.equal(torch.get_rng_state(), state)  # not reseeded, nothing drawn
+    torch.rand(1000)  # another session's draws
+    second = train_model(cfg)
+    for (k, p), q in zip(_params(first.model).items(), _params(second.model).values(), strict=True):
+        assert torch.equal(p, q), k

@@ -28,6 +28,7 @@ from georesolver_core.compression.rotated import rotated_scalar_quantize
 from georesolver_core.model.attention_map import kernel_weights
 from georesolver_core.tasks.base import Batch
 from georesolver_core.train.trainer import EVAL_CHUNK, loss_and_accuracy
+from georesolver_core.validate import check_positive_int
 
 BITS = (2, 3, 4, 6, 8)  # bits per coordinate of the sweep
 METHODS = ("float", *QUANTIZERS, "rotated-scalar")
@@ -190,10 +191,15 @@ def kv_summary(report: dict, bits=(3, 4)) -> KVSummary:
 
 
 def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None) -> dict:
-    """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows."""
+    """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows.
+
+    Reads the trainer's nested run description and the flat one of older checkpoints (``load_checkpoint``
+    maps it); anything else, or a checkpoint of another task, is a ValueError saying which."""
     from georesolver_core.train import load_checkpoint, resume
     from georesolver_core.train.run import spec_from_checkpoint
 
+    if windows is not None:
+        check_positive_int("windows (--kv-windows)", windows, 1)
     data = load_checkpoint(path)
     spec = spec_from_checkpoint(data)  # any layout a checkpoint was written in, as this version's RunSpec
     if spec.task != "text":
@@ -231,7 +237,7 @@ def print_table(report: dict, stream) -> None:
         best = best_at(report, b)
         if best:
             print(
-                f"best at {b} bits/coordinate: {best['method']} (+{best['loss_increase']:.2e} nats)", file=stream
+                f"best at {b} bits/coordinate: {best['method']} ({best['loss_increase']:+.2e} nats)", file=stream
             )
 
 

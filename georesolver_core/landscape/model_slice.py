@@ -28,6 +28,7 @@ import geoopt
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils import skip_init
 
 from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.landscape.descent import manifold_of
@@ -79,6 +80,18 @@ def blobs_task(n: int, n_classes: int, *, seed: int = 0, dtype=torch.float32) ->
     return x.to(dtype), blob % n_classes
 
 
+def _linear(n_in: int, n_out: int, g: torch.Generator) -> nn.Linear:
+    """``nn.Linear(n_in, n_out)`` with its default initialisation drawn from ``g``, not from torch's global
+    generator: that one is shared by every thread of the process, so two sessions training at once would
+    draw from each other's seeds (and reseeding it would reset everyone else's stream)."""
+    layer = skip_init(nn.Linear, n_in, n_out)
+    bound = 1 / math.sqrt(n_in)  # kaiming_uniform_(a=sqrt(5)) on the weight, as nn.Linear.reset_parameters
+    with torch.no_grad():
+        nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=g)
+        nn.init.uniform_(layer.bias, -bound, bound, generator=g)
+    return layer
+
+
 class ProtoNet(nn.Module):
     """Encoder -> point of the geometry -> attention over prototype keys -> class logits."""
 
@@ -86,7 +99,10 @@ class ProtoNet(nn.Module):
         super().__init__()
         self.config = config
         g = torch.Generator().manual_seed(config.seed)
-        self.encoder = nn.Sequential(nn.Linear(2, config.hidden), nn.Tanh(), nn.Linear(config.hidden, config.dim))
+        enc = torch.Generator().manual_seed(config.seed)  # the stream torch.manual_seed(seed) would give nn.Linear
+        self.encoder = nn.Sequential(
+            _linear(2, config.hidden, enc), nn.Tanh(), _linear(config.hidden, config.dim, enc)
+        )
         manifold = manifold_of(config.geometry, config.c)
         init = 0.5 * torch.randn(config.n_prototypes, config.dim, generator=g)
         self.keys = geoopt.ManifoldParameter(self._embed(init).detach(), manifold=manifold)
@@ -119,8 +135,7 @@ def train_model(
     device: torch.device | str = "cpu",
 ) -> TrainedModel:
     """Full-batch RiemannianAdam on the blobs task; ``callback(step, loss)`` after every step."""
-    torch.manual_seed(config.seed)
-    model = ProtoNet(config).to(device)
+    model = ProtoNet(config).to(device)  # seeded by its own generators (``_linear``)
     x, y = blobs_task(config.n_samples, config.n_classes, seed=config.seed)
     x, y = x.to(device), y.to(device)
     opt = geoopt.optim.RiemannianAdam(model.parameters(), lr=config.lr)
