@@ -72,15 +72,20 @@ def check_memory(what: str, nbytes: int, **arguments) -> int:
     return nbytes
 
 
-def attention_io_bytes(batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int = FLOAT32) -> int:
-    """Bytes of one attention call's forward + backward at (B, H, T, D): q, k, v, the output, the output's
-    gradient and the gradients of q, k, v, eight (B, H, T, D) tensors (a streaming kernel holds no T x T)."""
-    return itemsize * elements(batch, heads, 8, seq_len, head_dim)
+def attention_io_bytes(
+    batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int = FLOAT32, tensors: float = 8
+) -> int:
+    """Bytes of ``tensors`` (B, H, T, D) tensors. The default 8 is one attention call's forward + backward
+    at its least: q, k, v, the output, the output's gradient and the gradients of q, k, v (a streaming kernel
+    holds no T x T); a kernel's own temporaries raise the count (``bench.run.KERNELS`` gives each its own)."""
+    return int(tensors * itemsize * elements(batch, heads, seq_len, head_dim))
 
 
-def check_attention_io(what: str, batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int = FLOAT32) -> int:
+def check_attention_io(
+    what: str, batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int = FLOAT32, tensors: float = 8
+) -> int:
     """``check_memory`` of ``attention_io_bytes``: the benchmarks call it at their longest length first."""
     return check_memory(
-        what, attention_io_bytes(batch, heads, seq_len, head_dim, itemsize),
+        what, attention_io_bytes(batch, heads, seq_len, head_dim, itemsize, tensors),
         batch=batch, heads=heads, seq_len=seq_len, head_dim=head_dim,
     )  # fmt: skip

@@ -25,7 +25,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from georesolver_core.bench.public import HEADLINE
-from georesolver_core.budget import check_attention_io
+from georesolver_core.budget import FLOAT32, check_memory
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.results import Labelled
 from georesolver_core.validate import check_positive_int
@@ -134,7 +134,14 @@ def profile_calls(
         raise ValueError(f"rows must be headline rows {sorted(HEADLINE)} (got {unknown})")
     if not isinstance(steps, int) or not 1 <= steps <= 100:
         raise ValueError(f"steps must be an integer in [1, 100] (got {steps!r})")
-    check_attention_io("this profile", batch, heads, check_positive_int("seq_len", seq_len), head_dim)
+    for name, value in (("seq_len", seq_len), ("batch", batch), ("heads", heads), ("head_dim", head_dim)):
+        check_positive_int(name, value)
+    # one pair at a time: the largest pair's forward + backward is the peak
+    peak = max((HEADLINE[r].call_bytes(batch, heads, seq_len, head_dim, FLOAT32) for r in rows), default=0)
+    check_memory(
+        "this profile", peak,
+        seq_len=seq_len, batch=batch, heads=heads, head_dim=head_dim, rows=tuple(rows),
+    )  # fmt: skip
     out, twins = [], set()
     gen = torch.Generator().manual_seed(seq_len)
     like = torch.empty(0)

@@ -22,7 +22,11 @@ import torch.nn.functional as F
 
 from georesolver_core import attention
 from georesolver_core.attention.layer import AttentionConfig, GeoAttention
+from georesolver_core.budget import FLOAT32, check_memory, elements
 from georesolver_core.geometry import GEOMETRIES
+
+# q, k, v, the upstream gradient and the three input gradients: what every pair keeps between its calls
+LEAVES = 7
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,16 @@ class Pair:
     entry: str  # the public call timed, e.g. "attention.ida(geometry='poincare')"
     twin: str  # the softmax call it is timed against
     build: Callable  # (shape, eps, causal, gen, like) -> (ours, twin): closures running forward + backward
+    # the peak of one forward + backward of the pair's larger member, in (B, H, T, D) and (B, H, T, T) tensors,
+    # inputs and gradients included (measured on CPU, float32, T = 1024..4096, above the process's own level)
+    io_tensors: float = 24
+    tt_tensors: float = 0
+
+    def call_bytes(self, batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int) -> int:
+        """Bytes one forward + backward of the pair holds at its peak: ``io_tensors`` (B, H, T, D) and
+        ``tt_tensors`` (B, H, T, T) tensors of ``itemsize`` bytes."""
+        bht = elements(batch, heads, seq_len)
+        return int(itemsize * bht * (self.io_tensors * head_dim + self.tt_tensors * seq_len))
 
 
 def _leaves(shape, gen, geometry=None, like=None):
@@ -116,9 +130,13 @@ HEADLINE: dict[str, Pair] = {
         "Dense-HIDA (Poincaré ball)", "attention.ida(geometry='poincare')", "SDPA", _ida_pair("poincare")
     ),
     "sida": Pair("SIDA (sphere)", "attention.ida(geometry='sphere')", "SDPA", _ida_pair("sphere")),
-    "ida_weights": Pair("IDA weights", "attention.ida_weights", "softmax(q k^T / sqrt d)", _weights_pair),
+    # a (B, H, T, T) output, its upstream gradient and the twin's logits
+    "ida_weights": Pair(
+        "IDA weights", "attention.ida_weights", "softmax(q k^T / sqrt d)", _weights_pair, io_tensors=8, tt_tensors=4
+    ),
     "GeoAttention": Pair(
-        "GeoAttention, kernel 'ida'", "attention.GeoAttention", "GeoAttention 'softmax'", _module_pair("ida")
+        "GeoAttention, kernel 'ida'", "attention.GeoAttention", "GeoAttention 'softmax'", _module_pair("ida"),
+        io_tensors=32,
     ),  # fmt: skip
 }
 
@@ -131,6 +149,29 @@ def _timed(fn, device: str) -> float:
     if device == "cuda":
         torch.cuda.synchronize()
     return (time.perf_counter() - start) * 1e3
+
+
+def headline_rows(seq_len: int, rows=tuple(HEADLINE), weights_max_len: int = 4096) -> list[str]:
+    """The rows timed at ``seq_len``: ``ida_weights`` (a T x T output) only up to ``weights_max_len``."""
+    return [r for r in rows if r != "ida_weights" or seq_len <= weights_max_len]
+
+
+def headline_bytes(
+    seq_len: int, rows=tuple(HEADLINE), *, batch=1, heads=4, head_dim=64, itemsize=4, weights_max_len=4096
+) -> int:
+    """Peak bytes of the headline at one length: every row's tensors are built before the first is timed
+    (``LEAVES`` (B, H, T, D) tensors each, and the (B, H, T, T) upstream gradient of ``ida_weights``), and
+    the largest pair's forward + backward runs beside them (``Pair.call_bytes``); ``GeoAttention`` adds its
+    two modules' weights."""
+    names = headline_rows(seq_len, rows, weights_max_len)
+    if not names:
+        return 0
+    held = len(names) * LEAVES * itemsize * elements(batch, heads, seq_len, head_dim)
+    if "ida_weights" in names:
+        held += itemsize * elements(batch, heads, seq_len, seq_len)
+    if "GeoAttention" in names:  # its two modules of width H * D, as GeoAttention's own check counts each
+        held += 2 * 4 * FLOAT32 * 4 * elements(heads * head_dim, heads * head_dim)
+    return held + max(HEADLINE[r].call_bytes(batch, heads, seq_len, head_dim, itemsize) for r in names)
 
 
 def headline(
@@ -154,9 +195,17 @@ def headline(
     min/max over ``repeats`` interleaved pairs. ``ida_weights`` (a T x T output) is skipped above
     ``weights_max_len``.
     """
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    for T in seq_lens:  # every length against the budget before the first tensor
+        check_memory(
+            "this headline benchmark",
+            headline_bytes(T, rows, batch=batch, heads=heads, head_dim=head_dim, itemsize=itemsize,
+                           weights_max_len=weights_max_len),
+            seq_len=T, batch=batch, heads=heads, head_dim=head_dim,
+        )  # fmt: skip
     out = []
     for T in seq_lens:
-        names = [r for r in rows if r != "ida_weights" or T <= weights_max_len]
+        names = headline_rows(T, rows, weights_max_len)
         gen = torch.Generator().manual_seed(T)
         like = torch.empty(0, dtype=dtype, device=device)
         steps = {r: HEADLINE[r].build((batch, heads, T, head_dim), eps, causal, gen, like) for r in names}

@@ -30,7 +30,7 @@ from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.profile import format_profile, profile_calls
-from georesolver_core.bench.public import headline
+from georesolver_core.bench.public import LEAVES, headline, headline_bytes
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, format_table, judge
 from georesolver_core.budget import check_memory, elements
 from georesolver_core.device import default_device, device_label, thread_count
@@ -52,12 +52,39 @@ class Kernel:
     geometry: str | None  # the entry's geometry; None: softmax (SDPA)
     run: Callable  # (q, k, v, eps, causal) -> o
     reference: bool = False  # the naive O(T^2)-memory kernel, only timed at short lengths
+    # The peak of one forward + backward, inputs and gradients included, above the process's level before
+    # the call: ``io_tensors`` (B, H, T, D) tensors, ``position_floats`` more values per (batch, head,
+    # position) whatever D (windows, anchors, summaries), and for the naive kernels ``pair_tensors``
+    # (B, H, T, T, D) tensors (their pairwise differences) and 8 (B, H, T, T) ones. See ``KERNEL_TENSORS``.
+    io_tensors: float = 20
+    position_floats: float = 64
+    pair_tensors: float = 0
+
+    def call_bytes(self, batch: int, heads: int, seq_len: int, head_dim: int, itemsize: int) -> int:
+        """Bytes one forward + backward of this row holds at its peak (see the fields)."""
+        per_position = self.io_tensors * head_dim + self.position_floats
+        if self.reference:
+            per_position += seq_len * (self.pair_tensors * head_dim + 8)
+        return int(itemsize * elements(batch, heads, seq_len) * per_position)
+
+
+# (io_tensors, position_floats, pair_tensors) per row, measured on CPU in float32 (B = 1, H = 4) at
+# T = 512..4096 with D = 64 and T = 4096..16384 with D = 1, each rounded up: SDPA 9 and 10, the fused dense
+# kernels 15-17 and 20-57, FP-HIDA 9-20 and up to 1,250 (its blocks of scores around the band), L-HIDA 47-54 and 750 (16
+# anchors), C-HIDA 142 and 4,830 (a state per position and each of 16 summaries); the naive kernels 1.5
+# (Euclidean, Poincare) and 3.1 (sphere) pair tensors.
+KERNEL_TENSORS = {
+    "sdpa": (10, 16, 0), "ida": (20, 48, 0), "hida": (20, 64, 0), "sida": (20, 32, 0),
+    "fp-hida": (20, 1500, 0), "l-hida": (60, 800, 0), "c-hida": (150, 5000, 0),
+    "ida-naive": (10, 64, 1.6), "hida-naive": (10, 64, 1.7), "sida-naive": (10, 64, 3.2),
+}  # fmt: skip
 
 
 def _timed_entry(key: str, implementation: str, run: Callable, reference: bool = False) -> Kernel:
     """The row that times ATTENTION[key] with ``implementation`` (its label and geometry come from there)."""
     kind = ATTENTION[key]
-    return Kernel(kind.labelled(implementation), kind.geometry, run, reference)
+    name = f"{key}-naive" if reference else ("sdpa" if key == "softmax" else key)
+    return Kernel(kind.labelled(implementation), kind.geometry, run, reference, *KERNEL_TENSORS.get(name, (20, 64, 0)))
 
 
 def _sdpa(q, k, v, eps, causal):
@@ -134,18 +161,34 @@ class BenchConfig:
             raise ValueError("device must be 'cpu' here: torch.cuda.is_available() is False")
         if self.threads is not None:
             check_positive_int("threads", self.threads, 1, 1024)
-        # q, k, v, dout and their gradients at the longest length; the reference kernels' (T, T) weights
-        # with their gradient at the longest length they run at
-        size = 8 if self.dtype == "float64" else 4
-        # the memory check's one extra length counts as much as the timed ones
-        t_max = max(*self.seq_lens, self.memory_check_len)
-        t_ref = min(max(self.seq_lens), self.naive_max_len)
-        square = 3 * t_ref * t_ref if any(KERNELS[k].reference for k in self.kernels) else 0
         check_memory(
-            "this benchmark", size * elements(self.batch, self.heads, 8 * t_max * self.head_dim + square),
-            seq_len=t_max, batch=self.batch, heads=self.heads, head_dim=self.head_dim,
-            naive_max_len=self.naive_max_len,
-        )
+            "this benchmark", self.estimate_bytes(),
+            seq_lens=self.seq_lens, batch=self.batch, heads=self.heads, head_dim=self.head_dim,
+            naive_max_len=self.naive_max_len, memory_check_len=self.memory_check_len, headline_lens=self.headline_lens,
+        )  # fmt: skip
+
+    def estimate_bytes(self) -> int:
+        """Peak bytes of ``run_benchmark``, the largest of its phases. At each timed length every row's
+        inputs and gradients (``public.LEAVES`` (B, H, T, D) tensors) are alive together while the largest
+        row's call runs (``Kernel.call_bytes``); the memory check runs beside the last length's rows; the
+        headline is ``public.headline_bytes``. The naive rows count only up to ``naive_max_len``."""
+        size = 8 if self.dtype == "float64" else 4
+
+        def held(t: int) -> int:
+            return len(_kernels_at(self, t)) * LEAVES * size * elements(self.batch, self.heads, t, self.head_dim)
+
+        def call(names, t: int) -> int:
+            return max((KERNELS[k].call_bytes(self.batch, self.heads, t, self.head_dim, size) for k in names), default=0)
+
+        phases = [held(t) + call(_kernels_at(self, t), t) for t in self.seq_lens]
+        if self.memory_check_len:
+            streaming = [k for k in self.kernels if not KERNELS[k].reference]
+            phases.append(held(self.seq_lens[-1]) + call(streaming, self.memory_check_len))
+        phases += [
+            headline_bytes(t, batch=self.batch, heads=self.heads, head_dim=self.head_dim, itemsize=size)
+            for t in self.headline_lens
+        ]
+        return max(phases)
 
 
 def make_inputs(cfg: BenchConfig, seq_len: int, geometry: str | None, seed: int = 0):

@@ -52,11 +52,21 @@ class Task:
     def describe(self) -> str:
         return self.name
 
+    @classmethod
+    def estimate_bytes(cls, **arguments) -> int:
+        """Peak bytes of building the task with these (validated) arguments, from the arguments alone: its
+        data, its test set and the temporaries on the way. The constructor checks it against the memory
+        budget (``check_data``) before allocating anything."""
+        raise NotImplementedError
+
+    @classmethod
+    def check_data(cls, what: str, **arguments) -> int:
+        """``check_memory`` of ``estimate_bytes(**arguments)``, the message naming ``what`` and the arguments."""
+        return check_memory(what, cls.estimate_bytes(**arguments), **arguments)
+
     def batch_bytes(self, n: int) -> int:
-        """Peak bytes of drawing n encoded examples: x (n, T, d_in) float32, y (n, T) int64, and the one-hot
-        temporaries ``one_hot`` makes on the way (int64, then float32: 12 bytes a feature) — the dominant
-        tensors of every task here, a lower bound of what ``sample(n)`` allocates."""
-        return elements(n, self.seq_len) * ((FLOAT32 + 12) * self.d_in + 8)
+        """Peak bytes of drawing n encoded examples (``examples_bytes``)."""
+        return examples_bytes(n, self.seq_len, self.d_in)
 
     def check_batch(self, n: int, what: str = "examples") -> int:
         """``check_memory`` of ``batch_bytes(n)``: call it before drawing n examples (a test set, a batch)."""
@@ -64,6 +74,13 @@ class Task:
             f"{n:,} {what} of this task ({self.describe()})", self.batch_bytes(n),
             examples=n, positions=self.seq_len, features=self.d_in,
         )  # fmt: skip
+
+
+def examples_bytes(n: int, seq_len: int, d_in: int) -> int:
+    """Peak bytes of n encoded examples of (seq_len, d_in): x float32, y int64, and the one-hot temporaries
+    ``one_hot`` makes on the way (int64, then float32: 12 bytes a feature) — the dominant tensors of every
+    task here, a lower bound of what drawing them allocates."""
+    return elements(n, seq_len) * ((FLOAT32 + 12) * d_in + 8)
 
 
 def one_hot(index: torch.Tensor, n: int) -> torch.Tensor:

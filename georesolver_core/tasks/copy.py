@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from georesolver_core.tasks.base import IGNORE, Batch, Task, one_hot
+from georesolver_core.tasks.base import IGNORE, Batch, Task, examples_bytes, one_hot
 from georesolver_core.validate import check_positive_int
 
 TEST_SIZE = 1000
@@ -25,10 +25,15 @@ class Copy(Task):
     def __init__(self, length: int = 8, vocab: int = 8, seed: int = 0):
         check_positive_int("length", length, 1, 1024)
         check_positive_int("vocab", vocab, 2, 4096)
+        self.check_data(f"{TEST_SIZE:,} test examples of the copy task", length=length, vocab=vocab)
         self.length, self.vocab = length, vocab
         self.d_in, self.n_classes, self.seq_len = vocab + 1, vocab, 2 * length
-        self.check_batch(TEST_SIZE, "test examples")
         self._test = self.sample(TEST_SIZE, torch.Generator().manual_seed(20_000 + seed))
+
+    @classmethod
+    def estimate_bytes(cls, length: int, vocab: int) -> int:
+        """The test set: ``TEST_SIZE`` examples of 2 * length positions and vocab + 1 features."""
+        return examples_bytes(TEST_SIZE, 2 * length, vocab + 1)
 
     def sample(self, n: int, generator: torch.Generator) -> Batch:
         L = self.length

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import torch
 
+from georesolver_core.budget import FLOAT32, elements
 from georesolver_core.tasks.base import IGNORE, FiniteTask, split
 from georesolver_core.validate import check_range
+
+N_IMAGES = 1797  # scikit-learn's bundled digits
 
 
 class DigitRows(FiniteTask):
@@ -23,12 +26,18 @@ class DigitRows(FiniteTask):
         from sklearn.datasets import load_digits
 
         check_range("test_fraction", test_fraction, 0.05, 0.9)
+        self.check_data("the digits data set")
         data = load_digits()
         x = torch.as_tensor(data.images, dtype=torch.float32) / 16.0  # (1797, 8, 8): rows as positions
         y = torch.full((x.shape[0], 8), IGNORE, dtype=torch.long)
         y[:, -1] = torch.as_tensor(data.target, dtype=torch.long)
         self.d_in, self.n_classes, self.seq_len = 8, 10, 8
         self.train, self.test = split(x, y, test_fraction, seed)
+
+    @classmethod
+    def estimate_bytes(cls) -> int:
+        """Fixed: the 1,797 images as (8, 8) float32 and their (8,) int64 labels, twice (the split's copies)."""
+        return 2 * elements(N_IMAGES, 8) * (8 * FLOAT32 + 8)
 
     def describe(self) -> str:
         return f"digits as row sequences: {len(self.train)} train, {len(self.test)} test images"

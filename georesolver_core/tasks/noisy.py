@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from georesolver_core.budget import FLOAT32, check_memory, elements
+from georesolver_core.budget import FLOAT32, elements
 from georesolver_core.tasks.base import IGNORE, Batch, FiniteTask
 from georesolver_core.validate import check_positive_int, check_range
 
@@ -23,6 +23,11 @@ def flip_labels(y: torch.Tensor, eta: float, n_classes: int, generator: torch.Ge
     flip = torch.rand(y.shape, generator=generator) < eta
     shift = torch.randint(1, max(n_classes, 2), y.shape, generator=generator)
     return torch.where(flip, (y + shift) % n_classes, y)
+
+
+def test_size(n_train: int) -> int:
+    """Clean held-out examples: a quarter of the training set, at least 500."""
+    return max(500, n_train // 4)
 
 
 class NoisyLabels(FiniteTask):
@@ -42,12 +47,8 @@ class NoisyLabels(FiniteTask):
         check_positive_int("dim", dim, 1, 4096)
         check_positive_int("length", length, 1, 1024)
         check_positive_int("n_classes", n_classes, 2, 1000)
-        n_test = max(500, n_train // 4)
-        # the inputs: (n_train + n_test, length, dim) float32
-        check_memory(
-            "this noisy-label data set", FLOAT32 * elements(n_train + n_test, length, dim),
-            n_train=n_train, length=length, dim=dim,
-        )
+        self.check_data("this noisy-label data set", n_train=n_train, length=length, dim=dim)
+        n_test = test_size(n_train)
         self.eta, self.n_train = eta, n_train
         self.d_in, self.n_classes, self.seq_len = dim, n_classes, length
         g = torch.Generator().manual_seed(seed)
@@ -58,6 +59,13 @@ class NoisyLabels(FiniteTask):
         self.train = Batch(x[:n_train], self._labels(noisy))
         self.test = Batch(x[n_train:], self._labels(clean[n_train:]))
         self.clean_train = Batch(x[:n_train], self._labels(clean[:n_train]))
+
+    @classmethod
+    def estimate_bytes(cls, n_train: int, length: int, dim: int) -> int:
+        """The inputs, (n_train + n_test, length, dim) float32, and the labels, (n_train + n_test, length)
+        int64, of the noisy and the clean training split and the test split."""
+        n = n_train + test_size(n_train)
+        return FLOAT32 * elements(n, length, dim) + 8 * elements(n + n_train, length)
 
     def _labels(self, cls: torch.Tensor) -> torch.Tensor:
         y = torch.full((cls.shape[0], self.seq_len), IGNORE, dtype=torch.long)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import torch
 
-from georesolver_core.tasks.base import IGNORE, Batch, Task, one_hot
+from georesolver_core.budget import elements
+from georesolver_core.tasks.base import IGNORE, Batch, Task, examples_bytes, one_hot
 from georesolver_core.validate import check_positive_int
 
 TEST_SIZE = 2000
@@ -33,12 +34,21 @@ class AssociativeRecall(Task):
         n_keys = max(32, 2 * n_pairs) if n_keys is None else n_keys  # twice the pairs: a query cannot guess
         check_positive_int("n_keys", n_keys, n_pairs, 4096)  # distinct keys need n_keys >= n_pairs
         check_positive_int("n_values", n_values, 2, 4096)
+        self.check_data(
+            f"{TEST_SIZE:,} test examples of the recall task", n_pairs=n_pairs, n_keys=n_keys, n_values=n_values
+        )
         self.n_pairs, self.n_keys, self.n_values = n_pairs, n_keys, n_values
         self.d_in = n_keys + n_values + 1
         self.n_classes = n_values
         self.seq_len = n_pairs + 1
-        self.check_batch(TEST_SIZE, "test examples")
         self._test = self.sample(TEST_SIZE, torch.Generator().manual_seed(10_000 + seed))
+
+    @classmethod
+    def estimate_bytes(cls, n_pairs: int, n_keys: int, n_values: int) -> int:
+        """The test set: ``TEST_SIZE`` examples of n_pairs + 1 positions and n_keys + n_values + 1 features,
+        and the key draw's (TEST_SIZE, n_keys) float32 scores with their int64 argsort."""
+        keys = 12 * elements(TEST_SIZE, n_keys)
+        return examples_bytes(TEST_SIZE, n_pairs + 1, n_keys + n_values + 1) + keys
 
     def sample(self, n: int, generator: torch.Generator) -> Batch:
         P = self.n_pairs

@@ -78,6 +78,7 @@ class TextTask(Task):
         self.d_in = self.n_classes = len(VOCAB)
         self.seq_len = context
         n = min(VALIDATION_WINDOWS, (len(self.validation_ids) - 1) // context)
+        self.check_batch(n, "validation windows")  # up to 256 x 1024 one-hot windows: about 300 MB
         starts = torch.arange(n) * context
         self._test = self._windows(self.validation_ids, starts)
 

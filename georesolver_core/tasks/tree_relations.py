@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from georesolver_core.budget import FLOAT32, check_memory, elements
+from georesolver_core.budget import FLOAT32, elements
 from georesolver_core.tasks.base import IGNORE, FiniteTask, one_hot, split
 from georesolver_core.tasks.hierarchy import balanced_tree
 from georesolver_core.validate import check_positive_int, check_range
@@ -29,9 +29,7 @@ class TreeDistance(FiniteTask):
         check_range("test_fraction", test_fraction, 0.05, 0.9)
         check_positive_int("branching", branching, 1, 20)
         check_positive_int("depth", depth, 1, 20)
-        n = sum(branching**k for k in range(depth + 1))
-        # every ordered pair of the n nodes as two one-hot rows: (n^2, 2, n) float32
-        check_memory("this tree-distance data set", FLOAT32 * elements(n, n, 2, n), branching=branching, depth=depth)
+        self.check_data("this tree-distance data set", branching=branching, depth=depth)
         self.tree = balanced_tree(branching, depth)
         n = self.tree.n_nodes
         u, v = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
@@ -42,6 +40,14 @@ class TreeDistance(FiniteTask):
         y[:, 1] = dist
         self.d_in, self.n_classes, self.seq_len = n, 2 * depth + 1, 2
         self.train, self.test = split(x, y, test_fraction, seed)
+
+    @classmethod
+    def estimate_bytes(cls, branching: int, depth: int) -> int:
+        """Every ordered pair of the n nodes as two one-hot rows, x (n^2, 2, n) float32, is built from two
+        (n^2, n) float32 one-hot blocks and then split into two copies: 16 n^3 bytes at the peak, and the
+        tree's n x n distance table (int64) beside it."""
+        n = sum(branching**k for k in range(depth + 1))
+        return 2 * FLOAT32 * elements(n, n, 2, n) + 8 * elements(n, n)
 
     def describe(self) -> str:
         return f"tree distance of node pairs in the {self.tree.name}"
