@@ -1,37 +1,38 @@
 """Training lab: GeoResolver models and their softmax baseline trained live, several runs overlaid."""
 
-import copy
+import io
+import uuid
+from dataclasses import asdict
 
+import jobs_ui
 import pandas as pd
 import streamlit as st
-import trainer_controls as tc
+import torch
 import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention import ATTENTION
 from georesolver_core.attention.layer import HIDA_SIZES
 from georesolver_core.device import device_label
+from georesolver_core.jobs import JobSpec, train_config
 from georesolver_core.labs.training import (
+    EVAL_EVERY,
     TrainingLabConfig,
-    checkpoint_bytes,
     gate_check,
     model_gates,
     record_gates,
-    run_metrics,
-    sample_text,
     sentence_map,
-    train_for,
-    train_step,
 )
+from georesolver_core.labs.training_runs import DIVERGED, FAILED, PAUSED, RUNNING, TrainingJob, stop_all
 from georesolver_core.tasks import TASKS
-from georesolver_core.train import RunSpec, TrainConfig, build_trainer, resume
+from georesolver_core.train import RunSpec, TrainConfig
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
 from georesolver_core.viz.text import attention_heatmap, bits_curves_figure, gap_at_common_step
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
-CHUNK_SECONDS = 0.4  # training time per fragment rerun: curves refresh about twice a second
+POLL_S = {RUNNING: 0.5, PAUSED: 1.0}  # how often the live fragment reads the worker's progress (else 0.5 s)
 SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs about as much as a few steps)
 SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
@@ -66,11 +67,15 @@ ui.page_header(
     "**softmax transformer** of the same size and parameter count on a task, live: start, pause, resume, step, stop. "
     "Runs stay overlaid so you can compare them; the HyperGate values of a trained model are drawn below. "
     "The default task is **English text** (WordNet's glosses, next character): train the GeoResolver model, then "
-    "the softmax model, and compare their validation curves in bits per character.",
+    "the softmax model, and compare their validation curves in bits per character. Runs train in a worker "
+    "process beside the web server (one at a time per session; a server-wide queue when the workers are busy).",
 )
 state = st.session_state
 state.setdefault("trn_runs", [])
-runs: list[tc.TrainingRun] = state["trn_runs"]
+runs: list[TrainingJob] = state["trn_runs"]
+for r in runs:  # what the workers reported since the last rerun
+    r.sync()
+jobs_ui.touch()
 
 # --- controls -----------------------------------------------------------------------------------------
 with st.container(border=True):
@@ -107,70 +112,75 @@ except ValueError as err:
     spec, config, spec_error = None, None, str(err)
 
 
-def _active() -> tc.TrainingRun | None:
+def _active() -> TrainingJob | None:
     return next((r for r in reversed(runs) if r.active), None)
 
 
-def _stop_active() -> None:
-    for r in runs:
-        if r.active:
-            r.status = tc.STOPPED
+def _submit(spec: RunSpec, config: TrainConfig, job: dict) -> None:
+    """Stop this session's run, if any, and queue a worker for ``job`` (a ``jobs.train_job`` config)."""
+    stop_all(runs)
+    job = {**job, "sample_chars": SAMPLE_CHARS, "sample_every": SAMPLE_EVERY}
+    try:
+        handle = jobs_ui.runner().submit(JobSpec("train", job), owner=jobs_ui.owner())
+    except ValueError as err:
+        state["trn_error"] = f"Could not start this run: {err}"
+        return
+    runs.append(TrainingJob(len(runs) + 1, spec, config, handle))
 
 
 def _start(spec: RunSpec, config: TrainConfig) -> None:
-    try:
-        trainer = build_trainer(spec, config)
-    except ValueError as err:
-        state["trn_error"] = f"Could not build this run: {err}"
-        return
-    _stop_active()
-    runs.append(tc.TrainingRun(len(runs) + 1, spec, trainer))
+    _submit(spec, config, train_config(spec, config))
 
 
-def _set_status(status: str) -> None:
+def _pause() -> None:
     run = _active()
     if run is not None:
-        run.status = status
+        run.handle.pause()
 
 
 def _resume() -> None:
     run = _active()
-    if run is not None and run.status == tc.PAUSED:
-        run.status = tc.RUNNING  # the same trainer: its step, optimiser state and batch stream go on
+    if run is not None:
+        run.handle.resume()  # the same worker: its step, optimiser state and batch stream go on
 
 
 def _step() -> None:
+    """One optimiser step: a running run pauses after the step in flight, then takes one more."""
     run = _active()
     if run is not None:
-        run.status = tc.PAUSED
-        train_step(run.trainer)
+        run.handle.pause()
+        run.handle.step()
+
+
+def _stop() -> None:
+    run = _active()
+    if run is not None:
+        run.handle.stop()  # the worker checkpoints the run so far and ends within a second
+
+
+def _reset() -> None:
+    stop_all(runs)
+    runs.clear()
 
 
 # Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
 active = _active()
+status = active.status if active else None
 b1, b2, b6, b3, b4, b5 = st.columns(6)
 b1.button(
     "Start", key="trn_start", icon=":material/play_arrow:", type="primary", disabled=spec is None,
     on_click=_start, args=(spec, config),
 )  # fmt: skip
-b2.button(
-    "Pause", key="trn_pause", icon=":material/pause:", disabled=not (active and active.status == tc.RUNNING),
-    on_click=_set_status, args=(tc.PAUSED,),
-)  # fmt: skip
+b2.button("Pause", key="trn_pause", icon=":material/pause:", disabled=status != RUNNING, on_click=_pause)
 b6.button(
-    "Resume", key="trn_resume", icon=":material/resume:", disabled=not (active and active.status == tc.PAUSED),
-    on_click=_resume, help="continue the paused run where it stopped (Start begins a new run)",
+    "Resume", key="trn_resume", icon=":material/resume:", disabled=status != PAUSED, on_click=_resume,
+    help="continue the paused run where it stopped (Start begins a new run)",
 )  # fmt: skip
-b3.button("Step", key="trn_step", icon=":material/skip_next:", disabled=active is None, on_click=_step)
-b4.button(
-    "Stop",
-    key="trn_stop",
-    icon=":material/stop:",
-    disabled=active is None,
-    on_click=_set_status,
-    args=(tc.STOPPED,),
+b3.button(
+    "Step", key="trn_step", icon=":material/skip_next:", disabled=status not in (RUNNING, PAUSED), on_click=_step
 )
-b5.button("Reset", key="trn_reset", icon=":material/restart_alt:", disabled=not runs, on_click=runs.clear)
+b4.button("Stop", key="trn_stop", icon=":material/stop:", disabled=active is None, on_click=_stop)
+b5.button("Reset", key="trn_reset", icon=":material/restart_alt:", disabled=not runs, on_click=_reset)
 if spec_error:
     st.error(f"{spec_error}. Change the width or the blocks so the configuration is valid.")
 build_error = state.pop("trn_error", None)
@@ -182,29 +192,31 @@ st.caption(
 )
 
 active = _active()
+state["trn_drawn_active"] = active is not None  # the buttons above were drawn for an active run
 
 
-@st.fragment(run_every=0.5 if active and active.status == tc.RUNNING else None)
+@st.fragment(run_every=POLL_S.get(active.status, 0.5) if active else None)
 def live() -> None:
-    """Only this fragment reruns while training: a chunk of steps, then progress, curves and the runs table."""
+    """Only this fragment reruns while a run is active: the worker's progress, curves and the runs table."""
+    for r in runs:
+        r.sync()
+    jobs_ui.touch()
     run = _active()
-    if run is not None and run.status == tc.RUNNING:
-        trainer = run.trainer
-        if train_for(trainer, CHUNK_SECONDS):  # the last step, or a divergence
-            run.status = tc.DIVERGED if trainer.diverged else tc.FINISHED
-            st.rerun()  # the whole page: stops the timer and redraws the buttons
+    if run is None and state.get("trn_drawn_active"):
+        st.rerun()  # the run ended: the whole page, to stop the timer and redraw the buttons
     shown = run or (runs[-1] if runs else None)
     if shown is None:
         st.info("Press **Start** to train the model configured above; curves appear here as it learns.")
         return
-    tr = shown.trainer
-    metrics = run_metrics(tr, shown.spec.task)
+    metrics = shown.metrics()
+    waiting = shown.waiting_text()
     st.progress(
-        min(tr.step / tr.config.steps, 1.0),
-        text=f"run #{shown.id} ({shown.status}): step {tr.step} of {tr.config.steps}",
+        min(shown.step / shown.config.steps, 1.0),
+        text=f"run #{shown.id} ({shown.status}): step {shown.step} of {shown.config.steps}"
+        + (f"; {waiting}" if waiting else ""),
     )
-    if tr.diverged:
-        st.error(tr.message)
+    if shown.status in (DIVERGED, FAILED) and shown.message:
+        st.error(f"{ui.escape_md(shown.message)}. Change the settings and press Start again.")
     m1, m2, m3 = st.columns(3)
     if metrics.text:
         m1.metric("validation bits/char", "n/a" if metrics.val_bits is None else f"{metrics.val_bits:.3f}")
@@ -216,10 +228,11 @@ def live() -> None:
     m3.metric("steps/s", "n/a" if metrics.steps_per_s is None else f"{metrics.steps_per_s:.1f}")
     text_runs = [r for r in runs if r.spec.task == "text"]
     if text_runs:
-        if shown.spec.task == "text":
-            _sample(shown)
+        if shown.spec.task == "text" and shown.sample:
+            st.markdown(f"**Sample at step {shown.sample_step}** (prompt `a `, temperature 0.8):")
+            st.code(shown.sample, language=None, wrap_lines=True)
         ui.chart(
-            bits_curves_figure([(f"#{r.id} {r.spec.label}", r.trainer.history) for r in text_runs]),
+            bits_curves_figure([(f"#{r.id} {r.spec.label}", r.history) for r in text_runs]),
             key="trn_bits_curves",
         )
         st.caption(
@@ -231,7 +244,7 @@ def live() -> None:
         _text_gap(text_runs)
     other = [r for r in runs if r.spec.task != "text"]
     if other:
-        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.trainer.history) for r in other]
+        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.history) for r in other]
         ui.chart(curves_figure(curves), key="trn_curves")
     _runs_table()
 
@@ -243,9 +256,9 @@ def _runs_table() -> None:
             {
                 "run": r.id, "model": r.spec.label, "task": r.spec.task, "size": r.spec.size,
                 "d_model": r.spec.model.d_model, "blocks": r.spec.model.n_layers,
-                "eps": r.spec.model.attention.eps, "gate": r.spec.model.gating, "lr": r.trainer.config.lr,
-                "steps": r.trainer.step, "test accuracy": r.trainer.final().accuracy,
-                "seconds": round(r.trainer.seconds, 2), "status": r.status,
+                "eps": r.spec.model.attention.eps, "gate": r.spec.model.gating, "lr": r.config.lr,
+                "steps": r.step, "test accuracy": r.metrics().accuracy,
+                "seconds": round(r.seconds, 2), "status": r.status,
             }
             for r in runs
         ]
@@ -253,11 +266,11 @@ def _runs_table() -> None:
     st.dataframe(table, hide_index=True, key="trn_table")
 
 
-def _text_gap(text_runs: list[tc.TrainingRun]) -> None:
+def _text_gap(text_runs: list[TrainingJob]) -> None:
     """The latest GeoResolver run against the latest softmax run, at the last step both were evaluated."""
     geo = next((r for r in reversed(text_runs) if r.spec.kernel != "softmax"), None)
     soft = next((r for r in reversed(text_runs) if r.spec.kernel == "softmax"), None)
-    gap = gap_at_common_step(geo.trainer.history, soft.trainer.history) if geo and soft else None
+    gap = gap_at_common_step(geo.history, soft.history) if geo and soft else None
     if gap is None:
         st.caption("Train a GeoResolver model and the softmax model: the gap between them is measured here.")
         return
@@ -271,45 +284,20 @@ def _text_gap(text_runs: list[tc.TrainingRun]) -> None:
     )
 
 
-def _sample(run: tc.TrainingRun) -> None:
-    """Text generated by the run's model, refreshed every SAMPLE_EVERY steps and when it stops."""
-    tr = run.trainer
-    due = run.sample_step is None or tr.step - run.sample_step >= SAMPLE_EVERY
-    if tr.step and (due or (run.status != tc.RUNNING and run.sample_step != tr.step)):
-        run.sample = sample_text(tr, SAMPLE_CHARS)
-        run.sample_step = tr.step
-    if run.sample:
-        st.markdown(f"**Sample at step {run.sample_step}** (prompt `a `, temperature 0.8):")
-        st.code(run.sample, language=None, wrap_lines=True)
-
-
 live()
 
-# --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------
-if runs:
-    pick = st.selectbox("Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick")
-    chosen = next(r for r in runs if r.id == pick)
-    d1, d2, d3 = st.columns(3)
-    with d1:
-        ui.download_csv(
-            "History (CSV)", pd.DataFrame(chosen.trainer.history), f"run{pick}_history.csv", "trn_dl_csv"
-        )
-    with d2:
-        ui.download_json(
-            "History (JSON)",
-            {"meta": chosen.trainer.meta, "history": chosen.trainer.history},
-            f"run{pick}_history.json",
-            "trn_dl_json",
-        )
-    d3.download_button(
-        "Checkpoint (.pt)",
-        checkpoint_bytes(chosen.trainer),
-        f"run{pick}_checkpoint.pt",
-        key="trn_dl_ckpt",
-        icon=":material/download:",
-    )
 
-    tr = chosen.trainer
+# --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------
+def _inspect(chosen: TrainingJob) -> None:
+    """The chosen run's attention map and HyperGates, read from the newest checkpoint its worker wrote."""
+    tr = chosen.inspected()
+    if tr is None:
+        st.info(
+            f"Run #{chosen.id}'s model is read from its first checkpoint, written at its first evaluation "
+            f"(step {min(EVAL_EVERY, chosen.config.steps)}): its attention and HyperGate values appear here then."
+        )
+        return
+    st.caption(f"The model below is run #{chosen.id} at step {tr.step} (its newest checkpoint; rerun to refresh).")
     if chosen.spec.task == "text" and draw(KNOBS["trn_show_attn"]):
         a1, a2, a3 = st.columns([3, 1, 1])
         sentence = draw(KNOBS["trn_sentence"], a1)
@@ -346,6 +334,31 @@ if runs:
     elif not gates:
         st.caption("This model has no HyperGate (the softmax baseline, or the gate switched off).")
 
+
+if runs:
+    pick = st.selectbox("Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick")
+    chosen = next(r for r in runs if r.id == pick)
+    meta = {"spec": asdict(chosen.spec), "train_config": asdict(chosen.config), "status": chosen.status}
+    d1, d2, d3 = st.columns(3)
+    with d1:
+        ui.download_csv("History (CSV)", pd.DataFrame(chosen.history), f"run{pick}_history.csv", "trn_dl_csv")
+    with d2:
+        ui.download_json(
+            "History (JSON)", {"meta": meta, "history": chosen.history}, f"run{pick}_history.json", "trn_dl_json"
+        )
+    checkpoint = chosen.checkpoint_bytes()
+    if checkpoint is None:
+        d3.caption("Checkpoint (.pt): written at the run's first evaluation.")
+    else:
+        d3.download_button(
+            "Checkpoint (.pt)",
+            checkpoint,
+            f"run{pick}_checkpoint.pt",
+            key="trn_dl_ckpt",
+            icon=":material/download:",
+        )
+    _inspect(chosen)
+
 # --- upload a checkpoint ---------------------------------------------------------------------------------
 with st.expander("Upload a checkpoint to inspect or continue it"):
     upload = st.file_uploader(
@@ -361,18 +374,14 @@ with st.expander("Upload a checkpoint to inspect or continue it"):
     if upload is not None:
         st.markdown(f"Checkpoint of **{upload.spec.kernel}** on **{upload.spec.task}**, step {upload.step}.")
         if st.button("Continue this run", key="trn_continue"):
-            try:
-                # a copy: the kept upload stays as read, training updates in place
-                trainer = resume(copy.deepcopy(upload.data))
-            except (ValueError, KeyError, TypeError) as err:  # a checkpoint this version cannot rebuild
-                st.error(
-                    f"{ui.escape_md(err)}. Upload a checkpoint downloaded from this page or written by the "
-                    "train command."
-                )
-            else:
-                _stop_active()
-                runs.append(tc.TrainingRun(len(runs) + 1, upload.spec, trainer, status=tc.PAUSED))
-                st.rerun()
+            # the checkpoint as read and checked, written where the worker reads it (torch's safe loader)
+            path = jobs_ui.runner().runs_dir / "uploads" / f"{uuid.uuid4().hex}.pt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            buf = io.BytesIO()
+            torch.save(upload.data, buf)
+            path.write_bytes(buf.getvalue())
+            _submit(upload.spec, TrainConfig(**upload.data["train_config"]), {"resume": str(path)})
+            st.rerun()
 
 if draw(KNOBS["trn_claims"]):
     ui.page_claims("training", "trn")

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 import torch
 
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import GEOMETRIES, embed
+
+# The app's job runner writes its run folders here, not under the checkout (pages started in AppTest submit
+# real jobs); its workers are spawned, so they read this too.
+os.environ.setdefault("GR_RUNS_DIR", tempfile.mkdtemp(prefix="gr-test-runs-"))
 
 DTYPES = [torch.float32, torch.float64]
 GEOMETRY_NAMES = list(GEOMETRIES)  # every geometry of the registry

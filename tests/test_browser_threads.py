@@ -1,8 +1,8 @@
-"""The server's thread count survives training, on a fresh server in headless Chromium.
-
-Training runs its small models on one thread in the fragment's thread; that limit must stay there. After a
-session (then two at once) trains and stops, a new tab's sidebar must still say "CPU (N threads)" with the
-N the server started with. Everything waits on what the page shows, never on a fixed sleep.
+"""Training from the browser, on a fresh server in headless Chromium: runs train in worker processes, the
+page shows their progress, a second session's run waits in the server-wide queue with its place shown and
+starts when the first stops, and the server's own thread count is untouched: after a session (then two)
+trains and stops, a new tab's sidebar still says "CPU (N threads)" with the N the server started with.
+Everything waits on what the page shows, never on a fixed sleep.
 """
 
 from __future__ import annotations
@@ -137,13 +137,21 @@ def test_a_training_session_leaves_the_server_its_thread_count(server, browser, 
         context.close()
 
 
-def test_two_sessions_training_at_once_leave_the_server_its_thread_count(server, browser, start):  # noqa: F811
+def test_a_second_session_waits_in_the_queue_then_trains(server, browser, start):  # noqa: F811
+    from georesolver_core.jobs import core_budget
+
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1100}) for _ in range(2)]
     try:
-        pages = [_training_page(c, server) for c in contexts]
-        _train_until_some_steps(pages)
-        _stop(pages)
-        _check_after(browser, server, start, pages)
+        first, second = (_training_page(c, server) for c in contexts)
+        _train_until_some_steps([first])
+        second.locator(".st-key-trn_start button").click()
+        if core_budget() == 1:  # one worker beside the server: the second run waits for the first
+            _wait_for(second, r"\(queued\): step 0 of \d+; next to start")
+            second.screenshot(path=str(ARTIFACTS / "training_queued.png"))
+            _stop([first])
+        _wait_for(second, rf"\(running\): step [1-9]\d* of {STEPS}")
+        _stop([second] if core_budget() == 1 else [first, second])
+        _check_after(browser, server, start, [first, second])
     finally:
         for c in contexts:
             c.close()

@@ -1,11 +1,10 @@
-"""The Training page's lab: a run built from the page's settings, trained in chunks, read back (metrics,
-samples, attention, checkpoint), and Theorem 7.1's verdict on its gates: the measured gates hold, a
+"""The Training page's lab: a run built from the page's settings, read back (metrics, samples, attention),
+and Theorem 7.1's verdict on its gates: the measured gates hold, a
 planted violation fails."""
 
 from __future__ import annotations
 
 import dataclasses
-import io
 
 import pytest
 import torch
@@ -13,16 +12,14 @@ import torch
 from georesolver_core.labs.training import (
     MAX_TREE_DEPTH,
     TrainingLabConfig,
-    checkpoint_bytes,
     gate_check,
+    history_metrics,
     judge_gate_bound,
     model_gates,
     record_gates,
     run_metrics,
     sample_text,
     sentence_map,
-    train_for,
-    train_step,
 )
 from georesolver_core.model.gate import gate_bound
 from georesolver_core.train import build_trainer
@@ -35,7 +32,7 @@ SMALL = dict(kernel="ida", width=16, layers=1, eps=0.1, lr=2e-3, steps=4, device
 def trainer():
     spec, config = TrainingLabConfig(task="recall", size=4, **SMALL).build()
     tr = build_trainer(spec, config)
-    train_for(tr, 5.0)
+    tr.run()
     return tr
 
 
@@ -75,26 +72,22 @@ def test_build_carries_every_setting_and_refuses_a_bad_one():
         TrainingLabConfig(task="copy", size=3, **(SMALL | {"width": 17})).build()  # heads must divide d_model
 
 
-def test_train_for_stops_at_the_last_step_and_train_step_takes_one(trainer):
-    assert trainer.step == 4 and train_for(trainer, 5.0)  # finished: nothing left to train
-    spec, config = TrainingLabConfig(task="recall", size=4, **(SMALL | {"steps": 50})).build()
-    tr = build_trainer(spec, config)
-    train_step(tr)
-    assert tr.step == 1
-    assert not train_for(tr, 0.0)  # no time: no step, not finished
-    assert tr.step == 1
-
-
 def test_run_metrics_read_the_final_numbers(trainer, text_trainer):
     m = run_metrics(trainer, "recall")
     final = trainer.final()
     assert not m.text and m.accuracy == final.accuracy and m.train_loss == final.train_loss
     assert m.val_bits is None and m.steps_per_s == pytest.approx(trainer.step / trainer.seconds)
-    train_step(text_trainer)
+    text_trainer.run(steps=1)
     t = run_metrics(text_trainer, "text")
     assert t.text and t.train_bits == pytest.approx(
         text_trainer.final().train_loss / torch.log(torch.tensor(2.0)).item()
     )
+    # a worker's rows, read the same way: the last evaluation, the last step's training loss
+    rows = [{"step": 1, "loss": 2.0, "test_loss": 1.5, "test_accuracy": 0.25}, {"step": 2, "loss": 1.0, "test_loss": None,
+            "test_accuracy": None}]  # fmt: skip
+    h = history_metrics(rows, "recall", 2, 0.5)
+    assert (h.accuracy, h.train_loss, h.steps_per_s) == (0.25, 1.0, 4.0)
+    assert history_metrics([], "text", 0, 0.0).val_bits is None
 
 
 def test_sample_and_sentence_map_on_text(text_trainer):
@@ -104,11 +97,6 @@ def test_sample_and_sentence_map_on_text(text_trainer):
     att = sentence_map(text_trainer, "the cat sat on the mat", 0, 0)
     assert att.text == "the cat sat on the mat"[-text_trainer.model.config.max_len :]
     assert att.weights.shape == (len(att.text), len(att.text))
-
-
-def test_checkpoint_bytes_load_back(trainer):
-    doc = torch.load(io.BytesIO(checkpoint_bytes(trainer)), weights_only=False)
-    assert doc["format"] and doc["step"] == trainer.step
 
 
 def test_the_gates_of_a_trained_model_hold_theorem_7_1(trainer):

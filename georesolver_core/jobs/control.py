@@ -56,6 +56,11 @@ class JobContext:
         self._events.put(Event(self.job_id, "progress", min(max(float(fraction), 0.0), 1.0), text, partial))
 
     @property
+    def paused(self) -> bool:
+        """The runner asked the job to wait (it waits at its next ``tick``)."""
+        return self._control.command() == PAUSE
+
+    @property
     def stop_requested(self) -> bool:
         return self._control.command() == STOP or self._orphaned()
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from georesolver_core.jobs.control import JobContext
+from georesolver_core.jobs.control import JobContext, Stopped
 
 
 @dataclass(frozen=True)
@@ -31,37 +32,76 @@ def train_config(spec, train) -> dict:
     return {"spec": json.loads(json.dumps(asdict(spec))), "train": json.loads(json.dumps(asdict(train)))}
 
 
-def train_job(config: dict, ctx: JobContext) -> dict:
-    """One training run: ``config = train_config(RunSpec, TrainConfig)``.
+REPORT_S = 0.25  # at most this long between progress reports of a training job (and after every step while paused)
 
-    Checkpoints and their history go to the job's run folder every ``checkpoint_every`` steps (default: each
-    evaluation); every step passes ``ctx.tick()`` (pause, step, stop) and every evaluation reports progress
-    with the history row as the partial result."""
-    from georesolver_core.train import TrainConfig, build_trainer
+
+def train_job(config: dict, ctx: JobContext) -> dict:
+    """One training run: ``config = train_config(RunSpec, TrainConfig)``, or ``{"resume": path}`` to continue a
+    checkpoint file with its own settings. Optional: ``checkpoint_every`` (default: each evaluation), and for
+    the text task ``sample_chars`` / ``sample_every`` (a sample of the model's text every so many steps).
+
+    Every step passes ``ctx.tick()`` (pause, step, stop). Progress goes out at each evaluation, every
+    ``REPORT_S`` and after each step while paused; its partial result is a dict: ``step``, ``seconds``,
+    ``rows`` (the history rows since the last report, an evaluation's again once it is measured), ``eval``
+    (this report closes an evaluation) and ``sample`` / ``sample_step``. On Stop the run so far is
+    checkpointed before the job ends as stopped."""
+    from georesolver_core.labs.training import sample_text
+    from georesolver_core.train import TrainConfig, build_trainer, load_checkpoint, resume
     from georesolver_core.train.run import spec_from_checkpoint
 
-    spec = spec_from_checkpoint({"meta": {"spec": config["spec"]}})  # the one reader of a spec dict
-    train = TrainConfig(**config["train"])
+    run_dir = ctx.run_dir
+    folder = {"checkpoint_path": run_dir / "checkpoint.pt", "history_path": run_dir / "history.csv"}
+    if "resume" in config:
+        data = load_checkpoint(config["resume"])
+        train = TrainConfig(**data["train_config"])
+        every = int(config.get("checkpoint_every", train.eval_every))
+        trainer = resume(data, None, checkpoint_every=every, **folder)
+    else:
+        spec = spec_from_checkpoint({"meta": {"spec": config["spec"]}})  # the one reader of a spec dict
+        train = TrainConfig(**config["train"])
+        every = int(config.get("checkpoint_every", train.eval_every))
+        trainer = build_trainer(spec, train, checkpoint_every=every, **folder)
+    chars, sample_every = int(config.get("sample_chars", 0)), int(config.get("sample_every", 50))
+    text = chars > 0 and trainer.meta.get("spec", {}).get("task") == "text"
+    # "sent": history rows reported (0: a continued run's earlier rows go out with its first report)
+    state = {"sent": 0, "at": time.monotonic(), "sample": None, "sample_step": None}
+
+    def report(evaluated: bool, rows: list[dict]) -> None:
+        if text and trainer.step and (state["sample_step"] is None or trainer.step - state["sample_step"] >= sample_every
+                                      or (evaluated and trainer.step >= train.steps)):  # fmt: skip
+            state["sample"], state["sample_step"] = sample_text(trainer, chars), trainer.step
+        partial = {
+            "step": trainer.step, "seconds": trainer.seconds, "rows": [dict(r) for r in rows], "eval": evaluated,
+            "sample": state["sample"], "sample_step": state["sample_step"],
+        }  # fmt: skip
+        line = f"step {trainer.step}" + (f": loss {rows[-1]['loss']:.4f}" if rows else "")
+        ctx.progress(trainer.step / train.steps, line, partial)
+        state["sent"], state["at"] = len(trainer.history), time.monotonic()
 
     class Bridge:  # trainer callbacks -> the runner
         def on_step_end(self, trainer, row) -> None:
+            if ctx.paused or time.monotonic() - state["at"] >= REPORT_S:
+                report(False, trainer.history[state["sent"] :])
             ctx.tick()
 
         def on_eval(self, trainer, row) -> None:
-            ctx.progress(trainer.step / train.steps, f"step {trainer.step}: loss {row['loss']:.4f}", dict(row))
+            report(True, [*trainer.history[state["sent"] : -1], row])
 
-        def should_stop(self, trainer) -> bool:
-            return ctx.stop_requested
-
-    trainer = build_trainer(
-        spec, train, [Bridge()], checkpoint_path=ctx.run_dir / "checkpoint.pt",
-        checkpoint_every=int(config.get("checkpoint_every", train.eval_every)),
-        history_path=ctx.run_dir / "history.csv",
-    )  # fmt: skip
-    trainer.run()
+    trainer.callbacks.append(Bridge())
+    try:
+        trainer.run()
+    except Stopped:
+        trainer.save(folder["checkpoint_path"])  # the run so far, kept: a Stop loses nothing
+        raise
     if not trainer.diverged:
-        trainer.save(ctx.run_dir / "checkpoint.pt")
-    return {"final": trainer.final().to_dict(), "history": trainer.history}
+        trainer.save(folder["checkpoint_path"])
+    final = trainer.final().to_dict()
+    return {
+        "final": final,
+        "history": trainer.history,
+        "sample": state["sample"],
+        "sample_step": state["sample_step"],
+    }
 
 
 JOB_KINDS: dict[str, JobKind] = {

@@ -13,9 +13,14 @@ import os
 import queue
 import signal
 import sys
+import threading
+import types
 
 from georesolver_core.jobs.control import RUN, Event
 from georesolver_core.jobs.worker import run_job
+
+
+_MAIN_LOCK = threading.Lock()
 
 
 class LocalControl:
@@ -106,7 +111,17 @@ class LocalBackend:
             target=_worker_main, name=f"job-{job_id}", daemon=True,
             args=(job_id, kind, config, run_dir, threads, self.queue, control),
         )  # fmt: skip
-        process.start()
+        # A spawned child re-imports the parent's __main__ first. Under Streamlit that is the page script
+        # being run (its script runner puts it there), which the worker would execute as it imports; the
+        # worker needs nothing of it (jobs are found by name), so the child is given a blank main.
+        with _MAIN_LOCK:
+            main = sys.modules.get("__main__")
+            sys.modules["__main__"] = types.ModuleType("__main__")
+            try:
+                process.start()
+            finally:
+                if main is not None:
+                    sys.modules["__main__"] = main
         return LocalWorker(process, control)
 
     def events(self, timeout: float) -> list[Event]:

@@ -27,6 +27,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from georesolver_core.jobs.control import PAUSE, RUN, STOP, Event
@@ -73,6 +74,7 @@ class JobHandle:
         self.state = QUEUED
         self.latest: Event | None = None
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)  # progress events, in the order sent
+        self.n_events = 0  # progress events received in all (``events`` keeps the newest MAX_EVENTS)
         self.error: str | None = None
         self.exitcode: int | None = None
         self.worker = None
@@ -87,6 +89,18 @@ class JobHandle:
     def progress(self) -> Event | None:
         """The newest progress event (None before the first)."""
         return self.latest
+
+    def events_since(self, seen: int) -> tuple[list[Event], int]:
+        """The progress events after the first ``seen`` (those still kept), and the count received so far:
+        a page passes back that count next time and reads each event once."""
+        with self.runner.lock:  # the runner's thread appends under it
+            new = min(self.n_events - seen, len(self.events))
+            return (list(self.events)[len(self.events) - new :] if new > 0 else []), self.n_events
+
+    @property
+    def stopping(self) -> bool:
+        """Stop was asked and the worker has not ended yet."""
+        return self._stop_at is not None and self.state not in ENDED
 
     def result(self) -> dict | None:
         """The job's result once it is done (None before, and for a failed or stopped job)."""
@@ -118,16 +132,22 @@ class JobRunner:
 
     ``backend``: a back-end object, or its name ("local", "ray", "ray://HOST:PORT"; default ``$GR_JOBS``,
     else "local"). ``max_workers``: jobs running at once (default: the cores less one for the server).
-    ``threads``: torch threads of each worker."""
+    ``threads``: torch threads of each worker. ``present(owner)``: whether an owner is still connected (the
+    web server's own record of its sessions), asked before an owner not touched for ``owner_timeout_s`` is
+    cancelled: an open tab left idle keeps its run, a closed one loses it a minute later."""
 
     def __init__(self, *, backend=None, max_workers: int | None = None, threads: int = 1, per_owner: int = 1,
-                 runs_dir: str | os.PathLike = "runs/jobs", owner_timeout_s: float = 60.0):  # fmt: skip
-        self.max_workers = check_positive_int("max_workers", core_budget() if max_workers is None else max_workers, 1, 256)
+                 runs_dir: str | os.PathLike = "runs/jobs", owner_timeout_s: float = 60.0,
+                 present: Callable[[str], bool] | None = None):  # fmt: skip
+        self.max_workers = check_positive_int(
+            "max_workers", core_budget() if max_workers is None else max_workers, 1, 256
+        )
         self.threads = check_positive_int("threads", threads, 1, 256)
         self.per_owner = check_positive_int("per_owner", per_owner, 1, 1000)
         if not owner_timeout_s > 0:
             raise ValueError(f"owner_timeout_s must be > 0 (got {owner_timeout_s})")
         self.owner_timeout_s = float(owner_timeout_s)
+        self.present = present
         self.runs_dir = Path(runs_dir)
         self.backend = backend if backend is not None and not isinstance(backend, str) else make_backend(backend)
         self.jobs: dict[str, JobHandle] = {}
@@ -145,7 +165,10 @@ class JobRunner:
         with self.lock:
             if self.closed:
                 raise ValueError("the job runner is shut down: start a new one")
-            mine = [h for h in self.jobs.values() if h.owner == owner and h.state not in ENDED]
+            # a job told to stop is ending (within STOP_GRACE_S): Start after Stop does not wait for it
+            mine = [
+                h for h in self.jobs.values() if h.owner == owner and h.state not in ENDED and h._stop_at is None
+            ]
             if len(mine) >= self.per_owner:
                 raise ValueError(
                     f"a session runs at most {self.per_owner} job(s) at once (per_owner): stop or wait for the one "
@@ -176,7 +199,7 @@ class JobRunner:
             return list(self.waiting).index(handle) if handle in self.waiting else 0
 
     def control(self, handle: JobHandle, action: str) -> None:
-        """"pause" a running job, "resume" a paused one, or grant a paused one a "step"; otherwise nothing
+        """ "pause" a running job, "resume" a paused one, or grant a paused one a "step"; otherwise nothing
         (a button pressed twice, or after the job ended)."""
         with self.lock:
             if action == "pause" and handle.state == RUNNING:
@@ -255,12 +278,15 @@ class JobRunner:
         if event.kind == "progress":
             h.latest = event
             h.events.append(event)
+            h.n_events += 1
             return
         state = {"done": DONE, "stopped": STOPPED, "failed": FAILED}[event.kind]
         result = event.partial if event.kind == "done" else None
         error = event.text if event.kind == "failed" else None
         if not (h.run_dir / "result.json").is_file():  # a worker on another machine wrote its own copy
-            write_json(h.run_dir / "result.json", {"state": state, "kind": h.spec.kind, "result": result, "error": error})
+            write_json(
+                h.run_dir / "result.json", {"state": state, "kind": h.spec.kind, "result": result, "error": error}
+            )
         h._result, h.error, h.state = result, error, state
 
     def _serve(self) -> None:
@@ -306,28 +332,41 @@ class JobRunner:
             release = getattr(self.backend, "release", None)
             if release is not None:
                 release(h.job_id)
-        ended = [k for k, h in self.jobs.items() if h.state in ENDED and (h.worker is None or h.exitcode is not None)]
+        ended = [
+            k for k, h in self.jobs.items() if h.state in ENDED and (h.worker is None or h.exitcode is not None)
+        ]
         for job_id in ended[: max(0, len(ended) - MAX_JOBS)]:
             del self.jobs[job_id]
 
     def _cancel_absent(self) -> None:
         now = time.monotonic()
         for owner, seen in list(self.seen.items()):
-            if now - seen > self.owner_timeout_s:
+            if now - seen <= self.owner_timeout_s:
+                continue
+            if self.present is not None and self._present(owner):
+                self.seen[owner] = now
+            else:
                 self.cancel_owner(owner)
+
+    def _present(self, owner: str) -> bool:
+        try:
+            return bool(self.present(owner))
+        except Exception:  # a failing check counts as absent: the owner's last touch decides
+            return False
 
 
 _DEFAULT: JobRunner | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
-def default_runner() -> JobRunner:
+def default_runner(present: Callable[[str], bool] | None = None) -> JobRunner:
     """The process-wide runner (one per server; back-end from ``$GR_JOBS``, run folders under
-    ``$GR_RUNS_DIR`` or runs/jobs), stopped with its workers at exit and on SIGTERM."""
+    ``$GR_RUNS_DIR`` or runs/jobs), stopped with its workers at exit and on SIGTERM. ``present``: see
+    ``JobRunner`` (taken when the runner is made)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None or _DEFAULT.closed:
-            _DEFAULT = JobRunner(runs_dir=os.environ.get("GR_RUNS_DIR", "runs/jobs"))
+            _DEFAULT = JobRunner(runs_dir=os.environ.get("GR_RUNS_DIR", "runs/jobs"), present=present)
             _on_sigterm(_DEFAULT)
         return _DEFAULT
 

@@ -26,7 +26,9 @@ class JobSpec:
         try:
             frozen = json.loads(json.dumps(self.config, allow_nan=False))
         except (TypeError, ValueError) as err:
-            raise ValueError(f"config must hold plain JSON values (it is written to the run folder): {err}") from None
+            raise ValueError(
+                f"config must hold plain JSON values (it is written to the run folder): {err}"
+            ) from None
         if not isinstance(frozen, dict):
             raise ValueError(f"config must be a dict (got {type(self.config).__name__})")
         object.__setattr__(self, "config", frozen)

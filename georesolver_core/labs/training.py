@@ -1,22 +1,20 @@
-"""The Training page's lab: a run built from the page's settings, trained a chunk at a time, and what the
-page reads off the model it trains.
+"""The Training page's lab: a run built from the page's settings, and what the page reads off the model
+it trains.
 
 - ``TrainingLabConfig.build``: the RunSpec (task, its size, the model: kernel, width, blocks, eps,
   HyperGate, memory path) and the TrainConfig (steps, learning rate, seed, device) of one run;
-- ``train_for`` / ``train_step``: the run advanced for a time budget or by one optimiser step, on one
-  CPU thread (small models: a second thread only adds synchronisation);
-- ``run_metrics``: the latest validation and training numbers (text: bits per character, nats / ln 2);
+- ``run_metrics`` / ``history_metrics``: the latest validation and training numbers of a trainer or of the
+  history rows a worker sent (text: bits per character, nats / ln 2);
 - ``sample_text`` / ``sentence_map``: generated text and one head's causal attention on a sentence;
 - ``record_gates`` / ``gate_check``: the HyperGate values of a forward pass on test examples and Theorem
   7.1 (section 7) on each token, ||dL/du_i|| / ||dL/dh_i|| >= lambda_min(G_i) - ||W_g|| ||u_i|| / 4,
-  the worst ratio being sigma_min(dh_i/du_i), judged by ``verdicts.verdict_inequality`` (relation "ge");
-- ``checkpoint_bytes``: the run as a ``torch.save`` document the train command can resume.
+  the worst ratio being sigma_min(dh_i/du_i), judged by ``verdicts.verdict_inequality`` (relation "ge").
+
+The page trains nothing itself: a worker runs ``jobs.train_job`` and ``labs.training_runs`` follows it.
 """
 
 from __future__ import annotations
 
-import io
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +26,9 @@ from georesolver_core.model import ModelConfig
 from georesolver_core.model.gate import GateBound, GateValues, HyperGate, gate_bound
 from georesolver_core.tasks import TASKS
 from georesolver_core.tasks.text import bits_per_char, generate, sentence_attention
-from georesolver_core.train import FORMAT, RunSpec, TrainConfig
+from georesolver_core.train import RunSpec, TrainConfig
 from georesolver_core.train.trainer import Trainer
-from georesolver_core.validate import check_positive_int, check_range
+from georesolver_core.validate import check_positive_int
 from georesolver_core.verdicts import HOLDS, verdict_inequality
 
 MAX_TREE_DEPTH = 6  # a tree of depth 6 has 127 nodes: the hierarchy task's pairs stay a small table
@@ -96,32 +94,6 @@ class TrainingLabConfig:
         return spec, config
 
 
-# --- training a chunk at a time -----------------------------------------------------------------------
-
-
-def _done(trainer: Trainer) -> bool:
-    return trainer.diverged or bool(trainer.message and "reached" in trainer.message)
-
-
-def train_for(trainer: Trainer, seconds: float) -> bool:
-    """Train one step at a time for about ``seconds`` (at least one step unless finished), stopping at
-    the run's last step, a divergence or a reached target. Returns whether the run is over."""
-    check_range("seconds", seconds, 0.0, 3600.0)
-    t0 = time.perf_counter()
-    with one_cpu_thread(trainer.device):  # small models: extra threads only add synchronisation
-        while time.perf_counter() - t0 < seconds and trainer.step < trainer.config.steps:
-            trainer.run(steps=1)
-            if _done(trainer):
-                break
-    return trainer.diverged or trainer.step >= trainer.config.steps
-
-
-def train_step(trainer: Trainer) -> None:
-    """One optimiser step, on one CPU thread."""
-    with one_cpu_thread(trainer.device):
-        trainer.run(steps=1)
-
-
 @dataclass(frozen=True)
 class RunMetrics:
     """The latest numbers of a run; None where not measured yet."""
@@ -135,17 +107,25 @@ class RunMetrics:
 
 
 def run_metrics(trainer: Trainer, task: str) -> RunMetrics:
-    """``trainer.final()`` read for the page: bits per character = nats / ln 2 on text."""
-    final = trainer.final()
+    """``history_metrics`` of a trainer in this process."""
+    return history_metrics(trainer.history, task, trainer.step, trainer.seconds)
+
+
+def history_metrics(history: list[dict], task: str, steps: int, seconds: float) -> RunMetrics:
+    """The latest numbers of a history (``Trainer.history`` rows, oldest first), as ``Trainer.final`` reads
+    them: the last evaluation's test loss and accuracy, the last step's training loss; bits per character
+    = nats / ln 2 on text; steps/s over the training seconds."""
+    last_eval = next((r for r in reversed(history) if r.get("test_accuracy") is not None), None)
     text = task == "text"
     bits = lambda nats: None if nats is None or not text else float(bits_per_char(nats))  # noqa: E731
+    train_loss = history[-1]["loss"] if history else None
     return RunMetrics(
         text=text,
-        val_bits=bits(final.loss),
-        train_bits=bits(final.train_loss),
-        accuracy=final.accuracy,
-        train_loss=final.train_loss,
-        steps_per_s=trainer.step / trainer.seconds if trainer.seconds else None,
+        val_bits=bits(None if last_eval is None else last_eval["test_loss"]),
+        train_bits=bits(train_loss),
+        accuracy=None if last_eval is None else last_eval["test_accuracy"],
+        train_loss=train_loss,
+        steps_per_s=steps / seconds if seconds else None,
     )
 
 
@@ -226,10 +206,3 @@ def judge_gate_bound(gb: GateBound) -> GateCheck:
 def gate_check(gate: HyperGate, u: torch.Tensor) -> GateCheck:
     """Theorem 7.1 on the rows of u (..., C) (``model.gate.gate_bound``, float64), judged by ``judge_gate_bound``."""
     return judge_gate_bound(gate_bound(gate, u))
-
-
-def checkpoint_bytes(trainer: Trainer) -> bytes:
-    """The run's state as ``torch.save`` writes it, tagged with the checkpoint FORMAT."""
-    buf = io.BytesIO()
-    torch.save({"format": FORMAT, **trainer.state()}, buf)
-    return buf.getvalue()

@@ -1,0 +1,41 @@
+"""The app's side of the job runner (``georesolver_core.jobs``): who a browser session is to the runner,
+and the one runner of this server.
+
+Every session is an owner, named by Streamlit's session id. The runner cancels the jobs of an owner it
+has not heard from for a minute, unless Streamlit still counts that session as connected
+(``Runtime.is_active_session``, thread-safe): an idle open tab keeps its run, a closed one frees its
+worker a minute later.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from georesolver_core.jobs import JobRunner, default_runner
+
+
+def _connected(owner: str) -> bool:
+    """Whether Streamlit still holds ``owner`` as a connected session (False outside a server)."""
+    return Runtime.exists() and Runtime.instance().is_active_session(owner)
+
+
+def runner() -> JobRunner:
+    """This server's runner: workers on this machine, or on Ray with ``GR_JOBS=ray`` / ``ray://HOST:PORT``."""
+    return default_runner(present=_connected)
+
+
+def owner() -> str:
+    """This browser session's name to the runner (its Streamlit session id; a fixed id outside a server)."""
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        return ctx.session_id
+    return st.session_state.setdefault("_job_owner", uuid.uuid4().hex)
+
+
+def touch() -> None:
+    """Tell the runner this session is here (a page with jobs calls it on each rerun)."""
+    runner().touch(owner())
