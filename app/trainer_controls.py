@@ -20,7 +20,13 @@ import streamlit as st
 
 from georesolver_core.device import one_cpu_thread
 
-RUNNING, PAUSED, STOPPED, FINISHED, BUDGET = "running", "paused", "stopped", "finished", "stopped at the time budget"
+RUNNING, PAUSED, STOPPED, FINISHED, BUDGET = (
+    "running",
+    "paused",
+    "stopped",
+    "finished",
+    "stopped at the time budget",
+)
 DIVERGED = "diverged"
 ACTIVE = (RUNNING, PAUSED)
 
@@ -86,7 +92,9 @@ class LiveJob:
                     self.events += 1
                     if self.seconds >= self.budget_s:
                         self.status = BUDGET
-                if (events is not None and n >= events) or (seconds is not None and time.perf_counter() - t0 >= seconds):
+                if (events is not None and n >= events) or (
+                    seconds is not None and time.perf_counter() - t0 >= seconds
+                ):
                     break
 
 
@@ -126,7 +134,14 @@ def controls(
     status = j.status if j is not None else None
     cols = st.columns(6)
     buttons = [  # label, key suffix, callback, arguments, disabled, icon
-        (what, "start", _start, (prefix, make, sig, budget_s), disabled or status in ACTIVE, ":material/play_arrow:"),
+        (
+            what,
+            "start",
+            _start,
+            (prefix, make, sig, budget_s),
+            disabled or status in ACTIVE,
+            ":material/play_arrow:",
+        ),
         ("Pause", "pause", _set, (prefix, PAUSED), status != RUNNING, ":material/pause:"),
         ("Resume", "resume", _set, (prefix, RUNNING), status != PAUSED, ":material/resume:"),
         ("Step", "step", _step, (prefix,), status != PAUSED, ":material/skip_next:"),
@@ -150,7 +165,11 @@ def controls(
 
 
 def live(
-    prefix: str, draw: Callable[[LiveJob], None], *, chunk_s: float | Callable[[], float] = 0.4, every_s: float = 0.5
+    prefix: str,
+    draw: Callable[[LiveJob], None],
+    *,
+    chunk_s: float | Callable[[], float] = 0.4,
+    every_s: float = 0.5,
 ) -> None:
     """Draw the job's progress and ``draw(job)``; while it runs, a fragment advances it ``chunk_s`` of work
     every ``every_s`` seconds and redraws only itself. ``chunk_s`` may be a function, asked before each chunk

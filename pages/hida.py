@@ -123,7 +123,9 @@ if "hida_err" in st.session_state:
     ui.chart(error_figure(sweeps), key="hida_err_fig")
     st.caption("Each knob runs from 1 to n; the other FP knob is held at 1. At w, g, m or c = n the index set is "
                "every key (C-HIDA is compared with causal Dense-HIDA: a stream has no future).")  # fmt: skip
-    ui.download_csv("Download the sweep (CSV)", pd.DataFrame(ex.error_table(sweeps)), "hida_error_sweep.csv", "hida_err_dl")
+    ui.download_csv(
+        "Download the sweep (CSV)", pd.DataFrame(ex.error_table(sweeps)), "hida_error_sweep.csv", "hida_err_dl"
+    )
 else:
     st.info("Press the button to sweep (a few seconds).")
 

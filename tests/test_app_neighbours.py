@@ -40,7 +40,9 @@ def test_orthogonal_sliders_at_their_extremes(orth):
 
 
 def test_orthogonal_training_button_curves_and_table(orth):
-    set_and_run(orth, orth_task="rotation", orth_kinds=["hybrid", "cayley"], orth_steps=200, orth_seeds=3)  # more than one chunk of work
+    set_and_run(
+        orth, orth_task="rotation", orth_kinds=["hybrid", "cayley"], orth_steps=200, orth_seeds=3
+    )  # more than one chunk of work
     set_and_run(orth, orth_angle=180.0)
     orth.button(key="orth_start").click()
     orth.run()

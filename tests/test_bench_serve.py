@@ -33,9 +33,15 @@ def test_the_table_has_one_column_per_class_size():
         return SliderPhase(values, Phase(wall, server, workers), reruns=len(values))
 
     rows = [
-        ClassRow(n, {"home": [1.0 * n, 2.0 * n], "attention": [0.5, 0.7]}, phase([0.2, 0.4], 0.3, 0.0, 2.0),
-                 rss_mb=500.0 + n, rss_idle_mb=480.0, beside_training=phase([0.5, 0.9], 1.0, 3.0, 2.0),
-                 stop_to_idle_s=1.5)  # fmt: skip
+        ClassRow(
+            n,
+            {"home": [1.0 * n, 2.0 * n], "attention": [0.5, 0.7]},
+            phase([0.2, 0.4], 0.3, 0.0, 2.0),
+            rss_mb=500.0 + n,
+            rss_idle_mb=480.0,
+            beside_training=phase([0.5, 0.9], 1.0, 3.0, 2.0),
+            stop_to_idle_s=1.5,
+        )  # fmt: skip
         for n in (1, 4)
     ]
     text = table(rows)

@@ -105,7 +105,11 @@ def test_progress_arrives_in_order_and_the_run_folder_outlives_the_runner(runner
     try:
         runs = fresh.finished_runs()
         assert [(r["job_id"], r["state"], r["result"]) for r in runs] == [(h.job_id, "done", {"count": 5})]
-        assert json.loads((h.run_dir / "spec.json").read_text()) == {"kind": COUNT, "config": {"n": 5}, "owner": "a"}
+        assert json.loads((h.run_dir / "spec.json").read_text()) == {
+            "kind": COUNT,
+            "config": {"n": 5},
+            "owner": "a",
+        }
         assert not list(h.run_dir.glob(".*.tmp"))  # atomic writes leave no temp file behind
     finally:
         fresh.shutdown()
@@ -221,7 +225,9 @@ def test_a_training_run_as_a_job_reports_each_evaluation_and_checkpoints_in_its_
     from georesolver_core.train import RunSpec, TrainConfig
 
     spec = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16)))
-    h = runner.submit(JobSpec("train", train_config(spec, TrainConfig(steps=6, batch_size=8, eval_every=3))), owner="a")
+    h = runner.submit(
+        JobSpec("train", train_config(spec, TrainConfig(steps=6, batch_size=8, eval_every=3))), owner="a"
+    )
     _wait(lambda: h.state in (DONE, FAILED), 120, "the run")
     assert h.state == DONE, h.error
     assert h.result()["final"]["steps"] == 6

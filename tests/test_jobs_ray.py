@@ -37,14 +37,18 @@ def test_a_short_training_run_on_ray_reports_progress_and_writes_its_run_folder(
 
     assert runner.backend.name == "ray" and runner.backend.gpus() == 1
     spec = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16)))
-    h = runner.submit(JobSpec("train", train_config(spec, TrainConfig(steps=30, batch_size=8, eval_every=3))), owner="a")
+    h = runner.submit(
+        JobSpec("train", train_config(spec, TrainConfig(steps=30, batch_size=8, eval_every=3))), owner="a"
+    )
     _wait(lambda: h.progress() is not None or h.state == FAILED, 120, "the first evaluation")
     h.pause()
     assert ray.available_resources().get("GPU", 0) == 0  # the training task holds the cluster's GPU
     h.resume()
     _wait(lambda: h.state in (DONE, FAILED), 120, "the run")
     assert h.state == DONE, h.error
-    assert [e.partial["step"] for e in h.events if e.partial["eval"]] == list(range(3, 31, 3)) and h.result()["final"]["steps"] == 30
+    assert [e.partial["step"] for e in h.events if e.partial["eval"]] == list(range(3, 31, 3)) and h.result()[
+        "final"
+    ]["steps"] == 30
     assert json.loads((h.run_dir / "result.json").read_text())["state"] == "done"
     assert (h.run_dir / "checkpoint.pt").is_file()  # one machine: the task's file system is the server's
 

@@ -193,7 +193,9 @@ def _server(root: Path, timeout_s: float = 120.0):
     """A fresh ``streamlit run app`` of ``root`` on a free local port; yields (base url, pid) once healthy."""
     app = root / "app" / "streamlit_app.py"
     if not app.is_file():
-        raise ValueError(f"bench --serve needs the app folder beside the package (no {app.name} in {root / 'app'})")
+        raise ValueError(
+            f"bench --serve needs the app folder beside the package (no {app.name} in {root / 'app'})"
+        )
     # another checkout serves its own library, not the installed one
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     port = _free_port()
@@ -230,7 +232,9 @@ async def _settle(page, t0: float, timeout_s: float) -> float:
         busy = await page.locator(
             '[data-testid="stStatusWidget"], [data-testid="stSkeleton"], [data-testid="stAppSkeleton"]'
         ).count()
-        drawn = await page.locator('[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]').count()
+        drawn = await page.locator(
+            '[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]'
+        ).count()
         now = time.perf_counter()
         if busy or not drawn:
             quiet_since = None
@@ -282,9 +286,7 @@ async def _start_training(browser, base: str, timeout_s: float):
     largest = await steps.get_attribute("max") or "5000"
     await steps.fill(largest)
     await steps.press("Enter")
-    await page.wait_for_function(
-        "n => document.querySelector('.st-key-trn_steps input').value === n", arg=largest
-    )
+    await page.wait_for_function("n => document.querySelector('.st-key-trn_steps input').value === n", arg=largest)
     await page.locator(".st-key-trn_start button").click()
     await page.wait_for_function(f"{TRAINING_RUNNING}.test(document.body.innerText)", timeout=timeout_s * 1000)
     return context, page
@@ -396,22 +398,45 @@ def table(rows: list[ClassRow]) -> str:
         return "n/a" if v is None else format(v, spec)
 
     lines = [
-        ("first visit of Home, all at once: median / worst (s)",
-         lambda r: f"{fmt(statistics.median(r.first_visit_s['home']), '.1f')} / "
-                   f"{fmt(max(r.first_visit_s['home']), '.1f')}"),
-        ("first visit of Attention, all at once: median / worst (s)",
-         lambda r: f"{fmt(statistics.median(r.first_visit_s['attention']), '.1f')} / "
-                   f"{fmt(max(r.first_visit_s['attention']), '.1f')}"),
-        ("eps slider in every session at once: p50 / p95 (s)", lambda r: f"{fmt(r.sliders.p50)} / {fmt(r.sliders.p95)}"),
+        (
+            "first visit of Home, all at once: median / worst (s)",
+            lambda r: (
+                f"{fmt(statistics.median(r.first_visit_s['home']), '.1f')} / "
+                f"{fmt(max(r.first_visit_s['home']), '.1f')}"
+            ),
+        ),
+        (
+            "first visit of Attention, all at once: median / worst (s)",
+            lambda r: (
+                f"{fmt(statistics.median(r.first_visit_s['attention']), '.1f')} / "
+                f"{fmt(max(r.first_visit_s['attention']), '.1f')}"
+            ),
+        ),
+        (
+            "eps slider in every session at once: p50 / p95 (s)",
+            lambda r: f"{fmt(r.sliders.p50)} / {fmt(r.sliders.p95)}",
+        ),
         ("server CPU per rerun (s)", lambda r: fmt(r.sliders.server_cpu_per_rerun_s, ".3f")),
-        ("the same while one more session trains: p50 / p95 (s)",
-         lambda r: "n/a" if r.beside_training is None
-         else f"{fmt(r.beside_training.p50)} / {fmt(r.beside_training.p95)}"),
-        ("server process CPU while that run trains (cores)",
-         lambda r: "n/a" if r.beside_training is None else fmt(r.beside_training.cpu.server_cores)),
-        ("worker processes' CPU while it trains (cores)",
-         lambda r: "n/a" if r.beside_training is None
-         else fmt(r.beside_training.cpu.workers_cpu_s / r.beside_training.cpu.wall_s)),
+        (
+            "the same while one more session trains: p50 / p95 (s)",
+            lambda r: (
+                "n/a"
+                if r.beside_training is None
+                else f"{fmt(r.beside_training.p50)} / {fmt(r.beside_training.p95)}"
+            ),
+        ),
+        (
+            "server process CPU while that run trains (cores)",
+            lambda r: "n/a" if r.beside_training is None else fmt(r.beside_training.cpu.server_cores),
+        ),
+        (
+            "worker processes' CPU while it trains (cores)",
+            lambda r: (
+                "n/a"
+                if r.beside_training is None
+                else fmt(r.beside_training.cpu.workers_cpu_s / r.beside_training.cpu.wall_s)
+            ),
+        ),
         ("Stop clicked -> server and workers idle (s)", lambda r: fmt(r.stop_to_idle_s, ".1f")),
         ("server RSS, all sessions open (MB)", lambda r: f"{r.rss_mb:.0f}"),
         ("server memory per idle session (MB)", lambda r: f"{r.mb_per_session:.0f}"),

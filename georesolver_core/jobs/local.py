@@ -19,7 +19,6 @@ import types
 from georesolver_core.jobs.control import RUN, Event
 from georesolver_core.jobs.worker import run_job
 
-
 _MAIN_LOCK = threading.Lock()
 
 
