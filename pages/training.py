@@ -21,6 +21,7 @@ from georesolver_core.labs.training import (
     gate_check,
     model_gates,
     record_gates,
+    sentence_inputs,
     sentence_map,
 )
 from georesolver_core.labs.training_runs import DIVERGED, FAILED, PAUSED, RUNNING, TrainingJob, stop_all
@@ -290,21 +291,28 @@ live()
 # --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------
 def _inspect(chosen: TrainingJob) -> None:
     """The chosen run's attention map and HyperGates, read from the newest checkpoint its worker wrote."""
-    tr = chosen.inspected()
-    if tr is None:
+    try:
+        ins = chosen.inspected()
+    except ValueError as err:  # a checkpoint damaged on disk: say so, the rest of the page stays
+        st.error(f"Run #{chosen.id}'s checkpoint cannot be read: {ui.escape_md(err)}. Start the run again.")
+        return
+    if ins is None:
         st.info(
             f"Run #{chosen.id}'s model is read from its first checkpoint, written at its first evaluation "
             f"(step {min(EVAL_EVERY, chosen.config.steps)}): its attention and HyperGate values appear here then."
         )
         return
-    st.caption(f"The model below is run #{chosen.id} at step {tr.step} (its newest checkpoint; rerun to refresh).")
+    st.caption(
+        f"The model below is run #{chosen.id} at step {ins.step} (its newest checkpoint; rerun to refresh)."
+    )
+    sentence = SENTENCE
     if chosen.spec.task == "text" and draw(KNOBS["trn_show_attn"]):
         a1, a2, a3 = st.columns([3, 1, 1])
         sentence = draw(KNOBS["trn_sentence"], a1)
-        layer = a2.number_input("Block", 1, len(tr.model.blocks), 1, key="trn_attn_layer") - 1
+        sentence = sentence or SENTENCE
+        layer = a2.number_input("Block", 1, len(ins.model.blocks), 1, key="trn_attn_layer") - 1
         head = a3.number_input("Head", 1, chosen.spec.model.attention.n_heads, 1, key="trn_attn_head") - 1
-        text = sentence or SENTENCE
-        att = sentence_map(tr, text, int(layer), int(head))
+        att = sentence_map(ins.model, sentence, int(layer), int(head))
         ui.chart(attention_heatmap(att.weights, att.text), key="trn_attn_fig")
         st.caption(
             "Row i: how the query at character i (predicting character i + 1) spreads its weight over characters "
@@ -312,11 +320,17 @@ def _inspect(chosen: TrainingJob) -> None:
         )
 
     # --- HyperGate and Theorem 7.1 on the chosen model ------------------------------------------------
-    gates = model_gates(tr)
+    gates = model_gates(ins.model)
     if draw(KNOBS["trn_show_gates"]) and gates:
-        recorded = record_gates(tr)  # one forward pass over 16 test examples
+        # one forward pass: over 16 test examples, or the text model over the sentence above
+        x = ins.examples if ins.examples is not None else sentence_inputs(ins.model, sentence)
+        recorded = record_gates(ins.model, x)
         layer = st.slider("Block", 1, len(gates), 1, key="trn_gate_layer") - 1 if len(gates) > 1 else 0
-        example = st.slider("Test example", 1, 16, 1, key="trn_gate_example") - 1
+        example = st.slider("Test example", 1, len(x), 1, key="trn_gate_example") - 1 if len(x) > 1 else 0
+        if ins.examples is None:
+            st.caption(
+                f"HyperGate values of the text model on the sentence {sentence[-ins.model.config.max_len :]!r}."
+            )
         values = recorded[layer]
         ui.chart(gate_figure(values, example, layer), key="trn_gate_fig")
         check = gate_check(gates[layer], values.u)  # verdicts.verdict_inequality per token, in the lab

@@ -19,6 +19,7 @@ from georesolver_core.labs.training import (
     record_gates,
     run_metrics,
     sample_text,
+    sentence_inputs,
     sentence_map,
 )
 from georesolver_core.model.gate import gate_bound
@@ -94,14 +95,19 @@ def test_sample_and_sentence_map_on_text(text_trainer):
     s = sample_text(text_trainer, 12)
     assert s.startswith("a ") and len(s) == 14
     assert sample_text(text_trainer, 12) == s  # seeded by the run
-    att = sentence_map(text_trainer, "the cat sat on the mat", 0, 0)
+    att = sentence_map(text_trainer.model, "the cat sat on the mat", 0, 0)
     assert att.text == "the cat sat on the mat"[-text_trainer.model.config.max_len :]
     assert att.weights.shape == (len(att.text), len(att.text))
+    x = sentence_inputs(text_trainer.model, "the cat sat on the mat")  # the text model's gates read on it
+    assert x.shape == (1, len(att.text), text_trainer.model.config.d_in) and torch.equal(
+        x.sum(-1), torch.ones(1, len(att.text))
+    )
+    assert [v.u.shape[:2] for v in record_gates(text_trainer.model, x)] == [(1, len(att.text))]
 
 
 def test_the_gates_of_a_trained_model_hold_theorem_7_1(trainer):
-    gates = model_gates(trainer)
-    values = record_gates(trainer, n_examples=4)
+    gates = model_gates(trainer.model)
+    values = record_gates(trainer.model, trainer.task.test_set().x[:4])
     assert len(gates) == len(values) == 1 and not gates[0].record  # recording switched off again
     check = gate_check(gates[0], values[0].u)
     assert check.verdict == HOLDS and check.holds
@@ -110,8 +116,8 @@ def test_the_gates_of_a_trained_model_hold_theorem_7_1(trainer):
 
 
 def test_a_planted_violation_of_theorem_7_1_fails(trainer):
-    gate = model_gates(trainer)[0]
-    gb = gate_bound(gate, record_gates(trainer, n_examples=2)[0].u)
+    gate = model_gates(trainer.model)[0]
+    gb = gate_bound(gate, record_gates(trainer.model, trainer.task.test_set().x[:2])[0].u)
     planted = dataclasses.replace(gb, sigma_min=gb.sigma_min.clone())
     planted.sigma_min[0] = gb.bound[0] - 0.5  # one token whose worst ratio is below the bound
     check = judge_gate_bound(planted)
@@ -122,4 +128,6 @@ def test_a_planted_violation_of_theorem_7_1_fails(trainer):
 def test_the_softmax_baseline_has_no_gates():
     spec, config = TrainingLabConfig(task="recall", size=4, **(SMALL | {"kernel": "softmax"})).build()
     tr = build_trainer(spec, config)
-    assert model_gates(tr) == [] and record_gates(tr) == []
+    assert model_gates(tr.model) == [] and record_gates(tr.model, tr.task.test_set().x[:2]) == []
+    with pytest.raises(ValueError, match="non-empty"):
+        record_gates(tr.model, tr.task.test_set().x[:0])

@@ -8,6 +8,7 @@ from georesolver_core.jobs.runner import (
     BACKEND_ENV,
     JobHandle,
     JobRunner,
+    backend_name,
     core_budget,
     default_runner,
     make_backend,
@@ -16,6 +17,6 @@ from georesolver_core.jobs.spec import DONE, ENDED, FAILED, PAUSED, QUEUED, RUNN
 
 __all__ = [
     "BACKEND_ENV", "DONE", "ENDED", "FAILED", "JOB_KINDS", "PAUSED", "QUEUED", "RUNNING", "STOPPED", "Event",
-    "JobContext", "JobHandle", "JobKind", "JobRunner", "JobSpec", "Stopped", "ahead_text", "core_budget",
+    "JobContext", "JobHandle", "JobKind", "JobRunner", "JobSpec", "Stopped", "ahead_text", "backend_name", "core_budget",
     "default_runner", "make_backend", "resolve", "train_config", "train_job",
 ]  # fmt: skip

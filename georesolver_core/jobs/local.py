@@ -20,6 +20,7 @@ from georesolver_core.jobs.control import RUN, Event
 from georesolver_core.jobs.worker import run_job
 
 _MAIN_LOCK = threading.Lock()
+WORKER_NICE = 10  # added to a worker's niceness (Linux: a nice-10 process gets about a tenth of a nice-0 one's CPU)
 
 
 class LocalControl:
@@ -52,6 +53,9 @@ def _worker_main(job_id, kind, config, run_dir, threads, events, control) -> Non
     # Ctrl-C in the server's terminal reaches the whole process group: the server stops its workers itself
     # (``JobRunner.shutdown``), so a worker ignores it instead of dying mid-write.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Below the web server in the scheduler's eyes: on a machine whose cores the server and its visitors'
+    # pages need too, a training run takes what they leave instead of halving their share.
+    os.nice(WORKER_NICE)
     events.put(run_job(job_id, kind, config, run_dir, threads, events, control))
     events.close()
     events.join_thread()  # every event is in the pipe

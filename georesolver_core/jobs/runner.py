@@ -43,18 +43,24 @@ MAX_JOBS = 1_000  # ended jobs the runner keeps in memory (the newest); finished
 BACKEND_ENV = "GR_JOBS"  # "local" (default), "ray", or "ray://HOST:PORT"
 
 
+def backend_name(name: str | None = None) -> str:
+    """``name`` or else ``$GR_JOBS`` ("local" when neither is set), checked: "local", "ray" or "ray://HOST:PORT"."""
+    name = (name if name is not None else os.environ.get(BACKEND_ENV, "")).strip() or "local"
+    if name in ("local", "ray") or (name.startswith("ray://") and len(name) > len("ray://")):
+        return name
+    raise ValueError(f"backend must be 'local', 'ray' or 'ray://HOST:PORT' (got {name!r})")
+
+
 def make_backend(name: str | None = None):
     """The back-end named by ``name`` or else by ``$GR_JOBS``: "local", "ray" or "ray://HOST:PORT"."""
-    name = (name if name is not None else os.environ.get(BACKEND_ENV, "")).strip() or "local"
+    name = backend_name(name)
     if name == "local":
         from georesolver_core.jobs.local import LocalBackend
 
         return LocalBackend()
-    if name == "ray" or name.startswith("ray://"):
-        from georesolver_core.jobs.ray_backend import RayBackend
+    from georesolver_core.jobs.ray_backend import RayBackend
 
-        return RayBackend(address=None if name == "ray" else name)
-    raise ValueError(f"backend must be 'local', 'ray' or 'ray://HOST:PORT' (got {name!r})")
+    return RayBackend(address=None if name == "ray" else name)
 
 
 def core_budget() -> int:

@@ -25,7 +25,8 @@ from georesolver_core.device import one_cpu_thread
 from georesolver_core.model import ModelConfig
 from georesolver_core.model.gate import GateBound, GateValues, HyperGate, gate_bound
 from georesolver_core.tasks import TASKS
-from georesolver_core.tasks.text import bits_per_char, generate, sentence_attention
+from georesolver_core.tasks.base import one_hot
+from georesolver_core.tasks.text import VOCAB, bits_per_char, encode, generate, sentence_attention
 from georesolver_core.train import RunSpec, TrainConfig
 from georesolver_core.train.trainer import Trainer
 from georesolver_core.validate import check_positive_int
@@ -149,28 +150,34 @@ class SentenceMap:
     text: str  # the T characters shown (the sentence's last max_len)
 
 
-def sentence_map(trainer: Trainer, sentence: str, layer: int, head: int) -> SentenceMap:
+def sentence_map(model, sentence: str, layer: int, head: int) -> SentenceMap:
     """``tasks.text.sentence_attention`` of block ``layer`` and ``head`` (0-based) on ``sentence``."""
-    w = sentence_attention(trainer.model, sentence, int(layer), int(head))
-    return SentenceMap(w.numpy(), sentence[-trainer.model.config.max_len :])
+    w = sentence_attention(model, sentence, int(layer), int(head))
+    return SentenceMap(w.numpy(), sentence[-model.config.max_len :])
 
 
-def model_gates(trainer: Trainer) -> list[HyperGate]:
+def sentence_inputs(model, sentence: str) -> torch.Tensor:
+    """(1, T, V): the sentence's last ``max_len`` characters, one-hot, as the text model reads them."""
+    ids = encode(sentence[-model.config.max_len :] or "\n")
+    return one_hot(ids, len(VOCAB))[None]
+
+
+def model_gates(model) -> list[HyperGate]:
     """The model's HyperGates, one per block ([] for the softmax baseline or with the gate off)."""
-    return trainer.model.gates() if hasattr(trainer.model, "gates") else []
+    return model.gates() if hasattr(model, "gates") else []
 
 
-def record_gates(trainer: Trainer, n_examples: int = GATE_EXAMPLES) -> list[GateValues]:
-    """Every gate's values on one forward pass over the first ``n_examples`` test examples (eval mode)."""
-    check_positive_int("n_examples", n_examples, 1)
-    gates = model_gates(trainer)
-    test = trainer.task.test_set().slice(0, n_examples).to(trainer.device)
+def record_gates(model, x: torch.Tensor) -> list[GateValues]:
+    """Every gate's values on one forward pass over the examples x (n, T, d_in) (eval mode)."""
+    if x.ndim != 3 or not len(x):
+        raise ValueError(f"x must be a non-empty (n, T, d_in) batch (got shape {tuple(x.shape)})")
+    gates = model_gates(model)
     for g in gates:
         g.record = True
     try:
         with torch.no_grad():
-            trainer.model.eval()
-            trainer.model(test.x)
+            model.eval()
+            model(x.to(next(model.parameters()).device))
     finally:
         for g in gates:
             g.record = False

@@ -4,7 +4,7 @@ The page holds no trainer: it submits a job and keeps a ``TrainingJob``, which r
 events (``sync``: the history rows merged by step, the newest text sample), says where the run stands
 (``status``) and what it measured (``metrics``). What needs the model itself (the attention map, the
 HyperGate values) is read from the checkpoint the worker writes in its run folder at every evaluation
-(``inspected``: rebuilt once per checkpoint written, on one CPU thread; one forward pass of a small model).
+(``inspected``: the model rebuilt once per checkpoint written, without its task's data).
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
+from georesolver_core.attention import AttentionConfig
 from georesolver_core.jobs import DONE, FAILED, PAUSED, QUEUED, RUNNING, STOPPED, JobHandle, ahead_text
-from georesolver_core.labs.training import RunMetrics, history_metrics
+from georesolver_core.labs.training import GATE_EXAMPLES, RunMetrics, history_metrics
 from georesolver_core.train import RunSpec, TrainConfig
 
 FINISHED, DIVERGED, STOPPING = "finished", "diverged", "stopping"
@@ -111,21 +114,50 @@ class TrainingJob:
         except FileNotFoundError:
             return None
 
-    def inspected(self):
-        """A trainer rebuilt from the newest checkpoint (None before the first): the model to read attention
-        and gates from. Rebuilt only when the worker has written a newer checkpoint."""
-        from georesolver_core.device import one_cpu_thread
-        from georesolver_core.train import load_checkpoint, resume
-
+    def inspected(self) -> Inspection | None:
+        """The model of the newest checkpoint (None before the first), rebuilt only when the worker has
+        written a newer one."""
         try:
             mtime = self.checkpoint_path.stat().st_mtime_ns
         except FileNotFoundError:
             return None
         if self._inspected is None or self._inspected[0] != mtime:
-            with one_cpu_thread():
-                data = load_checkpoint(self.checkpoint_path)
-                self._inspected = (mtime, resume(data, TrainConfig(**{**data["train_config"], "device": "cpu"})))
+            self._inspected = (mtime, inspect_checkpoint(self.checkpoint_path))
         return self._inspected[1]
+
+
+@dataclass(frozen=True, eq=False)
+class Inspection:
+    """A trained model read back from its checkpoint, in eval mode on the CPU, with the examples its
+    HyperGates are shown on (``None`` for the text task: the page shows them on its sentence)."""
+
+    model: torch.nn.Module
+    step: int
+    examples: torch.Tensor | None  # (GATE_EXAMPLES, T, d_in) test examples
+
+
+def inspect_checkpoint(path) -> Inspection:
+    """The model of a checkpoint, without its optimiser or (for the text task) its corpus: the weights into
+    the model its ``model_config`` describes. A synthetic task's first ``GATE_EXAMPLES`` test examples
+    come with it (rebuilt from the run's seed: milliseconds); the text task's would load the whole corpus
+    into the web server (seconds of CPU), so its gates are read on the page's sentence instead."""
+    from georesolver_core.device import one_cpu_thread
+    from georesolver_core.model import ModelConfig, build_model
+    from georesolver_core.train import load_checkpoint
+    from georesolver_core.train.run import build_task, spec_from_checkpoint
+
+    data = load_checkpoint(path)
+    spec = spec_from_checkpoint(data)
+    raw = data["model_config"]
+    with one_cpu_thread():
+        model = build_model(ModelConfig(**{**raw, "attention": AttentionConfig(**raw["attention"])}))
+        model.load_state_dict(data["model"])
+        model.eval()
+        examples = None
+        if spec.task != "text":
+            seed = int(data["train_config"].get("seed", 0))
+            examples = build_task(spec, seed=seed).test_set().slice(0, GATE_EXAMPLES).x
+    return Inspection(model, int(data["step"]), examples)
 
 
 def stop_all(runs: list[TrainingJob]) -> None:
@@ -135,5 +167,5 @@ def stop_all(runs: list[TrainingJob]) -> None:
             r.handle.stop()
 
 
-__all__ = ["ACTIVE", "DIVERGED", "FINISHED", "PAUSED", "QUEUED", "RUNNING", "STOPPED", "STOPPING", "TrainingJob",
+__all__ = ["ACTIVE", "DIVERGED", "FINISHED", "Inspection", "inspect_checkpoint", "PAUSED", "QUEUED", "RUNNING", "STOPPED", "STOPPING", "TrainingJob",
            "stop_all"]  # fmt: skip
