@@ -65,7 +65,7 @@ def controls(hier, config, *, relation, device, budget_s: float, autoplay: bool)
     if config is not None and autoplay and state.get("emb_last_sig") != sig and not (first and hier.n_nodes > BIG):
         state[f"{PREFIX}_job"] = tc.LiveJob(make(), sig, budget_s)
     state["emb_last_sig"] = sig
-    tc.controls(PREFIX, make, sig, budget_s=budget_s, disabled=config is None)
+    tc.controls(PREFIX, tc.in_process(make), sig, budget_s=budget_s, disabled=config is None)
 
 
 def _use_float64() -> None:

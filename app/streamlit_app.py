@@ -32,7 +32,9 @@ def apply_arguments(argv: list[str]) -> None:
     from georesolver_core.jobs import BACKEND_ENV, backend_name
 
     parser = argparse.ArgumentParser(prog="streamlit run app --", description="GeoResolver Explorer's server")
-    parser.add_argument("--jobs", help="where training runs: local (worker processes, default), ray, ray://HOST:PORT")
+    parser.add_argument(
+        "--jobs", help="where training runs: local (worker processes, default), ray, ray://HOST:PORT"
+    )
     args = parser.parse_args(argv)
     if args.jobs is not None:
         try:

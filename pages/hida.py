@@ -142,7 +142,7 @@ st.caption("Forward + backward, one head of size 64, float32, median of one call
 sweep_sig = (tuple(sorted(lens)), tuple(kernels), mem)
 tc.controls(
     "hida_scale",
-    lambda: cost_scaling_steps(sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024}),
+    tc.in_worker(cost_scaling_steps, sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024}),
     sweep_sig,
     budget_s=SWEEP_BUDGET_S,
     disabled=len(lens) < 2 or not kernels,

@@ -136,7 +136,7 @@ run_key = (task, tuple(kinds or ()), steps, n_seeds, angle, s.seed)
 seeds = tuple(range(s.seed, s.seed + n_seeds))
 tc.controls(
     "orth",
-    lambda: compare_steps(kinds, cfg, seeds),
+    tc.in_worker(compare_steps, list(kinds or ()), cfg, seeds),
     run_key,
     budget_s=TRAIN_BUDGET_S,
     disabled=not kinds,

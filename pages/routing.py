@@ -193,7 +193,7 @@ with tabs[1]:
         )
         tc.controls(
             "rt_cmp",
-            lambda: routers_steps(cfg),
+            tc.in_worker(routers_steps, cfg),
             cfg,
             budget_s=CMP_BUDGET_S,
             what="Train",

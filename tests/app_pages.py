@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,12 +42,28 @@ def set_and_run(app, **widgets) -> None:
     assert not app.exception, (widgets, [e.value for e in app.exception])
 
 
-def run_job_to_end(app, prefix: str, max_runs: int = 200) -> None:
-    """Rerun a page whose live trainer (app/trainer_controls.py) advances a chunk per run until it is done."""
-    for _ in range(max_runs):
+def run_job_to_end(app, prefix: str, timeout_s: float = 180.0) -> None:
+    """Rerun a page whose live trainer (app/trainer_controls.py: a worker's job, or a generator stepped a
+    chunk per run) until it is done, then once more: the page drawn with its end."""
+    deadline = time.monotonic() + timeout_s
+    while True:
         job = app.session_state[f"{prefix}_job"] if f"{prefix}_job" in app.session_state else None
-        if job is None or job.status not in ("running", "paused"):
-            return
+        if job is None or job.status not in ("running", "paused", "queued"):
+            break
+        assert time.monotonic() < deadline, f"{prefix}: the job did not finish in {timeout_s:g} s ({job.status})"
+        time.sleep(0.1)
         app.run()
         assert not app.exception, [e.value for e in app.exception]
-    raise AssertionError(f"{prefix}: the job did not finish in {max_runs} reruns")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+
+
+def run_until(app, predicate, what: str, timeout_s: float = 180.0) -> None:
+    """Rerun the page (as a live fragment's timer would) until ``predicate()`` holds: a worker's progress
+    arrives between runs."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import streamlit as st
 
-from tests.app_pages import open_page, run_job_to_end, set_and_run
+from tests.app_pages import open_page, run_job_to_end, run_until, set_and_run
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,7 @@ def test_error_sweep_and_scaling_run_on_buttons(at):
     set_and_run(at, hida_lens=[256, 512], hida_kernels=["fp-hida", "l-hida"], hida_mem=True)
     at.button(key="hida_scale_start").click()
     at.run()
+    run_until(at, lambda: at.session_state["hida_scale_job"].events >= 1, "the first timing from the worker")
     at.button(key="hida_scale_stop").click()  # Stop keeps the lengths already timed
     at.run()
     job = at.session_state["hida_scale_job"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import streamlit as st
 
 from georesolver_core.claims import CLAIMS
-from tests.app_pages import open_page, run_job_to_end, set_and_run
+from tests.app_pages import open_page, run_job_to_end, run_until, set_and_run
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +49,18 @@ def test_orthogonal_training_button_curves_and_table(orth):
     orth.button(key="orth_start").click()
     orth.run()
     assert not orth.exception, [e.value for e in orth.exception]
+    run_until(orth, lambda: orth.session_state["orth_job"].events >= 1, "the worker's first evaluation")
     orth.button(key="orth_pause").click()
     orth.run()
     paused = orth.session_state["orth_job"]
     assert paused.status == "paused" and not orth.button(key="orth_resume").disabled
-    events = paused.events
+    time.sleep(0.5)  # the unit in flight lands
+    orth.run()
+    before = paused.text
     orth.button(key="orth_step").click()
     orth.run()
-    assert orth.session_state["orth_job"] is paused and paused.events == events + 1  # the same run, one step on
+    run_until(orth, lambda: paused.text != before, "one more evaluation after Step")
+    assert orth.session_state["orth_job"] is paused and paused.status == "paused"  # the same run, one step on
     orth.button(key="orth_resume").click()
     orth.run()
     run_job_to_end(orth, "orth")

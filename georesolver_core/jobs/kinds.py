@@ -104,8 +104,67 @@ def train_job(config: dict, ctx: JobContext) -> dict:
     }
 
 
+def steps_config(function: Callable, *args, budget_s: float | None = None, **kwargs) -> dict:
+    """The config of a "steps" job: ``function(*args, **kwargs)``, a generator at module level, its
+    arguments encoded by ``spec.encode_value`` (dataclasses and tuples survive the JSON)."""
+    from georesolver_core.jobs.spec import encode_value
+
+    path = f"{function.__module__}:{function.__qualname__}"
+    if "<" in path:
+        raise ValueError(f"function must be defined at module level (got {path}): a worker imports it by name")
+    return {
+        "function": path,
+        "args": encode_value(list(args)),
+        "kwargs": encode_value(kwargs),
+        "budget_s": budget_s,
+    }
+
+
+def steps_job(config: dict, ctx: JobContext) -> dict:
+    """A generator run to its end in a worker: ``config = steps_config(function, *args, **kwargs)``.
+
+    The generator yields ``(fraction done, text, partial result)`` after each unit of work and returns its
+    result (``routing.compare.compare_routers_steps``, ``extras.orthogonal_tasks.compare_steps``,
+    ``labs.cost_scaling.cost_scaling_steps``). ``ctx.tick()`` runs before each unit (pause, step, stop).
+    Progress goes out every ``REPORT_S``, after each unit while paused, and at the end, its partial a dict:
+    ``partial`` (the newest), ``seconds`` (of work), and once it ended ``result`` (what the generator
+    returned) or ``budget`` (True: it stopped at ``budget_s`` seconds of work, keeping what it computed).
+    The job's own result (result.json) says only how it ended: the objects went to the page as progress."""
+    from georesolver_core.jobs.spec import decode_value
+
+    module, _, name = config["function"].partition(":")
+    function = importlib.import_module(module)
+    for part in name.split("."):
+        function = getattr(function, part)
+    steps = function(*decode_value(config.get("args", [])), **decode_value(config.get("kwargs", {})))
+    budget = config.get("budget_s")
+    seconds, sent, last = 0.0, 0.0, (0.0, "starting", None)
+    while True:
+        try:
+            ctx.tick()
+        except Stopped:  # what it computed reaches the page before the job ends
+            ctx.progress(last[0], last[1], {"partial": last[2], "seconds": seconds})
+            raise
+        t0 = time.perf_counter()
+        try:
+            last = next(steps)
+        except StopIteration as done:
+            seconds += time.perf_counter() - t0
+            ctx.progress(1.0, "finished", {"partial": last[2], "seconds": seconds, "result": done.value})
+            return {"ended": "finished", "seconds": seconds}
+        seconds += time.perf_counter() - t0
+        fraction, text, partial = last
+        if budget is not None and seconds >= budget:
+            ctx.progress(fraction, text, {"partial": partial, "seconds": seconds, "budget": True})
+            return {"ended": "budget", "seconds": seconds}
+        if ctx.paused or time.monotonic() - sent >= REPORT_S:
+            ctx.progress(fraction, text, {"partial": partial, "seconds": seconds})
+            sent = time.monotonic()
+
+
 JOB_KINDS: dict[str, JobKind] = {
     "train": JobKind(train_job, gpu=True),
+    "steps": JobKind(steps_job),
 }
 
 

@@ -20,7 +20,9 @@ from georesolver_core.jobs.control import RUN, Event
 from georesolver_core.jobs.worker import run_job
 
 _MAIN_LOCK = threading.Lock()
-WORKER_NICE = 10  # added to a worker's niceness (Linux: a nice-10 process gets about a tenth of a nice-0 one's CPU)
+WORKER_NICE = (
+    10  # added to a worker's niceness (Linux: a nice-10 process gets about a tenth of a nice-0 one's CPU)
+)
 
 
 class LocalControl:
