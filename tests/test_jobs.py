@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,12 @@ from georesolver_core.jobs import (
     JobRunner,
     JobSpec,
     ahead_text,
+    backend_name,
     make_backend,
+    steps_config,
     train_config,
 )
+from georesolver_core.jobs.spec import decode_value, encode_value
 
 COUNT = "tests.test_jobs:counting_job"
 ROOT = Path(__file__).resolve().parent.parent
@@ -236,3 +240,72 @@ def test_a_training_run_as_a_job_reports_each_evaluation_and_checkpoints_in_its_
     assert [e.fraction for e in evals] == [0.5, 1.0]
     assert [r["step"] for e in h.events for r in e.partial["rows"]][-1] == 6  # every step's row reached the page
     assert (h.run_dir / "checkpoint.pt").is_file() and (h.run_dir / "history.csv").is_file()
+
+
+@dataclass(frozen=True)
+class _Shape:
+    sizes: tuple = (1, 2)
+    name: str = "x"
+
+
+def counting_steps(n: int, shape: _Shape, sleep: float = 0.0):
+    """A module-level generator for a "steps" job: yields (fraction, text, partial) n times; returns a dict."""
+    assert isinstance(shape, _Shape) and isinstance(shape.sizes, tuple)  # rebuilt in the worker as it was
+    for i in range(1, n + 1):
+        time.sleep(sleep)
+        yield i / n, f"unit {i}", {"done": i}
+    return {"total": n, "shape": shape}
+
+
+def test_arguments_cross_the_json_boundary_as_they_were():
+    shape = _Shape((3, 4), "y")
+    encoded = encode_value([shape, (1, [2, (3,)]), {"k": shape}])
+    assert json.loads(json.dumps(encoded)) == encoded  # plain JSON
+    assert decode_value(json.loads(json.dumps(encoded))) == [shape, (1, [2, (3,)]), {"k": shape}]
+    config = steps_config(counting_steps, 3, _Shape(), budget_s=5.0, sleep=0.0)
+    assert config["function"].endswith("test_jobs:counting_steps") and config["budget_s"] == 5.0
+    with pytest.raises(ValueError, match="module level"):
+        steps_config(lambda: iter(()))
+    with pytest.raises(ValueError, match="backend must be"):
+        backend_name("ray://")
+
+
+@pytest.mark.slow
+def test_a_generator_runs_in_a_worker_and_its_result_and_budget_reach_the_page(runner):
+    h = runner.submit(JobSpec("steps", steps_config(counting_steps, 5, _Shape())), owner="a")
+    _wait(lambda: h.state == DONE, 60, "the generator")
+    last = h.events[-1].partial
+    assert last["result"] == {"total": 5, "shape": _Shape()} and last["partial"] == {"done": 5}
+    assert h.result()["ended"] == "finished"  # result.json: how it ended (the objects went as progress)
+    slow = runner.submit(
+        JobSpec("steps", steps_config(counting_steps, 1000, _Shape(), budget_s=0.3, sleep=0.05)), owner="a"
+    )
+    _wait(lambda: slow.state == DONE, 60, "the budget")
+    assert slow.events[-1].partial["budget"] and 3 <= slow.events[-1].partial["partial"]["done"] < 1000
+    stopped = runner.submit(JobSpec("steps", steps_config(counting_steps, 1000, _Shape(), sleep=0.05)), owner="a")
+    _wait(lambda: stopped.progress() is not None, 60, "the first report")
+    stopped.stop()
+    # Start after Stop: the stopping job does not count against the owner's one job
+    after = runner.submit(JobSpec("steps", steps_config(counting_steps, 2, _Shape())), owner="a")
+    _wait(lambda: stopped.state == STOPPED and after.state == DONE, 60, "the stop, then the next job")
+    kept = stopped.events[-1].partial
+    assert "result" not in kept and kept["partial"]["done"] >= 1  # what it computed reached the page at Stop
+
+
+@pytest.mark.slow
+def test_a_connected_owner_keeps_its_job_without_touching(tmp_path):
+    connected = {"a"}
+    r = JobRunner(backend="local", max_workers=2, runs_dir=tmp_path / "runs", owner_timeout_s=0.3,
+                  present=lambda owner: owner in connected)  # fmt: skip
+    try:
+        a = r.submit(JobSpec(COUNT, LONG), owner="a")
+        b = r.submit(JobSpec(COUNT, LONG), owner="b")
+        r.touch("a")
+        r.touch("b")
+        _wait(lambda: b.state == STOPPED, 10, "the disconnected owner's job to be cancelled")
+        time.sleep(1.0)
+        assert a.state == RUNNING  # an idle open tab keeps its run
+        connected.clear()  # the tab is closed
+        _wait(lambda: a.state == STOPPED, 10, "the closed tab's job to be cancelled")
+    finally:
+        r.shutdown()
