@@ -33,7 +33,9 @@ from georesolver_core.train.trainer import resolve_device
 from georesolver_core.viz.text import attention_heatmap, bits_curves_figure, gap_at_common_step
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
-POLL_S = {RUNNING: 0.5, PAUSED: 1.0}  # how often the live fragment reads the worker's progress (else 0.5 s)
+# How often the live fragment reads the worker's progress and redraws (else 0.5 s): each redraw costs the
+# server and the browser, on cores the other sessions share (bench --serve).
+POLL_S = {RUNNING: 1.0, PAUSED: 1.0}
 SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs about as much as a few steps)
 SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
@@ -233,7 +235,7 @@ def live() -> None:
             st.markdown(f"**Sample at step {shown.sample_step}** (prompt `a `, temperature 0.8):")
             st.code(shown.sample, language=None, wrap_lines=True)
         ui.chart(
-            bits_curves_figure([(f"#{r.id} {r.spec.label}", r.history) for r in text_runs]),
+            bits_curves_figure([(f"#{r.id} {r.spec.label}", r.figure_history()) for r in text_runs]),
             key="trn_bits_curves",
         )
         st.caption(
@@ -245,7 +247,7 @@ def live() -> None:
         _text_gap(text_runs)
     other = [r for r in runs if r.spec.task != "text"]
     if other:
-        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.history) for r in other]
+        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.figure_history()) for r in other]
         ui.chart(curves_figure(curves), key="trn_curves")
     _runs_table()
 

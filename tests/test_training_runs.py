@@ -66,3 +66,14 @@ def test_stop_keeps_the_run_so_far_and_a_new_job_continues_it(runner):
     assert follow.status == STOPPED
     steps = [r["step"] for r in follow.history]
     assert steps == list(range(1, len(steps) + 1))  # the earlier history came with the checkpoint, then new steps
+
+
+def test_a_live_figure_draws_a_few_hundred_rows_of_a_long_run():
+    job = TrainingJob(1, None, None, None)
+    job.rows = {s: {"step": s, "loss": 1.0, "test_loss": 0.5 if s % 25 == 0 else None} for s in range(1, 5001)}
+    shown = job.figure_history(400)
+    steps = [r["step"] for r in shown]
+    assert len(shown) <= 400 + 5000 // 25 and steps == sorted(steps) and steps[-1] == 5000
+    assert all(s in steps for s in range(25, 5001, 25))  # every evaluation is kept
+    job.rows = {1: {"step": 1, "loss": 1.0}}
+    assert job.figure_history(400) == [{"step": 1, "loss": 1.0}]

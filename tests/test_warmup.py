@@ -3,9 +3,12 @@ never started without a browser."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
 
@@ -124,3 +127,25 @@ def test_the_server_imports_every_page_import_before_it_answers(monkeypatch):
     assert set(labels) >= {label for label, _ in warmup.import_steps(pages)}
     assert labels[-1] == "freeze the heap"
     gc.unfreeze()
+
+
+def test_the_server_takes_where_jobs_run_from_its_command_line(monkeypatch, capsys):
+    """``streamlit run app -- --jobs ray://HOST:PORT`` sets the job runner's back-end; a bad value stops the
+    server with one line naming the flag and what is allowed."""
+    import streamlit_app
+
+    from georesolver_core.jobs import BACKEND_ENV
+
+    monkeypatch.setenv(BACKEND_ENV, "local")  # put back as it was after the test (a server started later reads it)
+    streamlit_app.apply_arguments([])
+    assert os.environ[BACKEND_ENV] == "local"  # nothing asked: left as it was
+    streamlit_app.apply_arguments(["--jobs", "ray://head:10001"])
+    assert os.environ[BACKEND_ENV] == "ray://head:10001"
+    with pytest.raises(SystemExit) as stop:
+        streamlit_app.apply_arguments(["--jobs", "slurm"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        "--jobs: backend must be 'local', 'ray' or 'ray://HOST:PORT' (got 'slurm')" in err
+        and "Traceback" not in err
+    )

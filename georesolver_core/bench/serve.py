@@ -121,6 +121,8 @@ class ClassRow:
     beside_training: SliderPhase | None = None
     stop_to_idle_s: float | None = None  # Stop pressed -> server and workers idle
     notes: list[str] = field(default_factory=list)
+    # page -> the server process's CPU seconds over that arrival, per session: its own share of a first visit
+    first_visit_server_cpu_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def mb_per_session(self) -> float:
@@ -327,12 +329,16 @@ async def _one_class(n: int, cfg: ServeConfig, chromium: str) -> ClassRow:
             contexts = [await browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(n)]
             pages = [await c.new_page() for c in contexts]
             first: dict[str, list[float]] = {}
+            server_cpu: dict[str, float] = {}
             for name, path in (("home", ""), ("attention", "attention")):
+                before = meter.sample()[0]
                 first[name] = list(
                     await asyncio.gather(*(_visit(p, f"{base}/{path}", cfg.timeout_s) for p in pages))
                 )
+                server_cpu[name] = (meter.sample()[0] - before) / n
             sliders = await _slider_phase(pages, meter, cfg.moves, cfg.timeout_s)
-            row = ClassRow(n, first, sliders, rss_mb=_rss_mb(pid), rss_idle_mb=rss_idle)
+            row = ClassRow(n, first, sliders, rss_mb=_rss_mb(pid), rss_idle_mb=rss_idle,
+                           first_visit_server_cpu_s=server_cpu)  # fmt: skip
             if cfg.training:
                 trainer, tpage = await _start_training(browser, base, cfg.timeout_s)
                 row.beside_training = await _slider_phase(pages, meter, cfg.moves, cfg.timeout_s)
@@ -411,6 +417,10 @@ def table(rows: list[ClassRow]) -> str:
                 f"{fmt(statistics.median(r.first_visit_s['attention']), '.1f')} / "
                 f"{fmt(max(r.first_visit_s['attention']), '.1f')}"
             ),
+        ),
+        (
+            "server CPU per first visit: Home / Attention (s)",
+            lambda r: " / ".join(fmt(r.first_visit_server_cpu_s.get(p), ".2f") for p in ("home", "attention")),
         ),
         (
             "eps slider in every session at once: p50 / p95 (s)",

@@ -20,6 +20,7 @@ from georesolver_core.labs.training import GATE_EXAMPLES, RunMetrics, history_me
 from georesolver_core.train import RunSpec, TrainConfig
 
 FINISHED, DIVERGED, STOPPING = "finished", "diverged", "stopping"
+FIGURE_ROWS = 400  # history rows a live figure draws per run (``TrainingJob.figure_history``)
 ACTIVE = (QUEUED, RUNNING, PAUSED, STOPPING)
 
 
@@ -66,6 +67,17 @@ class TrainingJob:
     def history(self) -> list[dict]:
         """The history rows received, in step order (``Trainer.history``'s format)."""
         return [self.rows[s] for s in sorted(self.rows)]
+
+    def figure_history(self, max_rows: int = FIGURE_ROWS) -> list[dict]:
+        """At most about ``max_rows`` rows for a live figure: every evaluation, the last row, and every k-th
+        step between (a 5,000-step curve redrawn each second costs the server and every browser that
+        shows it; at 400 points the line looks the same). Downloads take ``history``, all of it."""
+        rows = self.history
+        if len(rows) <= max_rows:
+            return rows
+        stride = -(-len(rows) // max_rows)
+        last = len(rows) - 1
+        return [r for i, r in enumerate(rows) if i % stride == 0 or i == last or r.get("test_loss") is not None]
 
     # --- where it stands ----------------------------------------------------------------------------------
     @property
