@@ -34,8 +34,6 @@ GEOMETRIES = list(REGISTRY)  # every geometry of the registry
 def spec(eps, geometry="euclidean", causal=False, c=1.0, counts=None):
     """The kernels' spec from the keywords of the public functions."""
     return KernelSpec(eps, geometry, c, keys=CAUSAL if causal else ALL_KEYS, counts=counts)
-
-
 SMALL = dict(block_q=16, block_k=16)  # several tiles even on small inputs, with ragged edges
 
 
@@ -83,13 +81,9 @@ def test_matches_reference_float64(geometry, causal, eps):
     q, k, v = qkv(geometry)
     gout = torch.randn(q.shape[0], q.shape[1], v.shape[-1], dtype=torch.float64)
     fast = grads(
-        lambda a, b, c: fused_ida(a, b, c, spec(eps=eps, geometry=geometry, causal=causal), **SMALL),
-        (q, k, v),
-        gout,
+        lambda a, b, c: fused_ida(a, b, c, spec(eps=eps, geometry=geometry, causal=causal), **SMALL), (q, k, v), gout
     )
-    ref = grads(
-        lambda a, b, c: reference_ida(a, b, c, spec(eps=eps, geometry=geometry, causal=causal)), (q, k, v), gout
-    )
+    ref = grads(lambda a, b, c: reference_ida(a, b, c, spec(eps=eps, geometry=geometry, causal=causal)), (q, k, v), gout)
     for name, a, b in zip(["o", "dq", "dk", "dv"], fast, ref, strict=True):
         assert rel(a, b) < 1e-9, f"{name}: relative error {rel(a, b):.2e}"
 
@@ -119,9 +113,7 @@ def test_weights_match_reference_and_rows_sum_to_one(geometry, causal):
     fast = grads(
         lambda a, b: fused_ida_weights(a, b, spec(eps=1e-3, geometry=geometry, causal=causal), **SMALL), (q, k), gW
     )
-    ref = grads(
-        lambda a, b: reference_ida_weights(a, b, spec(eps=1e-3, geometry=geometry, causal=causal)), (q, k), gW
-    )
+    ref = grads(lambda a, b: reference_ida_weights(a, b, spec(eps=1e-3, geometry=geometry, causal=causal)), (q, k), gW)
     for a, b in zip(fast, ref, strict=True):
         assert rel(a, b) < 1e-9
     sums = fast[0].sum(-1)
@@ -249,8 +241,7 @@ def test_public_functions_dispatch_and_reference_stays_reachable():
         ida(*small, eps=0.1, geometry="poincare"), reference_ida(*small, spec(eps=0.1, geometry="poincare"))
     )
     assert torch.equal(
-        ida(*small, eps=0.1, geometry="poincare", impl="fused"),
-        fused_ida(*small, spec(eps=0.1, geometry="poincare")),
+        ida(*small, eps=0.1, geometry="poincare", impl="fused"), fused_ida(*small, spec(eps=0.1, geometry="poincare"))
     )
     with pytest.raises(ValueError, match="impl must be one of"):
         ida(q, k, v, eps=0.1, impl="fast")
@@ -423,10 +414,7 @@ def test_tile_buffers_are_kept_from_call_to_call_without_keeping_inputs():
         assert ref() is None
 
 
-@pytest.mark.parametrize(
-    ("n_chunks", "rows", "workers", "in_flight"),
-    [(4, [0, 1], 2, 8), (5, [2, 0, 1], 2, 8), (3, [0, 1], 4, 2), (4, [1, 0], 1, 8)],
-)
+@pytest.mark.parametrize(("n_chunks", "rows", "workers", "in_flight"), [(4, [0, 1], 2, 8), (5, [2, 0, 1], 2, 8), (3, [0, 1], 4, 2), (4, [1, 0], 1, 8)])
 def test_task_order_takes_every_task_once_each_chunk_first_by_its_first_block(n_chunks, rows, workers, in_flight):
     from georesolver_core.attention.fused_schedule import _task_order
 

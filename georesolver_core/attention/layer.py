@@ -42,9 +42,7 @@ class AttentionConfig:
         check_positive_int("d_model", self.d_model, 1, 65536)
         check_positive_int("n_heads", self.n_heads, 1, 1024)
         # Q/K/V/O projections: 4 d_model^2 float32 weights, with gradients and two optimiser moments
-        check_memory(
-            "an attention layer", 4 * FLOAT32 * 4 * elements(self.d_model, self.d_model), d_model=self.d_model
-        )
+        check_memory("an attention layer", 4 * FLOAT32 * 4 * elements(self.d_model, self.d_model), d_model=self.d_model)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.kernel not in ATTENTION:

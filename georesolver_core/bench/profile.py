@@ -163,9 +163,7 @@ def format_profile(profiles: list[CallProfile]) -> str:
     lines = ["where the time goes (self CPU time per forward + backward step, one thread, profiled):", head]
     for p in profiles:
         cells = " ".join(f"{ms:7.1f} ({100 * p.share(n):3.0f}%)" for n, ms in p.class_ms)
-        lines.append(
-            f"{p.call:38} {p.seq_len:>5} {p.step_ms:8.1f} {cells} {p.ops_per_step:9.0f} {p.faults_per_step:11.0f}"
-        )
+        lines.append(f"{p.call:38} {p.seq_len:>5} {p.step_ms:8.1f} {cells} {p.ops_per_step:9.0f} {p.faults_per_step:11.0f}")
     lines.append("top operators per call (ms per step):")
     for p in profiles:
         lines.append(f"  {p.call}: " + ", ".join(f"{name} {ms:.1f}" for name, ms in p.top))

@@ -176,3 +176,4 @@ class RayBackend:
             self.release(job_id)
         if self.owns_ray:
             _ray().shutdown()
+

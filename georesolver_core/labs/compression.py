@@ -72,6 +72,7 @@ class LabStats(Labelled):
     }
 
 
+
 @dataclass(frozen=True)
 class CompressionLab:
     """One configuration of the page, measured."""

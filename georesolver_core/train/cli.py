@@ -311,9 +311,7 @@ def main(args: argparse.Namespace) -> int:
         print()
     if interrupt.requested:
         steps = ", ".join(str(t.step) for t in trainers)
-        print(
-            f"interrupted at step {steps}: the checkpoint and history of that step are in {out}", file=sys.stderr
-        )
+        print(f"interrupted at step {steps}: the checkpoint and history of that step are in {out}", file=sys.stderr)
         return 130
     return 1 if result["final"]["diverged"] else 0
 
