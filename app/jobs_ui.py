@@ -24,8 +24,17 @@ def _connected(owner: str) -> bool:
 
 
 def runner() -> JobRunner:
-    """This server's runner: workers on this machine, or on Ray with ``GR_JOBS=ray`` / ``ray://HOST:PORT``."""
-    return default_runner(present=_connected)
+    """This server's runner: workers on this machine, or on Ray with ``GR_JOBS=ray`` / ``ray://HOST:PORT``.
+    A runner that cannot start (Ray missing or unreachable) is a ValueError saying how to serve without it."""
+    try:
+        return default_runner(present=_connected)
+    except ValueError as err:
+        raise ValueError(f"{err}; or start the server with --jobs local (worker processes on this machine)") from None
+    except Exception as err:  # Ray's own connection errors: a page says so instead of a traceback
+        raise ValueError(
+            f"the job runner could not reach its cluster ({type(err).__name__}: {err}); start the server with "
+            "--jobs local (worker processes on this machine), or check the Ray address"
+        ) from None
 
 
 def owner() -> str:

@@ -78,7 +78,11 @@ state.setdefault("trn_runs", [])
 runs: list[TrainingJob] = state["trn_runs"]
 for r in runs:  # what the workers reported since the last rerun
     r.sync()
-jobs_ui.touch()
+try:
+    jobs_ui.touch()
+except ValueError as err:  # no runner, no training: the page says why and how to serve it
+    st.error(f"Training is not available on this server: {ui.escape_md(err)}.")
+    st.stop()
 
 # --- controls -----------------------------------------------------------------------------------------
 with st.container(border=True):

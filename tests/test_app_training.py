@@ -247,3 +247,24 @@ def test_two_sessions_never_see_each_others_runs():
     owner = _runs(first)[0].handle.owner
     assert all(h.owner == owner for h in runner.jobs_of(owner)) and not runner.jobs_of("someone-else")
     _click(first, "trn_reset")
+
+
+def test_a_runner_that_cannot_start_is_an_error_on_the_page(monkeypatch):
+    import sys
+
+    from tests.app_pages import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "app"))
+    import jobs_ui
+
+    def refuse(present=None):
+        raise ValueError(
+            'backend "ray" needs the cluster extra: pip install -e ".[cluster]" (ray is not installed)'
+        )
+
+    monkeypatch.setattr(jobs_ui, "default_runner", refuse)
+    page = open_page("training.py")
+    assert sys.modules["jobs_ui"] is jobs_ui  # the page's module is the one patched
+    errors = [e.value for e in page.error]
+    assert any("Training is not available" in e and "--jobs local" in e for e in errors), errors
+    assert page.title[0].value == "Training lab"  # the header is drawn, no traceback
