@@ -1,7 +1,7 @@
 """The app's side of the job runner (``georesolver_core.jobs``): who a browser session is to the runner,
 and the one runner of this server.
 
-Every session is an owner, named by Streamlit's session id. The runner cancels the jobs of an owner it
+Every session is an owner, named by Streamlit's session id (and a token of its own). The runner cancels the jobs of an owner it
 has not heard from for a minute, unless Streamlit still counts that session as connected
 (``Runtime.is_active_session``, thread-safe): an idle open tab keeps its run, a closed one frees its
 worker a minute later.
@@ -19,8 +19,9 @@ from georesolver_core.jobs import JobRunner, default_runner
 
 
 def _connected(owner: str) -> bool:
-    """Whether Streamlit still holds ``owner`` as a connected session (False outside a server)."""
-    return Runtime.exists() and Runtime.instance().is_active_session(owner)
+    """Whether Streamlit still holds ``owner``'s session as connected (False outside a server)."""
+    session_id = owner.split("/", 1)[0]
+    return Runtime.exists() and Runtime.instance().is_active_session(session_id)
 
 
 def runner() -> JobRunner:
@@ -38,13 +39,22 @@ def runner() -> JobRunner:
 
 
 def owner() -> str:
-    """This browser session's name to the runner (its Streamlit session id; a fixed id outside a server)."""
-    ctx = get_script_run_ctx()
-    if ctx is not None:
-        return ctx.session_id
-    return st.session_state.setdefault("_job_owner", uuid.uuid4().hex)
+    """This browser session's name to the runner: its Streamlit session id and a token of its own (a test
+    harness gives every session the same id), kept in the session's state."""
+    if "_job_owner" not in st.session_state:
+        ctx = get_script_run_ctx()
+        st.session_state["_job_owner"] = f"{ctx.session_id if ctx else 'no-session'}/{uuid.uuid4().hex[:12]}"
+    return st.session_state["_job_owner"]
 
 
 def touch() -> None:
     """Tell the runner this session is here (a page with jobs calls it on each rerun)."""
     runner().touch(owner())
+
+
+def stop_jobs() -> int:
+    """Stop every job of this session (its state is about to be forgotten); returns how many were running."""
+    try:
+        return runner().cancel_owner(owner())
+    except ValueError:  # no runner: nothing of this session runs
+        return 0

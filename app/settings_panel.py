@@ -74,8 +74,12 @@ def sidebar_settings() -> Settings:
 
 
 def _reset_all() -> None:
-    """The Reset button's callback: forget every setting of this session and ask for a bare URL."""
+    """The Reset button's callback: stop this session's jobs, forget every setting and ask for a bare URL."""
     page = st.session_state.get("_page_url", "")
+    if "_job_owner" in st.session_state:  # its runs are forgotten with the rest: their workers stop
+        import jobs_ui
+
+        jobs_ui.stop_jobs()
     st.session_state.clear()
     st.session_state[_RESET] = page
 

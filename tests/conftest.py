@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 import pytest
@@ -46,3 +47,15 @@ def one_thread():
     """torch on one intra-op thread for a test of tiny tensors (extra threads only add synchronisation)."""
     with one_cpu_thread():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _no_job_outlives_its_test():
+    """Jobs a page started in a test (AppTest sessions are never closed, so the runner would wait a minute
+    to cancel them) are stopped when the test ends: the next test's run does not queue behind them."""
+    yield
+    runner = sys.modules.get("georesolver_core.jobs.runner")
+    default = getattr(runner, "_DEFAULT", None)
+    if default is not None and not default.closed:
+        for owner in {h.owner for h in list(default.jobs.values())}:
+            default.cancel_owner(owner)

@@ -74,8 +74,9 @@ def test_start_pause_step_stop_reset_a_short_run(at):
     set_and_run(at, trn_size=4, trn_width=16, trn_layers=1, trn_steps=5000)  # longer than the test waits
     _click(at, "trn_start")
     run = _runs(at)[-1]
-    assert run.status in ("queued", "running") and run.handle.pid is not None  # a worker, not this process
+    assert run.status in ("queued", "running")
     _until(at, lambda: run.step >= 30, "the worker's first steps to reach the page")
+    assert run.handle.pid is not None  # a worker process trains it, not this one
     assert at.get("plotly_chart") and len(at.get("progress")) >= 1
     assert "step" in at.get("progress")[0].proto.text
     _click(at, "trn_pause")
