@@ -29,7 +29,7 @@ from georesolver_core.jobs import (
     steps_config,
     train_config,
 )
-from georesolver_core.jobs.spec import decode_value, encode_value
+from georesolver_core.jobs.codec import decode_value, encode_value
 
 COUNT = "tests.test_jobs:counting_job"
 ROOT = Path(__file__).resolve().parent.parent

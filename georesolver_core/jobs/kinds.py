@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from georesolver_core.jobs.codec import decode_value, encode_value
 from georesolver_core.jobs.control import JobContext, Stopped
 
 
@@ -106,9 +107,7 @@ def train_job(config: dict, ctx: JobContext) -> dict:
 
 def steps_config(function: Callable, *args, budget_s: float | None = None, **kwargs) -> dict:
     """The config of a "steps" job: ``function(*args, **kwargs)``, a generator at module level, its
-    arguments encoded by ``spec.encode_value`` (dataclasses and tuples survive the JSON)."""
-    from georesolver_core.jobs.spec import encode_value
-
+    arguments encoded by ``codec.encode_value`` (dataclasses and tuples survive the JSON)."""
     path = f"{function.__module__}:{function.__qualname__}"
     if "<" in path:
         raise ValueError(f"function must be defined at module level (got {path}): a worker imports it by name")
@@ -130,8 +129,6 @@ def steps_job(config: dict, ctx: JobContext) -> dict:
     ``partial`` (the newest), ``seconds`` (of work), and once it ended ``result`` (what the generator
     returned) or ``budget`` (True: it stopped at ``budget_s`` seconds of work, keeping what it computed).
     The job's own result (result.json) says only how it ended: the objects went to the page as progress."""
-    from georesolver_core.jobs.spec import decode_value
-
     module, _, name = config["function"].partition(":")
     function = importlib.import_module(module)
     for part in name.split("."):
