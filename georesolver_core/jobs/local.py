@@ -8,6 +8,7 @@ the job between its steps, so a command costs the job no system call.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
 import os
 import queue
@@ -16,10 +17,12 @@ import sys
 import threading
 import types
 
-from georesolver_core.jobs.control import RUN, Event
+from georesolver_core.jobs.control import PARENT_CHECK_S, RUN, Event
 from georesolver_core.jobs.worker import run_job
 
 _MAIN_LOCK = threading.Lock()
+# What a spare worker imports before it is given a job: the training stack (torch, the model, the tasks).
+SPARE_IMPORTS = ("georesolver_core.train", "georesolver_core.labs.training")
 WORKER_NICE = (
     10  # added to a worker's niceness (Linux: a nice-10 process gets about a tenth of a nice-0 one's CPU)
 )
@@ -50,20 +53,19 @@ class LocalControl:
         return False
 
 
-def _worker_main(job_id, kind, config, run_dir, threads, events, control) -> None:
-    """A spawned worker's entry point (module level: spawn pickles it by name)."""
-    # Ctrl-C in the server's terminal reaches the whole process group: the server stops its workers itself
-    # (``JobRunner.shutdown``), so a worker ignores it instead of dying mid-write.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Below the web server in the scheduler's eyes: on a machine whose cores the server and its visitors'
-    # pages need too, a training run takes what they leave instead of halving their share. SCHED_IDLE
-    # (Linux) runs the worker only on a core nothing else wants: beside one browser session on two cores the
-    # session's slider p95 was 1.8x its value without the run at nice 10, 1.2x at SCHED_IDLE, the worker
-    # using 0.8 of a core in both (bench --serve). Elsewhere: nice.
+def _lower_priority() -> None:
+    """Below the web server in the scheduler's eyes: on a machine whose cores the server and its visitors'
+    pages need too, a job takes what they leave instead of halving their share. SCHED_IDLE (Linux) runs the
+    worker only on a core nothing else wants: beside one browser session on two cores the session's slider
+    p95 was 1.8x its value without the run at nice 10, 1.2x at SCHED_IDLE, the worker using 0.8 of a core in
+    both (bench --serve). Elsewhere: nice."""
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
         os.nice(WORKER_NICE)
+
+
+def _run_and_exit(job_id, kind, config, run_dir, threads, events, control) -> None:
     events.put(run_job(job_id, kind, config, run_dir, threads, events, control))
     events.close()
     events.join_thread()  # every event is in the pipe
@@ -74,11 +76,42 @@ def _worker_main(job_id, kind, config, run_dir, threads, events, control) -> Non
     os._exit(0)
 
 
+def _worker_main(job_id, kind, config, run_dir, threads, events, control) -> None:
+    """A spawned worker's entry point (module level: spawn pickles it by name)."""
+    # Ctrl-C in the server's terminal reaches the whole process group: the server stops its workers itself
+    # (``JobRunner.shutdown``), so a worker ignores it instead of dying mid-write.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _lower_priority()
+    _run_and_exit(job_id, kind, config, run_dir, threads, events, control)
+
+
+def _spare_main(inbox, events, control) -> None:
+    """A spare worker: imports what jobs need (torch, the model stack: 2-3 s) before any job is asked for,
+    then waits for one job (``inbox``) and runs it. It ends by itself once the server is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _lower_priority()
+    parent = os.getppid()
+    for name in SPARE_IMPORTS:
+        importlib.import_module(name)
+    while True:
+        try:
+            job = inbox.get(timeout=PARENT_CHECK_S)
+        except queue.Empty:
+            if os.getppid() != parent:
+                os._exit(0)
+            continue
+        if job is None:  # the back-end is closing
+            os._exit(0)
+        _run_and_exit(*job, events, control)
+
+
 class LocalWorker:
     """One worker process, as the runner sees it."""
 
-    def __init__(self, process, control: LocalControl):
-        self.process, self.control = process, control
+    def __init__(self, process, control: LocalControl, inbox=None):
+        # ``inbox``: a spare worker's queue, held while the process lives: a queue collected in this process
+        # unlinks its semaphore, and a child still starting could not open it
+        self.process, self.control, self.inbox = process, control, inbox
 
     @property
     def pid(self) -> int | None:
@@ -108,20 +141,21 @@ class LocalWorker:
 
 
 class LocalBackend:
-    """Worker processes on this machine (see the module docstring)."""
+    """Worker processes on this machine (see the module docstring). After the first job a spare worker is
+    kept started, its imports done, so the next Start runs at once instead of after a new interpreter's
+    2-3 s (``spare=False``: a fresh process for every job)."""
 
     name = "local"
 
-    def __init__(self):
+    def __init__(self, spare: bool = True):
         self.context = mp.get_context("spawn")
         self.queue = self.context.Queue()
+        self.keep_spare = spare
+        self.spare: tuple | None = None  # (process, control, inbox) of the waiting worker
+        self.closed = False
 
-    def start(self, job_id: str, kind: str, config: dict, run_dir: str, threads: int, gpu: bool) -> LocalWorker:
-        control = LocalControl(self.context)
-        process = self.context.Process(
-            target=_worker_main, name=f"job-{job_id}", daemon=True,
-            args=(job_id, kind, config, run_dir, threads, self.queue, control),
-        )  # fmt: skip
+    def _spawn(self, target, args, name: str):
+        process = self.context.Process(target=target, name=name, daemon=True, args=args)
         # A spawned child re-imports the parent's __main__ first. Under Streamlit that is the page script
         # being run (its script runner puts it there), which the worker would execute as it imports; the
         # worker needs nothing of it (jobs are found by name), so the child is given a blank main.
@@ -133,7 +167,25 @@ class LocalBackend:
             finally:
                 if main is not None:
                     sys.modules["__main__"] = main
-        return LocalWorker(process, control)
+        return process
+
+    def _start_spare(self) -> None:
+        control, inbox = LocalControl(self.context), self.context.Queue()
+        process = self._spawn(_spare_main, (inbox, self.queue, control), "job-spare")
+        self.spare = (process, control, inbox)
+
+    def start(self, job_id: str, kind: str, config: dict, run_dir: str, threads: int, gpu: bool) -> LocalWorker:
+        spare, self.spare, inbox = self.spare, None, None
+        if spare is not None and spare[0].is_alive():
+            process, control, inbox = spare
+            inbox.put((job_id, kind, config, run_dir, threads))
+        else:
+            control = LocalControl(self.context)
+            args = (job_id, kind, config, run_dir, threads, self.queue, control)
+            process = self._spawn(_worker_main, args, f"job-{job_id}")
+        if self.keep_spare and not self.closed:
+            self._start_spare()  # warms while this job runs
+        return LocalWorker(process, control, inbox)
 
     def events(self, timeout: float) -> list[Event]:
         """What the workers sent: waits up to ``timeout`` for the first event, then takes what is there."""
@@ -147,4 +199,13 @@ class LocalBackend:
         return out
 
     def close(self) -> None:
+        self.closed = True
+        spare, self.spare = self.spare, None
+        if spare is not None:
+            process, _, inbox = spare
+            inbox.put(None)
+            process.join(1.0)
+            if process.is_alive():
+                process.kill()
+                process.join()
         self.queue.close()
