@@ -15,6 +15,8 @@ from georesolver_core.geometry import GEOMETRIES, embed
 # The app's job runner writes its run folders here, not under the checkout (pages started in AppTest submit
 # real jobs); its workers are spawned, so they read this too.
 os.environ.setdefault("GR_RUNS_DIR", tempfile.mkdtemp(prefix="gr-test-runs-"))
+# No spare worker warming beside the tests' own (tests/test_jobs.py checks the spare with its own runner).
+os.environ.setdefault("GR_SPARE_WORKER", "0")
 
 DTYPES = [torch.float32, torch.float64]
 GEOMETRY_NAMES = list(GEOMETRIES)  # every geometry of the registry

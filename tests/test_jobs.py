@@ -309,3 +309,23 @@ def test_a_connected_owner_keeps_its_job_without_touching(tmp_path):
         _wait(lambda: a.state == STOPPED, 10, "the closed tab's job to be cancelled")
     finally:
         r.shutdown()
+
+
+@pytest.mark.slow
+def test_a_spare_worker_takes_the_next_job_and_ends_with_the_runner(tmp_path):
+    from georesolver_core.jobs.local import LocalBackend
+
+    backend = LocalBackend(spare=True)
+    r = JobRunner(backend=backend, max_workers=1, runs_dir=tmp_path / "runs")
+    try:
+        backend.warm()
+        spare = backend.spare[0]
+        h = r.submit(JobSpec(COUNT, {"n": 3}), owner="a")
+        assert h.pid == spare.pid  # the warmed process runs the job
+        _wait(lambda: h.state == DONE, 60, "the job in the spare")
+        assert h.result() == {"count": 3} and backend.spare is not None and backend.spare[0].pid != spare.pid
+        following = backend.spare[0]
+    finally:
+        r.shutdown()
+    following.join(5)
+    assert not following.is_alive()  # the waiting spare ends with the runner

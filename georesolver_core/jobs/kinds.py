@@ -68,7 +68,8 @@ def train_job(config: dict, ctx: JobContext) -> dict:
     state = {"sent": 0, "at": time.monotonic(), "sample": None, "sample_step": None}
 
     def report(evaluated: bool, rows: list[dict]) -> None:
-        if text and trainer.step and (state["sample_step"] is None or trainer.step - state["sample_step"] >= sample_every
+        # the first sample at step sample_every (generating costs a second: the first steps reach the page first)
+        if text and trainer.step and (trainer.step - (state["sample_step"] or 0) >= sample_every
                                       or (evaluated and trainer.step >= train.steps)):  # fmt: skip
             state["sample"], state["sample_step"] = sample_text(trainer, chars), trainer.step
         partial = {

@@ -8,6 +8,7 @@ the job between its steps, so a command costs the job no system call.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing as mp
 import os
@@ -15,6 +16,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 import types
 
 from georesolver_core.jobs.control import PARENT_CHECK_S, RUN, Event
@@ -22,7 +24,12 @@ from georesolver_core.jobs.worker import run_job
 
 _MAIN_LOCK = threading.Lock()
 # What a spare worker imports before it is given a job: the training stack (torch, the model, the tasks).
-SPARE_IMPORTS = ("georesolver_core.train", "georesolver_core.labs.training")
+# (torch.optim imports torch._dynamo when the first optimizer is built: about 2 s of CPU)
+SPARE_IMPORTS = ("georesolver_core.train", "georesolver_core.labs.training", "torch._dynamo")
+# and what it computes: the text corpus the Training page's default run reads (4 s of CPU in the worker)
+SPARE_WARM = ("georesolver_core.tasks.text:preload",)
+SPARE_ENV = "GR_SPARE_WORKER"  # "0": no spare worker (a fresh process for every job)
+SPARE_DELAY_S = 5.0  # a spare started beside a new job waits this long before its imports (both run at idle priority)
 WORKER_NICE = (
     10  # added to a worker's niceness (Linux: a nice-10 process gets about a tenth of a nice-0 one's CPU)
 )
@@ -85,14 +92,19 @@ def _worker_main(job_id, kind, config, run_dir, threads, events, control) -> Non
     _run_and_exit(job_id, kind, config, run_dir, threads, events, control)
 
 
-def _spare_main(inbox, events, control) -> None:
+def _spare_main(inbox, events, control, delay_s: float = 0.0) -> None:
     """A spare worker: imports what jobs need (torch, the model stack: 2-3 s) before any job is asked for,
     then waits for one job (``inbox``) and runs it. It ends by itself once the server is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _lower_priority()
     parent = os.getppid()
+    time.sleep(delay_s)  # started beside a job that is starting: its imports wait, the job gets the CPU
     for name in SPARE_IMPORTS:
         importlib.import_module(name)
+    for step in SPARE_WARM:  # the default run's data; a failure here is the job's to report, not the spare's
+        module, _, function = step.partition(":")
+        with contextlib.suppress(Exception):
+            getattr(importlib.import_module(module), function)()
     while True:
         try:
             job = inbox.get(timeout=PARENT_CHECK_S)
@@ -141,16 +153,16 @@ class LocalWorker:
 
 
 class LocalBackend:
-    """Worker processes on this machine (see the module docstring). After the first job a spare worker is
-    kept started, its imports done, so the next Start runs at once instead of after a new interpreter's
-    2-3 s (``spare=False``: a fresh process for every job)."""
+    """Worker processes on this machine (see the module docstring). From the first job on (or ``warm``) a
+    spare worker is kept started, its imports done, so a Start runs at once instead of after a new
+    interpreter's 2-3 s (``spare=False``, or ``GR_SPARE_WORKER=0``: a fresh process for every job)."""
 
     name = "local"
 
-    def __init__(self, spare: bool = True):
+    def __init__(self, spare: bool | None = None):
         self.context = mp.get_context("spawn")
         self.queue = self.context.Queue()
-        self.keep_spare = spare
+        self.keep_spare = os.environ.get(SPARE_ENV, "1") != "0" if spare is None else spare
         self.spare: tuple | None = None  # (process, control, inbox) of the waiting worker
         self.closed = False
 
@@ -169,9 +181,14 @@ class LocalBackend:
                     sys.modules["__main__"] = main
         return process
 
-    def _start_spare(self) -> None:
+    def warm(self) -> None:
+        """Start a spare worker now, before the first job (a server's runner: the first Start is quick too)."""
+        if self.keep_spare and self.spare is None and not self.closed:
+            self._start_spare()
+
+    def _start_spare(self, delay_s: float = 0.0) -> None:
         control, inbox = LocalControl(self.context), self.context.Queue()
-        process = self._spawn(_spare_main, (inbox, self.queue, control), "job-spare")
+        process = self._spawn(_spare_main, (inbox, self.queue, control, delay_s), "job-spare")
         self.spare = (process, control, inbox)
 
     def start(self, job_id: str, kind: str, config: dict, run_dir: str, threads: int, gpu: bool) -> LocalWorker:
@@ -184,7 +201,7 @@ class LocalBackend:
             args = (job_id, kind, config, run_dir, threads, self.queue, control)
             process = self._spawn(_worker_main, args, f"job-{job_id}")
         if self.keep_spare and not self.closed:
-            self._start_spare()  # warms while this job runs
+            self._start_spare(SPARE_DELAY_S)  # warms while this job runs, once it has started
         return LocalWorker(process, control, inbox)
 
     def events(self, timeout: float) -> list[Event]:

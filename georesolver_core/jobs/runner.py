@@ -367,13 +367,16 @@ _DEFAULT_LOCK = threading.Lock()
 
 def default_runner(present: Callable[[str], bool] | None = None) -> JobRunner:
     """The process-wide runner (one per server; back-end from ``$GR_JOBS``, run folders under
-    ``$GR_RUNS_DIR`` or runs/jobs), stopped with its workers at exit and on SIGTERM. ``present``: see
-    ``JobRunner`` (taken when the runner is made)."""
+    ``$GR_RUNS_DIR`` or runs/jobs, a spare local worker started at once), stopped with its workers at exit
+    and on SIGTERM. ``present``: see ``JobRunner`` (taken when the runner is made)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None or _DEFAULT.closed:
             _DEFAULT = JobRunner(runs_dir=os.environ.get("GR_RUNS_DIR", "runs/jobs"), present=present)
             _on_sigterm(_DEFAULT)
+            warm = getattr(_DEFAULT.backend, "warm", None)
+            if warm is not None:  # a spare worker imports torch while the page that made the runner is read
+                warm()
         return _DEFAULT
 
 

@@ -53,6 +53,12 @@ def _encoded(source: str) -> tuple[torch.Tensor, torch.Tensor]:
     return encode(corpus.train), encode(corpus.validation)
 
 
+def preload(source: str = "auto") -> None:
+    """Read and encode the corpus now (about 4 s of CPU, once per process): a process that will train on
+    text (a spare job worker) pays it before the run is asked for."""
+    _encoded(source)
+
+
 def decode(ids) -> str:
     return "".join(VOCAB[int(i)] for i in ids)
 
