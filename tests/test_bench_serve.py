@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from georesolver_core.bench.serve import ClassRow, Phase, ServeConfig, SliderPhase, _quantile, table
+from georesolver_core.bench.serve import ServeConfig
+from georesolver_core.bench.serve_report import ClassRow, Phase, SliderPhase, _quantile, table
 
 
 @pytest.mark.parametrize(
