@@ -131,7 +131,7 @@ class WorkerJob:
 
     @property
     def status(self) -> str:
-        state = self.handle.state
+        state = self.handle.state_for(self.seen)
         if self.handle.stopping:
             return STOPPED  # the worker ends within a second; what it computed is kept
         if state == "done":
@@ -229,6 +229,7 @@ def controls(
     Start replaces any earlier job."""
     j = job(prefix)
     status = j.status if j is not None else None
+    st.session_state[f"{prefix}_drawn"] = status  # ``live`` reruns the page when the status moves on from it
     cols = st.columns(6)
     buttons = [  # label, key suffix, callback, arguments, disabled, icon
         (
@@ -290,11 +291,12 @@ def live(
         j = job(prefix)
         if j is None:
             return
-        before = j.status
-        if before in polled or isinstance(j, WorkerJob):
+        if j.status in polled or isinstance(j, WorkerJob):
             j.poll(chunk_s() if callable(chunk_s) else chunk_s)
-            if j.status != before:
-                st.rerun()  # the whole page: changes the timer and redraws the buttons
+        # the buttons were drawn for another status (it changed in this poll, or between polls: a worker's
+        # word that it waits): the whole page, which changes the timer and redraws the buttons
+        if j.status != st.session_state.get(f"{prefix}_drawn", j.status):
+            st.rerun()
         budget = f", time budget {j.budget_s:g} s" if j.status in ACTIVE or j.status == BUDGET else ""
         waiting = f"; {j.waiting_text()}" if j.status == QUEUED else ""
         st.progress(min(j.fraction, 1.0), text=f"{j.status}: {j.text} ({j.seconds:.1f} s{budget}){waiting}")

@@ -199,7 +199,7 @@ st.caption(
 )
 
 active = _active()
-state["trn_drawn_active"] = active is not None  # the buttons above were drawn for an active run
+state["trn_drawn_status"] = active.status if active else None  # what the buttons above were drawn for
 
 
 @st.fragment(run_every=POLL_S.get(active.status, 0.5) if active else None)
@@ -209,8 +209,8 @@ def live() -> None:
         r.sync()
     jobs_ui.touch()
     run = _active()
-    if run is None and state.get("trn_drawn_active"):
-        st.rerun()  # the run ended: the whole page, to stop the timer and redraw the buttons
+    if (run.status if run else None) != state.get("trn_drawn_status"):
+        st.rerun()  # the run ended, or paused once its worker said it waits: the whole page, for the buttons
     shown = run or (runs[-1] if runs else None)
     if shown is None:
         st.info("Press **Start** to train the model configured above; curves appear here as it learns.")

@@ -53,13 +53,17 @@ def test_orthogonal_training_button_curves_and_table(orth):
     orth.button(key="orth_pause").click()
     orth.run()
     paused = orth.session_state["orth_job"]
-    assert paused.status == "paused" and not orth.button(key="orth_resume").disabled
-    time.sleep(0.5)  # the unit in flight lands
+    run_until(orth, lambda: paused.status == "paused", "the worker to say it waits")
     orth.run()
-    before = paused.text
+    assert not orth.button(key="orth_resume").disabled
+    before = paused.text  # "paused" is shown with the last unit's result: nothing moves after it
+    time.sleep(0.5)
+    orth.run()
+    assert paused.text == before
     orth.button(key="orth_step").click()
     orth.run()
-    run_until(orth, lambda: paused.text != before, "one more evaluation after Step")
+    run_until(orth, lambda: paused.text != before and paused.status == "paused", "one more evaluation, then a wait")
+    orth.run()
     assert orth.session_state["orth_job"] is paused and paused.status == "paused"  # the same run, one step on
     orth.button(key="orth_resume").click()
     orth.run()

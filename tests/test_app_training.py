@@ -80,10 +80,8 @@ def test_start_pause_step_stop_reset_a_short_run(at):
     assert at.get("plotly_chart") and len(at.get("progress")) >= 1
     assert "step" in at.get("progress")[0].proto.text
     _click(at, "trn_pause")
-    assert run.status == "paused"
-    time.sleep(0.5)  # the step in flight lands; then nothing moves while paused
-    at.run()
-    before = run.step
+    _until(at, lambda: run.status == "paused", "the worker to say it waits")
+    before = run.step  # "paused" is shown with the last step's row: nothing moves after it
     time.sleep(0.5)
     at.run()
     assert run.step == before, "a paused run went on training"

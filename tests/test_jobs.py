@@ -124,8 +124,10 @@ def test_pause_step_resume_and_stop_keep_their_meaning_across_the_process_bounda
     h = runner.submit(JobSpec(COUNT, LONG), owner="a")
     _wait(lambda: _count(h) >= 3, what="the first steps")
     h.pause()
-    time.sleep(0.2)  # the step in flight ends and its event arrives
-    paused_at = _count(h)
+    assert h.state == "paused" and h.state_for(h.n_events) == "running"  # asked; the worker has not said it waits
+    _wait(lambda: h.state_for(h.n_events) == "paused", 10, "the worker to say it waits")
+    assert h.state_for(h.n_events - 1) == "running"  # a page that has not read every event yet
+    paused_at = _count(h)  # every step's event arrived before that word
     time.sleep(0.5)
     assert _count(h) == paused_at and h.state == "paused"  # no step while paused
     h.step()

@@ -26,7 +26,8 @@ class Stopped(Exception):
 
 @dataclass(frozen=True)
 class Event:
-    """One message from a worker: ``kind`` is "progress", "done", "stopped" or "failed"."""
+    """One message from a worker: ``kind`` is "progress", "paused" (it waits, everything it computed before
+    already sent), "done", "stopped" or "failed"."""
 
     job_id: str
     kind: str
@@ -67,12 +68,16 @@ class JobContext:
     def tick(self) -> None:
         """Call between steps: returns at once while running; waits while paused until Resume, a Step
         (which lets one step through) or Stop; raises ``Stopped`` on Stop."""
+        said = False
         while True:
             command = self._control.command()
             if command == STOP or self._orphaned():
                 raise Stopped
             if command == RUN or self._control.take_step():
                 return
+            if not said:  # after the progress sent before it: the page shows "paused" once this arrives
+                self._events.put(Event(self.job_id, "paused"))
+                said = True
             time.sleep(POLL_S)
 
     def _orphaned(self) -> bool:

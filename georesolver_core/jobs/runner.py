@@ -86,6 +86,7 @@ class JobHandle:
         self.worker = None
         self._result: dict | None = None
         self._stop_at: float | None = None
+        self._waiting = False  # the worker said it waits (a "paused" event since the last pause or step)
 
     @property
     def pid(self) -> int | None:
@@ -102,6 +103,14 @@ class JobHandle:
         with self.runner.lock:  # the runner's thread appends under it
             new = min(self.n_events - seen, len(self.events))
             return (list(self.events)[len(self.events) - new :] if new > 0 else []), self.n_events
+
+    def state_for(self, seen: int) -> str:
+        """``state`` as a page that has read the first ``seen`` progress events shows it: a paused job reads
+        "running" until its worker said it waits and the page has read every event sent before that word.
+        A pause takes effect at the job's next step boundary, and progress sent before it is still on its
+        way: "paused" then comes with the last step's result, and nothing moves after it."""
+        state = self.state
+        return RUNNING if state == PAUSED and (not self._waiting or seen < self.n_events) else state
 
     @property
     def stopping(self) -> bool:
@@ -210,11 +219,12 @@ class JobRunner:
         with self.lock:
             if action == "pause" and handle.state == RUNNING:
                 handle.worker.control.set(PAUSE)
-                handle.state = PAUSED
+                handle.state, handle._waiting = PAUSED, False
             elif action == "resume" and handle.state == PAUSED:
                 handle.worker.control.set(RUN)
-                handle.state = RUNNING
+                handle.state, handle._waiting = RUNNING, False
             elif action == "step" and handle.state == PAUSED:
+                handle._waiting = False
                 handle.worker.control.grant_step()
 
     def stop(self, handle: JobHandle) -> None:
@@ -280,6 +290,9 @@ class JobRunner:
     def _apply(self, event: Event) -> None:
         h = self.jobs.get(event.job_id)
         if h is None or h.state in ENDED:
+            return
+        if event.kind == "paused":
+            h._waiting = h.state == PAUSED  # a late word from before a Resume changes nothing
             return
         if event.kind == "progress":
             h.latest = event

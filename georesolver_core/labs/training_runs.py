@@ -83,7 +83,7 @@ class TrainingJob:
     @property
     def status(self) -> str:
         """queued, running, paused, stopping, finished, diverged, stopped or failed."""
-        state = self.handle.state
+        state = self.handle.state_for(self.seen)
         if self.handle.stopping:
             return STOPPING
         if state == DONE:
