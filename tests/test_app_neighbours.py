@@ -62,7 +62,9 @@ def test_orthogonal_training_button_curves_and_table(orth):
     assert paused.text == before
     orth.button(key="orth_step").click()
     orth.run()
-    run_until(orth, lambda: paused.text != before and paused.status == "paused", "one more evaluation, then a wait")
+    run_until(
+        orth, lambda: paused.text != before and paused.status == "paused", "one more evaluation, then a wait"
+    )
     orth.run()
     assert orth.session_state["orth_job"] is paused and paused.status == "paused"  # the same run, one step on
     orth.button(key="orth_resume").click()
