@@ -2,7 +2,8 @@
 
 A page's first visit after a server start pays for the modules it imports (the library's topic
 packages, the claims registry with scipy, torch's compiler package that ``torch.optim`` loads on the
-first optimizer) and for the claims it measures live. Those are the same for every student and last
+first optimizer), for the compiled attention kernel (built once per machine, then loaded) and for the
+claims it measures live. Those are the same for every student and last
 for the life of the process, so one daemon thread per server does them in the background, in the
 order of the pages: ``import_steps`` reads each page's own import lines, ``claim_steps`` measures
 through ``claims_panels.claim_result`` (the very cache the pages read) the claims the shipped report
@@ -102,11 +103,20 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
+def compiled_kernel() -> object:
+    """Build (first server on a machine, about 30 s of a compiler in the background) or load the compiled
+    attention kernel, which every page that runs attention on the CPU calls."""
+    from georesolver_core.attention import compiled
+
+    return compiled.module()
+
+
 def warm(page_files: list[Path], page_urls: list[str]) -> list[str]:
     """Everything the thread does, in order; returns the labels of the steps that failed.
     ``page_files`` and ``page_urls`` are the navigation's pages in order (a claim names its page by url).
     The heap is frozen after the imports and again after the claims (``freeze_heap``)."""
-    failed = run_steps(import_steps(page_files) + [("freeze the heap", freeze_heap)])
+    failed = run_steps(import_steps(page_files) + [("compiled attention kernel", compiled_kernel)])
+    failed += run_steps([("freeze the heap", freeze_heap)])
     return failed + run_steps(claim_steps(page_urls) + [("freeze the heap", freeze_heap)])
 
 

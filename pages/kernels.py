@@ -40,7 +40,7 @@ class OutOfTime(Exception):
 ui.page_header(
     "Kernel speed",
     "How fast is inverse-distance attention? The **fused** kernels stream over key blocks (no T x T matrix, "
-    "custom backward) and are timed here against PyTorch's fused softmax attention (**SDPA**) on the same shapes, "
+    "custom backward; on the CPU one compiled call each way) and are timed here against PyTorch's fused softmax attention (**SDPA**) on the same shapes, "
     "in one run, so the **ratio to SDPA** is the number to read.",
 )
 s = ui.settings()
@@ -164,7 +164,7 @@ def draw_report(report: dict) -> None:
     h, esc = bench.report_header(report), ui.escape_md
     st.caption(
         f"torch {esc(h.torch)} on {esc(h.device_name)}, {esc(h.threads)} threads, "
-        f"{esc(h.dtype)}, machine load average {esc(h.load_average_1min)} at the start; "
+        f"{esc(h.dtype)}, CPU kernel: {esc(h.cpu_path)}, machine load average {esc(h.load_average_1min)} at the start; "
         f"B = {esc(h.batch)}, H = {esc(h.heads)}, D = {esc(h.head_dim)}, "
         f"eps = {esc(h.eps)}, causal = {esc(h.causal)}; median of {esc(h.repeats)} "
         f"repeats after {esc(h.warmup)} warm-up. Memory: {esc(h.memory_method)}"

@@ -16,6 +16,10 @@ then the geometry's pullback to q and k (two matmuls per tile). Peak extra memor
 the tile being ``TILE_ELEMENTS`` numbers over a chunk of heads. Double backward (create_graph=True,
 e.g. Hessians) recomputes through the reference kernel, whose memory is O(T^2). The index sets are
 ``ALL_KEYS`` and ``CAUSAL``; a ``Gathered`` set runs in the reference kernel.
+
+Where a C++ compiler is present, ``fused_ida`` without key multiplicities runs the compiled kernel of
+``attention.compiled`` instead (the same formulas in one native call each way); this module's tile
+scheduler serves the rest (``counts``, the weight matrix, no compiler).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
+from georesolver_core.attention import compiled
 from georesolver_core.attention.fused_geometry import TAU, TileGeometry, blocks, tile_geometry, transpose_into
 from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, BLOCK_Q_CAUSAL, Schedule
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
@@ -384,7 +389,11 @@ def fused_ida(
     bq, bk = _check_blocks(block_q, block_k, spec)
     _check_spec(spec)
     batch, (q3, k3, v3), counts = _flatten(q, k, v, spec.counts)
-    o = FusedIDA.apply(q3.contiguous(), k3.contiguous(), v3.contiguous(), counts, spec, bq, bk)
+    if compiled.applies(q3, spec):  # one native call each way (attention.compiled)
+        bq, bk = block_q or compiled.BLOCK_Q, block_k or compiled.BLOCK_K
+        o = compiled.CompiledIDA.apply(q3.contiguous(), k3.contiguous(), v3.contiguous(), spec, bq, bk)
+    else:
+        o = FusedIDA.apply(q3.contiguous(), k3.contiguous(), v3.contiguous(), counts, spec, bq, bk)
     return o.reshape(*batch, *o.shape[-2:])
 
 

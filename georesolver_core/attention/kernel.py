@@ -18,6 +18,7 @@ import math
 import torch
 
 from georesolver_core.attention.flex import flex_applies, flex_checked, flex_ida
+from georesolver_core.attention import compiled
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
 from georesolver_core.attention.fused_schedule import single_threaded
 from georesolver_core.attention.gathered import gathered_ida
@@ -36,9 +37,12 @@ def _check_qkv(q, k, v, spec: KernelSpec) -> int:
     """Validate the inputs of ``attend``; returns the number of batch entries (broadcast).
 
     The value checks (one reduction or two per tensor) run on a single-threaded worker when the
-    tensors are on the CPU (``fused_schedule.single_threaded``), then the shapes are checked."""
+    Python tile kernel may run next on the CPU (``fused_schedule.single_threaded``: its workers and the
+    caller's OpenMP team would compete), then the shapes are checked. The compiled kernel runs in torch's
+    own thread pool, so before it the checks run here."""
     tensors = [t for t in (q, k, v) if t is not None]
-    if all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in tensors):
+    cpu = all(isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in tensors)
+    if cpu and not (v is not None and spec.counts is None and compiled.module() is not None):
         single_threaded(lambda: _check_values(q, k, v, spec))
     else:
         _check_values(q, k, v, spec)

@@ -8,7 +8,8 @@ kernels then run their tiles inline). The self CPU time of every operator is put
     transcendentals   log, log1p, acos, sqrt, exp, ...   (the geometry's phi and its derivative)
     elementwise       mul, add, reciprocal, where, copies, concatenation, fills
     reductions        amin, aminmax, sum, amax           (suspect search, validation, row sums)
-    fused attention   torch's own SDPA kernels           (matmuls and exp in one operator)
+    fused attention   torch's own SDPA kernels, and the compiled IDA kernel (attention.compiled): matmuls
+                      and the scalar function in one operator, timed as a whole
     other             autograd nodes' own time (the Python tile loops), views, dispatch
 
 Beside the times, two counts that do not depend on machine load: operator calls per step (the cost
@@ -32,7 +33,10 @@ from georesolver_core.validate import check_positive_int
 
 # operator name -> class, first match wins; names are torch's ("aten::bmm", "FusedIDABackward", ...)
 CLASSES = (
-    ("fused attention", re.compile(r"^aten::_?(scaled_dot_product|_?flash_attention|_scaled_dot_product)")),
+    (
+        "fused attention",
+        re.compile(r"^(aten::_?(scaled_dot_product|_?flash_attention|_scaled_dot_product)|georesolver::ida_)"),
+    ),
     ("matrix products", re.compile(r"^aten::(bmm|baddbmm_?|addmm_?|mm|matmul|addbmm_?)$")),
     (
         "transcendentals",
@@ -163,7 +167,9 @@ def format_profile(profiles: list[CallProfile]) -> str:
     lines = ["where the time goes (self CPU time per forward + backward step, one thread, profiled):", head]
     for p in profiles:
         cells = " ".join(f"{ms:7.1f} ({100 * p.share(n):3.0f}%)" for n, ms in p.class_ms)
-        lines.append(f"{p.call:38} {p.seq_len:>5} {p.step_ms:8.1f} {cells} {p.ops_per_step:9.0f} {p.faults_per_step:11.0f}")
+        lines.append(
+            f"{p.call:38} {p.seq_len:>5} {p.step_ms:8.1f} {cells} {p.ops_per_step:9.0f} {p.faults_per_step:11.0f}"
+        )
     lines.append("top operators per call (ms per step):")
     for p in profiles:
         lines.append(f"  {p.call}: " + ", ".join(f"{name} {ms:.1f}" for name, ms in p.top))

@@ -338,6 +338,7 @@ def format_table(report: dict) -> str:
     env = report["environment"]
     lines = [
         f"torch {env['torch']} on {env['device_name']}, {env['threads']} threads, {env['dtype']}, "
+        f"{'CPU kernel: ' + env['cpu_path'] + ', ' if env.get('cpu_path') else ''}"
         f"load average {env.get('load_average_1min')} -> {env.get('load_average_1min_end')}; "
         f"B={report['config']['batch']} H={report['config']['heads']} D={report['config']['head_dim']} "
         f"eps={report['config']['eps']} causal={report['config']['causal']}; median of "

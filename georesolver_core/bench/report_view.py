@@ -36,6 +36,7 @@ class ReportHeader:
     dtype: str | None
     load_average_1min: float | None  # at the start
     memory_method: str  # how peak memory was measured ("not recorded" when absent)
+    cpu_path: str  # the CPU kernel the inverse-distance rows ran ("not recorded" when absent)
     batch: int | None  # B
     heads: int | None  # H
     head_dim: int | None  # D
@@ -56,6 +57,7 @@ def report_header(report: dict) -> ReportHeader:
         dtype=env.get("dtype"),
         load_average_1min=env.get("load_average_1min"),
         memory_method=env.get("memory_method", "not recorded"),
+        cpu_path=env.get("cpu_path", "not recorded"),
         batch=cfg.get("batch"),
         heads=cfg.get("heads"),
         head_dim=cfg.get("head_dim"),

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.nn.functional as F
 
+from georesolver_core.attention import compiled
 from georesolver_core.attention.fused import fused_ida
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
@@ -252,6 +253,8 @@ def environment(cfg: BenchConfig) -> dict:
         "dtype": cfg.dtype,
         "memory_method": MEMORY_METHOD[memory_method(cfg.device)],
         "load_average_1min": _load_average(),  # other processes on the machine distort timings
+        # the CPU kernel the inverse-distance rows ran: "compiled" or "python tiles (why)"
+        "cpu_path": compiled.path_name() if dev.type == "cpu" else "not used (CUDA)",
     }
 
 
