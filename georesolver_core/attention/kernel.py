@@ -17,8 +17,8 @@ import math
 
 import torch
 
-from georesolver_core.attention.flex import flex_applies, flex_checked, flex_ida
 from georesolver_core.attention import compiled
+from georesolver_core.attention.flex import flex_applies, flex_checked, flex_ida
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
 from georesolver_core.attention.fused_schedule import single_threaded
 from georesolver_core.attention.gathered import gathered_ida

@@ -85,7 +85,9 @@ def _timed_entry(key: str, implementation: str, run: Callable, reference: bool =
     """The row that times ATTENTION[key] with ``implementation`` (its label and geometry come from there)."""
     kind = ATTENTION[key]
     name = f"{key}-naive" if reference else ("sdpa" if key == "softmax" else key)
-    return Kernel(kind.labelled(implementation), kind.geometry, run, reference, *KERNEL_TENSORS.get(name, (20, 64, 0)))
+    return Kernel(
+        kind.labelled(implementation), kind.geometry, run, reference, *KERNEL_TENSORS.get(name, (20, 64, 0))
+    )
 
 
 def _sdpa(q, k, v, eps, causal):
@@ -179,7 +181,9 @@ class BenchConfig:
             return len(_kernels_at(self, t)) * LEAVES * size * elements(self.batch, self.heads, t, self.head_dim)
 
         def call(names, t: int) -> int:
-            return max((KERNELS[k].call_bytes(self.batch, self.heads, t, self.head_dim, size) for k in names), default=0)
+            return max(
+                (KERNELS[k].call_bytes(self.batch, self.heads, t, self.head_dim, size) for k in names), default=0
+            )
 
         phases = [held(t) + call(_kernels_at(self, t), t) for t in self.seq_lens]
         if self.memory_check_len:
