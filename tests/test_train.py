@@ -12,7 +12,6 @@ import torch
 
 from georesolver_core.__main__ import main as cli_main
 from georesolver_core.attention import AttentionConfig
-from georesolver_core.cli_args import from_args
 from georesolver_core.model import ModelConfig
 from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.train import (
@@ -236,7 +235,7 @@ def test_cli_flags_land_in_the_spec_and_config_fields_they_name():
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     args = parser.parse_args("--task noisy --layers 3 --heads 2 --no-gate --eta 0.3 --steps 7 --lr 0.01".split())
-    spec, config = cli._spec(args), from_args(TrainConfig, args)
+    spec, config = cli._spec(args), cli.train_config(args)
     assert (spec.task, spec.model.n_layers, spec.model.attention.n_heads, spec.model.gating) == ("noisy", 3, 2, False)
     assert spec.task_args == (("eta", 0.3),)
     assert (config.steps, config.lr, config.weight_decay) == (7, 0.01, 0.0)

@@ -33,6 +33,7 @@ from georesolver_core.tasks.text import bits_per_char, generate
 from georesolver_core.train import distributed
 from georesolver_core.train.checkpoint import can_create_in, load_checkpoint
 from georesolver_core.train.config import MAX_STEPS, TrainConfig
+from georesolver_core.train.recipe import RECIPES, recipe
 from georesolver_core.train.run import RunSpec, build_trainer, resume, spec_from_checkpoint
 
 
@@ -61,7 +62,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-gate", dest="gating", action="store_false", help="GeoResolver model without HyperGate")
     p.add_argument("--memory", default="none", help=f"memory path, one of {list(MEMORY_PATHS)}")
     p.add_argument("--eta", type=float, default=None, help="label flip rate of the noisy task")
-    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument(
+        "--recipe", default="constant", choices=sorted(RECIPES),
+        help="optimiser recipe (train/recipe.py): constant = AdamW at 3e-3 as before; nanogpt = warmup, cosine "
+        "decay to 1e-4, weight decay 0.1 on matrices, betas 0.9 / 0.99",
+    )  # fmt: skip
+    p.add_argument("--lr", type=float, default=None, help="peak learning rate (default: the recipe's)")
     p.add_argument("--steps", type=int, default=1000, help=f"at most {MAX_STEPS}")
     p.add_argument("--batch-size", type=int, default=64, help="global batch (split across processes)")
     p.add_argument("--seed", type=int, default=0)
@@ -138,6 +144,15 @@ def _build(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str
 
 # What ``--resume`` takes from the flags: how long and how the continued run goes on. Everything else
 # (the task, the model, the optimiser's settings, the seed) is the checkpoint's.
+def train_config(args: argparse.Namespace) -> TrainConfig:
+    """The TrainConfig of the flags: the recipe's fields, a given ``--lr`` over its rate."""
+    fields = recipe(args.recipe)
+    if args.lr is not None:
+        fields["lr"] = args.lr
+        fields["lr_min"] = None if fields["lr_min"] is None else min(fields["lr_min"], args.lr)
+    return from_args(TrainConfig, args, **fields)
+
+
 RESUME_OVERRIDES = ("steps", "max_seconds", "target_accuracy", "eval_every", "device")
 # flags about the command rather than the run: where and how it writes, what else it does (--baseline trains
 # a fresh baseline beside the continued run; --bench times the checkpoint's run)
@@ -249,7 +264,7 @@ def main(args: argparse.Namespace) -> int:
             data, spec, config, resumed = _resumed(args)
             print(_resume_line(resumed, spec), file=sys.stderr, flush=True)
         else:
-            spec, config = _spec(args), from_args(TrainConfig, args)
+            spec, config = _spec(args), train_config(args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -311,7 +326,9 @@ def main(args: argparse.Namespace) -> int:
         print()
     if interrupt.requested:
         steps = ", ".join(str(t.step) for t in trainers)
-        print(f"interrupted at step {steps}: the checkpoint and history of that step are in {out}", file=sys.stderr)
+        print(
+            f"interrupted at step {steps}: the checkpoint and history of that step are in {out}", file=sys.stderr
+        )
         return 130
     return 1 if result["final"]["diverged"] else 0
 

@@ -19,6 +19,13 @@ class TrainConfig:
     lr: float = 3e-3  # AdamW learning rate, finite and > 0
     weight_decay: float = 0.0  # AdamW decoupled weight decay, >= 0
     grad_clip: float | None = 1.0  # max gradient norm; None = no clipping
+    # The schedule and AdamW's groups (train/recipe.py): linear warmup over warmup_steps, then cosine decay to
+    # lr_min (None: constant lr); beta2 is AdamW's second-moment rate; decay_matrices_only keeps weight decay
+    # off biases and norm gains. The defaults are the "constant" recipe.
+    warmup_steps: int = 0  # in [0, steps)
+    lr_min: float | None = None  # the cosine's floor, in (0, lr]
+    beta2: float = 0.999  # in (0, 1)
+    decay_matrices_only: bool = False
     seed: int = 0  # model initialisation and batch order
     eval_every: int = 50  # steps between test-set evaluations
     device: str = "auto"  # "auto": CUDA when available, else CPU
@@ -39,6 +46,15 @@ class TrainConfig:
             raise ValueError(f"weight_decay must be a finite number >= 0 (got {self.weight_decay!r})")
         if self.grad_clip is not None:
             _finite_positive("grad_clip", self.grad_clip)
+        check_positive_int("warmup_steps", self.warmup_steps, 0, self.steps - 1)
+        if self.lr_min is not None:
+            _finite_positive("lr_min", self.lr_min)
+            if self.lr_min > self.lr:
+                raise ValueError(f"lr_min must be in (0, lr = {self.lr}] (got {self.lr_min!r})")
+        if not (isinstance(self.beta2, (int, float)) and not isinstance(self.beta2, bool) and 0 < self.beta2 < 1):
+            raise ValueError(f"beta2 must be a number in (0, 1) (got {self.beta2!r})")
+        if not isinstance(self.decay_matrices_only, bool):
+            raise ValueError(f"decay_matrices_only must be True or False (got {self.decay_matrices_only!r})")
         if self.device not in DEVICES:
             raise ValueError(f"device must be one of {list(DEVICES)} (got {self.device!r})")
         if self.target_accuracy is not None and not (

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from georesolver_core.tasks.base import IGNORE, Batch, Task
-from georesolver_core.train import distributed
+from georesolver_core.train import distributed, recipe
 from georesolver_core.train.checkpoint import checkpoint_writer, optimizer_state_for, write_atomic_group
 from georesolver_core.train.config import TrainConfig
 
@@ -94,7 +94,9 @@ class Trainer:
         if self.world.distributed:
             ids = [self.device.index] if self.device.type == "cuda" else None
             self.module = nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        self.optimizer = torch.optim.AdamW(
+            recipe.param_groups(self.model, config), lr=config.lr, betas=(0.9, config.beta2)
+        )
         self.generator = torch.Generator().manual_seed(config.seed)
         self.step = 0
         self.seconds = 0.0  # wall-clock training time (steps and evaluations)
@@ -133,6 +135,7 @@ class Trainer:
             return {"step": self.step + 1, "loss": loss_value, "accuracy": acc_value}
         if self.config.grad_clip is not None:
             nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
+        recipe.set_lr(self.optimizer, recipe.lr_at(self.config, self.step))  # the schedule of train/recipe.py
         self.optimizer.step()
         self.step += 1
         self.seconds += time.perf_counter() - t0
