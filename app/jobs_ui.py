@@ -30,7 +30,9 @@ def runner() -> JobRunner:
     try:
         return default_runner(present=_connected)
     except ValueError as err:
-        raise ValueError(f"{err}; or start the server with --jobs local (worker processes on this machine)") from None
+        raise ValueError(
+            f"{err}; or start the server with --jobs local (worker processes on this machine)"
+        ) from None
     except Exception as err:  # Ray's own connection errors: a page says so instead of a traceback
         raise ValueError(
             f"the job runner could not reach its cluster ({type(err).__name__}: {err}); start the server with "

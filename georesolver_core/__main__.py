@@ -127,7 +127,9 @@ def _main(argv: list[str] | None) -> int:
     t.set_defaults(func=_train)
     from georesolver_core.embeddings import cli as embed_cli
 
-    e = sub.add_parser("embed", help="embed a WordNet closure (Poincaré, sphere, plane) and measure mean rank / MAP")
+    e = sub.add_parser(
+        "embed", help="embed a WordNet closure (Poincaré, sphere, plane) and measure mean rank / MAP"
+    )
     embed_cli.add_arguments(e)
     e.set_defaults(func=embed_cli.main)
     args = parser.parse_args(argv)

@@ -308,8 +308,16 @@ def landscape_lab() -> None:
         study = _descent(
             DescentConfig(
                 DescentSetup(
-                    geometry, n=n, eps=eps, tau=tau, c=c, resolution=resolution, n_starts=n_starts, steps=steps,
-                    lr=lr, seed=s.seed,
+                    geometry,
+                    n=n,
+                    eps=eps,
+                    tau=tau,
+                    c=c,
+                    resolution=resolution,
+                    n_starts=n_starts,
+                    steps=steps,
+                    lr=lr,
+                    seed=s.seed,
                 ),  # fmt: skip
                 dtype=dtype_name,
                 device=device,

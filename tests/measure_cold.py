@@ -47,9 +47,12 @@ def settle(browser, url: str, timeout_s: float = 300.0) -> float:
     page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
     quiet_since = None
     while time.perf_counter() - t0 < timeout_s:
-        busy = page.locator(
-            '[data-testid="stStatusWidget"], [data-testid="stSkeleton"], [data-testid="stAppSkeleton"]'
-        ).count() > 0
+        busy = (
+            page.locator(
+                '[data-testid="stStatusWidget"], [data-testid="stSkeleton"], [data-testid="stAppSkeleton"]'
+            ).count()
+            > 0
+        )
         drawn = page.locator('[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]').count() > 0
         now = time.perf_counter()
         if busy or not drawn:

@@ -48,7 +48,7 @@ def user_ratios(seq_len: int, repeats: int, causal: bool, eps: float = 0.1) -> d
         ratios = []
         for rep in range(repeats + 1):
             times = {}
-            for name, fn in ((("ours", ours), ("sdpa", sdpa)) if rep % 2 else (("sdpa", sdpa), ("ours", ours))):
+            for name, fn in (("ours", ours), ("sdpa", sdpa)) if rep % 2 else (("sdpa", sdpa), ("ours", ours)):
                 for t in leaves:
                     t.grad = None
                 start = time.perf_counter()
@@ -67,8 +67,13 @@ def main() -> None:
     ap.add_argument("--causal", action="store_true")
     args = ap.parse_args()
     user = user_ratios(args.seq_len, args.repeats, args.causal)
-    bench = {r["row"]: r["ratio"] for r in headline((args.seq_len,), rows=tuple(ROWS), causal=args.causal, repeats=args.repeats)}
-    print(f"T = {args.seq_len}, causal = {args.causal}, {args.repeats} interleaved pairs each, {torch.get_num_threads()} threads")
+    bench = {
+        r["row"]: r["ratio"]
+        for r in headline((args.seq_len,), rows=tuple(ROWS), causal=args.causal, repeats=args.repeats)
+    }
+    print(
+        f"T = {args.seq_len}, causal = {args.causal}, {args.repeats} interleaved pairs each, {torch.get_num_threads()} threads"
+    )
     print(f"{'row':6} {'as a user calls it':>19} {'bench headline':>15} {'difference':>11}")
     for row in ROWS:
         print(f"{row:6} {user[row]:19.2f} {bench[row]:15.2f} {100 * (bench[row] / user[row] - 1):+10.1f}%")

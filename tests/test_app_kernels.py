@@ -143,7 +143,10 @@ def test_malformed_report_is_refused_and_forgotten_when_the_file_is_removed(at, 
 def test_oversized_and_deeply_nested_uploads_are_refused_before_use(at):
     huge = b"[" + b" " * 2_100_000 + b"]"
     deep = b"[" * 100_000 + b"]" * 100_000
-    for name, data, words in (("huge.json", huge, "bytes; at most"), ("deep.json", deep, "not a benchmark report")):
+    for name, data, words in (
+        ("huge.json", huge, "bytes; at most"),
+        ("deep.json", deep, "not a benchmark report"),
+    ):
         at.file_uploader(key="kern_upload").set_value((name, data, "application/json"))
         at.run()
         assert not at.exception, [e.value for e in at.exception]

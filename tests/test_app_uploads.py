@@ -17,7 +17,9 @@ from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 from tests.app_pages import open_page
 from tests.test_upload_fuzz import _Exploit
 
-TINY = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=8, n_heads=2)))
+TINY = RunSpec(
+    task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=8, n_heads=2))
+)
 
 
 def _saved(payload) -> bytes:

@@ -201,7 +201,11 @@ OWN_VOCABULARY = {"kind", "radius"}
 def _own_vocabulary(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr in OWN_VOCABULARY
-    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in OWN_VOCABULARY
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value in OWN_VOCABULARY
+    )
 
 
 def key_comparisons(source: str, keys: set[str]) -> list[int]:

@@ -90,7 +90,12 @@ def test_a_good_report_round_trips_and_is_usable():
     doc = load_report(json.dumps(_good()).encode())
     assert doc == _good()
     _use(doc)
-    assert [t["met"] for t in bench.judge(doc)] == [False, None, True, True]  # ida 1.4 > 1.0, hida not run, sida 1.2 <= 1.3
+    assert [t["met"] for t in bench.judge(doc)] == [
+        False,
+        None,
+        True,
+        True,
+    ]  # ida 1.4 > 1.0, hida not run, sida 1.2 <= 1.3
 
 
 def _set(doc, path, value):

@@ -42,7 +42,12 @@ def test_default_budget_and_environment_override(monkeypatch):
     [
         (lambda: DMGConfig(capacity=1 << 20, dim=65536), ["capacity=1048576", "dim=65536"]),
         (lambda: AttentionConfig(d_model=65536, n_heads=4), ["d_model=65536"]),
-        (lambda: ModelConfig(d_in=65536, n_classes=65536, max_len=4096, n_layers=16, attention=AttentionConfig(d_model=1024)), ["d_in=65536"]),
+        (
+            lambda: ModelConfig(
+                d_in=65536, n_classes=65536, max_len=4096, n_layers=16, attention=AttentionConfig(d_model=1024)
+            ),
+            ["d_in=65536"],
+        ),
         (lambda: make_task("noisy", size=100_000, length=1024, dim=4096), ["n_train=100000", "dim=4096"]),
         (lambda: make_task("hierarchy", size=11), ["depth=11"]),  # 4095 nodes: (n^2, 2, n) one-hot pairs
     ],

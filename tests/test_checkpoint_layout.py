@@ -64,7 +64,9 @@ def test_an_old_checkpoint_resumes_with_each_weight_and_moment_on_its_parameter(
         if want["exp_avg_sum"] is None:
             assert "exp_avg" not in state, name
         else:
-            assert float(state["exp_avg"].double().sum()) == pytest.approx(want["exp_avg_sum"], rel=1e-6, abs=1e-12)
+            assert float(state["exp_avg"].double().sum()) == pytest.approx(
+                want["exp_avg_sum"], rel=1e-6, abs=1e-12
+            )
     step = trainer.step
     trainer.config = dataclasses.replace(trainer.config, steps=step + 1)
     trainer.run()

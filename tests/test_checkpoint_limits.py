@@ -81,7 +81,9 @@ def _edited(good: bytes, edit) -> bytes:
     [
         # a run description whose task asks for about 2 TB of data: refused from its sizes
         (
-            lambda d: d["meta"]["spec"].update(task="noisy", size=100_000, task_args=[("length", 1024), ("dim", 4096)]),
+            lambda d: d["meta"]["spec"].update(
+                task="noisy", size=100_000, task_args=[("length", 1024), ("dim", 4096)]
+            ),
             "noisy-label data set .* over the memory budget",
         ),
         (
@@ -89,7 +91,9 @@ def _edited(good: bytes, edit) -> bytes:
             "weights do not fit the model",
         ),
         (
-            lambda d: d["train_config"].update(batch_size=65536) or d["meta"]["spec"].update(task="copy", size=1024),
+            lambda d: (
+                d["train_config"].update(batch_size=65536) or d["meta"]["spec"].update(task="copy", size=1024)
+            ),
             "training step's activations .* over the memory budget",
         ),
         (lambda d: next(iter(d["model"].values())).fill_(float("nan")), "NaN or infinite"),

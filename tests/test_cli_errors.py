@@ -17,8 +17,22 @@ CASES = [
     (["routing", "--n-pool", "1048576", "--dim", "65536"], "over the memory budget"),
     (["train", "--task", "copy", "--eta", "0.3", "--steps", "1"], "takes no option"),
     (["train", "--task", "digits", "--size", "5", "--steps", "1"], "fixed size"),
-    (["train", "--task", "copy", "--size", "1024", "--d-model", "1024", "--layers", "16", "--batch-size", "65536"],
-     "over the memory budget"),  # fmt: skip
+    (
+        [
+            "train",
+            "--task",
+            "copy",
+            "--size",
+            "1024",
+            "--d-model",
+            "1024",
+            "--layers",
+            "16",
+            "--batch-size",
+            "65536",
+        ],
+        "over the memory budget",
+    ),  # fmt: skip
     (["bench", "--seq-lens", "1048576", "--kernels", "ida-naive", "--naive-max-len", "1048576"], "memory budget"),
     (["bench", "--compression", "--keys", "100000000000"], "memory budget"),
     (["bench", "--threads", "0"], "threads"),

@@ -102,7 +102,8 @@ def test_the_kernels_pick_it_up(fourth):
         torch.testing.assert_close(ours, theirs)
     x = torch.linspace(0.0, 4.0, 9, dtype=torch.float64)
     torch.testing.assert_close(
-        ida_score_mod(KernelSpec(0.1, NAME))(x, 0, 0, 0, 0), ida_score_mod(KernelSpec(0.1, "euclidean"))(x, 0, 0, 0, 0)
+        ida_score_mod(KernelSpec(0.1, NAME))(x, 0, 0, 0, 0),
+        ida_score_mod(KernelSpec(0.1, "euclidean"))(x, 0, 0, 0, 0),
     )
     torch.manual_seed(0)
     ours = GeoAttention(AttentionConfig(d_model=16, n_heads=2, kernel=KIND))
@@ -142,7 +143,9 @@ def test_the_kernel_benchmark_picks_it_up():
         "print(json.dumps({'fused': list(run.FUSED), 'rows': [r['kernel'] for r in report['rows']]}))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert KIND in got["fused"] and KIND in got["rows"]

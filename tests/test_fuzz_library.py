@@ -129,7 +129,9 @@ def _draw_call(rng: random.Random):
         v = v[..., : q.shape[-2], :] if v.shape[-2] >= q.shape[-2] else v
         window, n_global = draw.pick(([None, 1, 3], [0, -2, 64])), draw.pick(([None, 0, 1], [99, -1]))
         causal = rng.random() < 0.5
-        return "fp_hida", lambda: attention.fp_hida(q, q, v, eps=eps, c=c, window=window, n_global=n_global, causal=causal)
+        return "fp_hida", lambda: attention.fp_hida(
+            q, q, v, eps=eps, c=c, window=window, n_global=n_global, causal=causal
+        )
     if which == 7:
         q, k, v = _points(draw, "poincare")
         anchors = _tensor(draw, (draw.size([1, 3], [0]), q.shape[-1]), q.dtype, "poincare")

@@ -21,7 +21,10 @@ SMALL = dict(block_q=16, block_k=16)  # several tiles with ragged edges
 def kernels(weights: bool):
     """(name, fn(q, k, [v,] spec)) for the reference and the fused kernel."""
     if weights:
-        return [("reference", reference_ida_weights), ("fused", lambda q, k, s: fused_ida_weights(q, k, s, **SMALL))]
+        return [
+            ("reference", reference_ida_weights),
+            ("fused", lambda q, k, s: fused_ida_weights(q, k, s, **SMALL)),
+        ]
     return [("reference", reference_ida), ("fused", lambda q, k, v, s: fused_ida(q, k, v, s, **SMALL))]
 
 
@@ -65,7 +68,9 @@ def test_a_key_of_multiplicity_n_is_n_copies_of_it(geometry, impl, kernel):
     copies = torch.repeat_interleave(torch.arange(18), counts.long())  # (m') indices into the keys
     gout = torch.randn(2, 21, 3, dtype=torch.float64)
     summary = grads(lambda a, b, c: kernel(a, b, c, KernelSpec(0.05, geometry, counts=counts)), (q, k, v), gout)
-    spread = grads(lambda a, b, c: kernel(a, b[:, copies], c[:, copies], KernelSpec(0.05, geometry)), (q, k, v), gout)
+    spread = grads(
+        lambda a, b, c: kernel(a, b[:, copies], c[:, copies], KernelSpec(0.05, geometry)), (q, k, v), gout
+    )
     for name, a, b in zip(["o", "dq", "dk", "dv"], summary, spread, strict=True):
         assert close(a, b), f"{impl} {name}: {float((a - b).abs().max()):.2e}"
 

@@ -63,7 +63,9 @@ def test_pl_sweeps_use_the_clamped_line():
 
 
 def test_descent_lab_runs_both_kernels_on_the_same_keys():
-    study = descent_lab(DescentConfig(DescentSetup("euclidean", n=3, eps=1e-2, resolution=20, n_starts=2, steps=10)))
+    study = descent_lab(
+        DescentConfig(DescentSetup("euclidean", n=3, eps=1e-2, resolution=20, n_starts=2, steps=10))
+    )
     assert set(study.results) == {"ida", "softmax"}
     assert all(len(r.outcomes) == 2 for r in study.results.values())
     with pytest.raises(ValueError, match="dtype"):

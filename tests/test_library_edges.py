@@ -82,7 +82,9 @@ def test_the_checks_leave_good_inputs_alone():
     assert capacity_of(0, 4, 1, 1.0) == 0
     x = _small(2, 5, 8)
     assert torch.isfinite(_layer()(x)).all()
-    w = softmax_attention(torch.full((1, 2, 4), 1e8, dtype=f64), torch.full((1, 3, 4), 1e8, dtype=f64), _small(1, 3, 4, dtype=f64))
+    w = softmax_attention(
+        torch.full((1, 2, 4), 1e8, dtype=f64), torch.full((1, 3, 4), 1e8, dtype=f64), _small(1, 3, 4, dtype=f64)
+    )
     assert torch.isfinite(w).all()  # float64 holds scores of 4e16 / 2
     assert torch.isfinite(kivi_quantize(_small(16, 8) * 1e4, bits=4).dequantize()).all()
 

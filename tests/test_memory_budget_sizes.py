@@ -89,7 +89,10 @@ def test_the_text_task_checks_its_validation_windows(monkeypatch):
 def test_a_bad_budget_in_the_environment_is_one_error_line():
     env = {**os.environ, "GEORESOLVER_MEMORY_BUDGET": "lots"}
     proc = subprocess.run(
-        [sys.executable, "-m", "georesolver_core", "train", "--steps", "1"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "georesolver_core", "train", "--steps", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: GEORESOLVER_MEMORY_BUDGET") and "Traceback" not in proc.stderr

@@ -77,7 +77,9 @@ def test_without_memory_the_token_gate_passes_the_storage_path():
 
 @pytest.mark.parametrize("kernel", sorted(ATTENTION))
 def test_every_registry_kernel_trains_with_finite_gradients(kernel):
-    cfg = ModelConfig(d_in=6, n_classes=3, max_len=7, attention=AttentionConfig(d_model=16, n_heads=2, kernel=kernel))
+    cfg = ModelConfig(
+        d_in=6, n_classes=3, max_len=7, attention=AttentionConfig(d_model=16, n_heads=2, kernel=kernel)
+    )
     torch.manual_seed(0)
     model = build_model(cfg)
     x = torch.randn(4, 7, 6)
@@ -103,7 +105,11 @@ def test_softmax_baseline_has_the_same_size_and_parameter_count(d_model, layers)
         ({}, {"kernel": "nope"}, "kernel must be one of"),
         ({"attention": "ida"}, None, "attention must be an AttentionConfig"),
         ({}, {"d_model": 0}, "d_model must be"),
-        ({}, {"d_model": 2048, "n_heads": 4}, r"d_model must be an integer in \[1, 1024\]"),  # the model's width cap
+        (
+            {},
+            {"d_model": 2048, "n_heads": 4},
+            r"d_model must be an integer in \[1, 1024\]",
+        ),  # the model's width cap
         ({"n_layers": -1}, {}, "n_layers must be"),
         ({}, {"eps": 0.0}, "eps must be"),
         ({"memory": "tape"}, {}, "memory must be one of"),
@@ -126,7 +132,9 @@ def test_every_hida_size_reaches_the_kernel_that_reads_it():
     model = build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=cfg))
     assert model.blocks[0].attn.kernel.anchors.shape == (2, 3, 4)  # (heads, m, head size)
     fp = AttentionConfig(d_model=8, n_heads=2, kernel="fp-hida", window=2, n_global=1)
-    assert build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=fp)).blocks[0].attn.kernel.config == fp
+    assert (
+        build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=fp)).blocks[0].attn.kernel.config == fp
+    )
     chida = AttentionConfig(d_model=8, n_heads=2, kernel="c-hida", n_summaries=5)
     kernel = build_model(ModelConfig(d_in=4, n_classes=2, max_len=6, attention=chida)).blocks[0].attn.kernel
     assert kernel.chida.n_summaries == 5
@@ -135,7 +143,9 @@ def test_every_hida_size_reaches_the_kernel_that_reads_it():
 
 
 def test_wrong_input_shape_is_a_clear_error():
-    model = build_model(ModelConfig(d_in=4, n_classes=2, max_len=5, attention=AttentionConfig(d_model=8, n_heads=2)))
+    model = build_model(
+        ModelConfig(d_in=4, n_classes=2, max_len=5, attention=AttentionConfig(d_model=8, n_heads=2))
+    )
     with pytest.raises(ValueError, match="x must have shape"):
         model(torch.randn(2, 6, 4))
 
@@ -143,7 +153,9 @@ def test_wrong_input_shape_is_a_clear_error():
 def test_memory_path_routes_to_a_growing_preallocated_pool():
     """SIDA -> GSR -> DMG: the pool spawns prototypes, the value table keeps its shape, gradients reach it."""
     torch.manual_seed(0)
-    model = build_model(ModelConfig(d_in=6, n_classes=3, max_len=7, attention=AttentionConfig(d_model=16, n_heads=2), memory="gsr"))
+    model = build_model(
+        ModelConfig(d_in=6, n_classes=3, max_len=7, attention=AttentionConfig(d_model=16, n_heads=2), memory="gsr")
+    )
     memory = model.blocks[0].memory
     shape = memory.values.shape
     for _ in range(3):

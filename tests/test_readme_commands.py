@@ -24,11 +24,18 @@ CLI = "python -m georesolver_core"
 # README command (comment stripped) -> flags appended for the quick form
 QUICK: dict[str, list[str]] = {
     f"{CLI} embed --dataset wordnet-nouns --counts": [],
-    f"{CLI} embed --dataset wordnet-mammals --geometry poincare --dim 5 --json --out mammals.json": ["--budget", "2"],
+    f"{CLI} embed --dataset wordnet-mammals --geometry poincare --dim 5 --json --out mammals.json": [
+        "--budget",
+        "2",
+    ],
     f"{CLI} embed --benchmark --budget 90 --out assets/wordnet_benchmark.json": ["--budget", "2"],
     f"{CLI} claims": ["--quick", "--only", "lemma2.3-exact-retrieval-euclidean"],
     f"{CLI} claims --json": ["--quick", "--only", "lemma2.3-exact-retrieval-euclidean"],
-    f"{CLI} claims --json --out assets/claims_report.json": ["--quick", "--only", "lemma2.3-exact-retrieval-euclidean"],
+    f"{CLI} claims --json --out assets/claims_report.json": [
+        "--quick",
+        "--only",
+        "lemma2.3-exact-retrieval-euclidean",
+    ],
     f"{CLI} bench --json": ["--quick", "--seq-lens", "64", "--repeats", "1"],
     f"{CLI} bench --scaling": ["--seq-lens", "64", "128", "--repeats", "1"],
     f"{CLI} bench --profile": ["--seq-lens", "64", "--repeats", "1"],
@@ -37,12 +44,20 @@ QUICK: dict[str, list[str]] = {
     "torchrun --nproc_per_node 2 -m georesolver_core routing --world-size 2 --json": ["--batch-sizes", "64"],
     f"{CLI} bench --compression": ["--keys", "20000"],
     f"{CLI} train --task recall --attention ida --layers 1 --target-accuracy 0.99 --baseline --json": [
-        "--steps", "5", "--out", "runs-recall",
+        "--steps",
+        "5",
+        "--out",
+        "runs-recall",
     ],
     f"{CLI} train --task recall --attention ida --bench": ["--steps", "5"],
     "torchrun --nproc_per_node 2 -m georesolver_core train --task digits": ["--steps", "3", "--out", "runs-ddp"],
     # writes runs/checkpoint.pt, the checkpoint the KV command below reads
-    f"{CLI} train --task text --attention ida --baseline --sample 200 --json": ["--steps", "5", "--eval-every", "5"],
+    f"{CLI} train --task text --attention ida --baseline --sample 200 --json": [
+        "--steps",
+        "5",
+        "--eval-every",
+        "5",
+    ],
     f"{CLI} train --task text --bench --bench-kernels hida sida fp-hida": ["--steps", "3"],
     f"{CLI} bench --compression --kv-checkpoint runs/checkpoint.pt": ["--keys", "2000", "--kv-windows", "2"],
     "python -m georesolver_core.train.gpu_check": [],
@@ -51,8 +66,7 @@ QUICK: dict[str, list[str]] = {
 # A command's exit status where it is not 0: the GPU check refuses, with one line, on a machine with no CUDA GPU.
 EXIT = {"python -m georesolver_core.train.gpu_check": 0 if torch.cuda.is_available() else 2}
 NOT_RUN = {
-    f"{CLI} embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json":
-        "its final ranking of all 82,115 nouns against each other takes minutes whatever the training budget",
+    f"{CLI} embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json": "its final ranking of all 82,115 nouns against each other takes minutes whatever the training budget",
 }
 
 

@@ -33,7 +33,12 @@ def test_the_json_and_the_line_report_the_checkpoints_run(text_checkpoint, tmp_p
     assert doc["spec"] == json.loads(json.dumps(load_checkpoint(text_checkpoint)["meta"]["spec"]))
     assert doc["spec"]["task"] == "text" and doc["spec"]["model"]["attention"]["d_model"] == 16
     assert "val_bits_per_char" in doc["final"] and len(doc["sample"]["text"]) == 5
-    assert doc["resume"] == {"checkpoint": str(text_checkpoint), "step": 3, "overrides": {"--steps": 4}, "ignored": []}
+    assert doc["resume"] == {
+        "checkpoint": str(text_checkpoint),
+        "step": 3,
+        "overrides": {"--steps": 4},
+        "ignored": [],
+    }
     line = captured.err.splitlines()[0]
     assert line.startswith(f"resuming {text_checkpoint} at step 3: GeoResolver (ida) on the text task")
     assert "d_model 16, 1 layers, 2 heads" in line and "--steps 4" in line and "ignored" not in line
@@ -41,14 +46,19 @@ def test_the_json_and_the_line_report_the_checkpoints_run(text_checkpoint, tmp_p
 
 def test_an_abbreviated_flag_is_taken_or_named_like_the_flag_it_stands_for(text_checkpoint, tmp_path, capsys):
     capsys.readouterr()
-    assert main(_resume(text_checkpoint, tmp_path, "--step", "5", "--d-mod=32", "--no-gate", "--lr=0.1", "--json")) == 0
+    assert (
+        main(_resume(text_checkpoint, tmp_path, "--step", "5", "--d-mod=32", "--no-gate", "--lr=0.1", "--json"))
+        == 0
+    )
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert doc["final"]["steps"] == 5 and doc["spec"]["model"]["attention"]["d_model"] == 16
     assert doc["spec"]["model"]["gating"] is True
     assert doc["resume"]["overrides"] == {"--steps": 5}
     assert doc["resume"]["ignored"] == ["--d-model", "--lr", "--no-gate"]
-    assert captured.err.splitlines()[0].endswith("ignored (the checkpoint's run decides): --d-model, --lr, --no-gate")
+    assert captured.err.splitlines()[0].endswith(
+        "ignored (the checkpoint's run decides): --d-model, --lr, --no-gate"
+    )
 
 
 def test_flags_that_the_resumed_command_uses_are_not_called_ignored(text_checkpoint, tmp_path, capsys):
@@ -58,4 +68,3 @@ def test_flags_that_the_resumed_command_uses_are_not_called_ignored(text_checkpo
     assert "--bench" not in captured.err.splitlines()[0] and "--batch-size" in captured.err.splitlines()[0]
     doc = json.loads(captured.out)
     assert doc["spec"]["task"] == "text" and doc["batch_size"] == 4  # the benchmark times the checkpoint's run
-

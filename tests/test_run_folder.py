@@ -71,7 +71,9 @@ def test_ctrl_c_ends_with_one_line_and_a_consistent_folder(tmp_path):
 
 @pytest.mark.slow
 def test_a_second_run_in_the_same_folder_never_sits_beside_the_first_ones_history(tmp_path):
-    first = subprocess.run(_train(tmp_path, "--steps", "30", "--eval-every", "10", "--seed", "1"), capture_output=True)
+    first = subprocess.run(
+        _train(tmp_path, "--steps", "30", "--eval-every", "10", "--seed", "1"), capture_output=True
+    )
     assert first.returncode == 0, first.stderr
     assert _consistent(tmp_path) == 30
     t0 = (tmp_path / "checkpoint.pt").stat().st_mtime
@@ -130,7 +132,9 @@ def test_resume_keeps_the_checkpoints_optimiser_settings(text_checkpoint, tmp_pa
     saved = load_checkpoint(text_checkpoint)["train_config"]
     assert main(["train", "--resume", str(text_checkpoint), "--steps", "4", "--out", str(tmp_path)]) == 0
     resumed = load_checkpoint(tmp_path / "checkpoint.pt")["train_config"]
-    assert {k: resumed[k] for k in ("lr", "batch_size", "seed")} == {k: saved[k] for k in ("lr", "batch_size", "seed")}
+    assert {k: resumed[k] for k in ("lr", "batch_size", "seed")} == {
+        k: saved[k] for k in ("lr", "batch_size", "seed")
+    }
     assert resumed["steps"] == 4
 
 
@@ -241,10 +245,23 @@ def test_ctrl_c_in_process_stops_at_a_step_with_its_checkpoint_and_history(tmp_p
         return row
 
     monkeypatch.setattr(Trainer, "train_step", step)
-    argv = ["train", *TINY, "--steps", "1000", "--eval-every", "5", "--checkpoint-every", "5", "--out", str(tmp_path)]
+    argv = [
+        "train",
+        *TINY,
+        "--steps",
+        "1000",
+        "--eval-every",
+        "5",
+        "--checkpoint-every",
+        "5",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(argv) == 130
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == [f"interrupted at step 7: the checkpoint and history of that step are in {tmp_path}"]
+    assert err.strip().splitlines() == [
+        f"interrupted at step 7: the checkpoint and history of that step are in {tmp_path}"
+    ]
     assert _consistent(tmp_path) == 7
 
 

@@ -106,5 +106,8 @@ def test_cli_text_run_reports_bits_and_a_baseline(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     final = doc["final"]
     assert final["val_bits_per_char"] == pytest.approx(final["val_nats"] / 0.6931471805599453)
-    assert doc["baseline"]["spec"]["model"]["attention"]["kernel"] == "softmax" and doc["baseline"]["final"]["steps"] == 4
+    assert (
+        doc["baseline"]["spec"]["model"]["attention"]["kernel"] == "softmax"
+        and doc["baseline"]["final"]["steps"] == 4
+    )
     assert len(doc["sample"]["text"]) == 10

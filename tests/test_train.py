@@ -27,7 +27,9 @@ from georesolver_core.train import (
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: see conftest
 
-SMALL = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2)))
+SMALL = RunSpec(
+    task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=16, n_heads=2))
+)
 
 
 def _trainer(steps=6, spec=SMALL, **kw):
@@ -236,7 +238,12 @@ def test_cli_flags_land_in_the_spec_and_config_fields_they_name():
     cli.add_arguments(parser)
     args = parser.parse_args("--task noisy --layers 3 --heads 2 --no-gate --eta 0.3 --steps 7 --lr 0.01".split())
     spec, config = cli._spec(args), cli.train_config(args)
-    assert (spec.task, spec.model.n_layers, spec.model.attention.n_heads, spec.model.gating) == ("noisy", 3, 2, False)
+    assert (spec.task, spec.model.n_layers, spec.model.attention.n_heads, spec.model.gating) == (
+        "noisy",
+        3,
+        2,
+        False,
+    )
     assert spec.task_args == (("eta", 0.3),)
     assert (config.steps, config.lr, config.weight_decay) == (7, 0.01, 0.0)
     assert config.eval_every == 25  # the CLI's own default, not TrainConfig's

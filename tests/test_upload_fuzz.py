@@ -371,7 +371,9 @@ def test_fuzz_routing_traffic_upload():
 
 # --- Training: the checkpoint ------------------------------------------------------------------------------
 
-TINY = RunSpec(task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=8, n_heads=2)))
+TINY = RunSpec(
+    task="recall", size=4, model=ModelConfig(n_layers=1, attention=AttentionConfig(d_model=8, n_heads=2))
+)
 
 
 @pytest.fixture(scope="module")

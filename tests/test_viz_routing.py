@@ -28,7 +28,9 @@ def test_sphere_prototypes_get_distinct_colours_and_arcs_take_their_prototypes_c
     assert [t.marker.color for t in protos] == colours
     assert [t.name.split()[0] for t in protos] == [f"c{e}" for e in range(12)]
     assert sum(int(t.name.split()[-1].rstrip(")")) for t in protos) == 30  # Top-1 counts cover every query
-    assert not [t for t in fig.data if "text" in (getattr(t, "mode", None) or "")]  # no name written over a marker or an arc
+    assert not [
+        t for t in fig.data if "text" in (getattr(t, "mode", None) or "")
+    ]  # no name written over a marker or an arc
 
 
 def test_sphere_with_many_prototypes_keeps_them_in_one_trace_named_in_the_hover():

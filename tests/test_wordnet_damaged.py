@@ -20,7 +20,9 @@ LICENCE = "  1 This software and database is being provided to you, the LICENSEE
 
 def _synset(offset: int, lemma: str, hypernyms: list[int]) -> str:
     pointers = " ".join(f"@ {h:08d} n 0000" for h in hypernyms)
-    return f"{offset:08d} 03 n 01 {lemma} 0 {len(hypernyms):03d} {pointers} | the gloss of {lemma}".replace("  ", " ")
+    return f"{offset:08d} 03 n 01 {lemma} 0 {len(hypernyms):03d} {pointers} | the gloss of {lemma}".replace(
+        "  ", " "
+    )
 
 
 def _database(folder, lines: list[str]):

@@ -75,7 +75,9 @@ def test_gensim_row_trains_within_the_budget_and_is_measured_by_our_protocol():
     pytest.importorskip("gensim")
     from georesolver_core.embeddings.benchmark import gensim_poincare
 
-    row = gensim_poincare(_tiny_closure(), dim=2, budget_s=0.3, negative=2)  # the default 10 need 10 unrelated nodes
+    row = gensim_poincare(
+        _tiny_closure(), dim=2, budget_s=0.3, negative=2
+    )  # the default 10 need 10 unrelated nodes
     assert (
         row["epochs_run"] >= 1 and row["train_seconds"] < 0.3 + 5.0
     )  # stopped at the budget, one epoch late at most

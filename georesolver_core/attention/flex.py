@@ -145,7 +145,11 @@ def _sphere_sq(x: torch.Tensor, c: float) -> torch.Tensor:
     )
 
 
-SQ_DISTANCE = {"Euclidean": _euclidean_sq, "Poincare": _poincare_sq, "Sphere": _sphere_sq}  # x -> d^2, as AUGMENTED
+SQ_DISTANCE = {
+    "Euclidean": _euclidean_sq,
+    "Poincare": _poincare_sq,
+    "Sphere": _sphere_sq,
+}  # x -> d^2, as AUGMENTED
 
 
 def ida_score_mod(spec: KernelSpec):

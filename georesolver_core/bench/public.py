@@ -132,10 +132,18 @@ HEADLINE: dict[str, Pair] = {
     "sida": Pair("SIDA (sphere)", "attention.ida(geometry='sphere')", "SDPA", _ida_pair("sphere")),
     # a (B, H, T, T) output, its upstream gradient and the twin's logits
     "ida_weights": Pair(
-        "IDA weights", "attention.ida_weights", "softmax(q k^T / sqrt d)", _weights_pair, io_tensors=8, tt_tensors=4
+        "IDA weights",
+        "attention.ida_weights",
+        "softmax(q k^T / sqrt d)",
+        _weights_pair,
+        io_tensors=8,
+        tt_tensors=4,
     ),
     "GeoAttention": Pair(
-        "GeoAttention, kernel 'ida'", "attention.GeoAttention", "GeoAttention 'softmax'", _module_pair("ida"),
+        "GeoAttention, kernel 'ida'",
+        "attention.GeoAttention",
+        "GeoAttention 'softmax'",
+        _module_pair("ida"),
         io_tensors=32,
     ),  # fmt: skip
 }

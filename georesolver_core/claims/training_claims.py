@@ -65,10 +65,7 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
         starts = [gs.search_starts(t, n_rand, seed=i) for i, t in enumerate(tokens)]
         slack = min((gs.min_margin(g, st, steps=steps) for g, st in zip(gates, starts, strict=True)),
                     key=lambda w: w.margin)  # fmt: skip
-        radii = [
-            r0 * f
-            for f in ((1 / 8, 1 / 2, 1.0, 4.0) if quick else (1 / 16, 1 / 4, 1 / 2, 1.0, 4.0, 16.0))
-        ]
+        radii = [r0 * f for f in ((1 / 8, 1 / 2, 1.0, 4.0) if quick else (1 / 16, 1 / 4, 1 / 2, 1.0, 4.0, 16.0))]
         worst = [
             min((gs.min_ratio_in_ball(g, st, r, steps=steps) for g, st in zip(gates, starts, strict=True)),
                 key=lambda w: w.sigma_min)

@@ -210,8 +210,13 @@ def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits
     report = kv_sweep(trainer.model, batch, methods=methods, bits=bits, progress=progress)
     att = spec.model.attention
     return {
-        "model": {"attention": att.kernel, "d_model": att.d_model, "n_layers": spec.model.n_layers,
-                  "n_heads": att.n_heads, "eps": att.eps},  # fmt: skip
+        "model": {
+            "attention": att.kernel,
+            "d_model": att.d_model,
+            "n_layers": spec.model.n_layers,
+            "n_heads": att.n_heads,
+            "eps": att.eps,
+        },  # fmt: skip
         "steps": trainer.step,
         "windows": len(batch),
         "context": trainer.task.context,

@@ -241,7 +241,11 @@ def compare_steps(
                 for name in ("loss", "cosine", "gate"):
                     live["history"][name].append(m[name])
                 live["history"]["step"].append(step)
-                yield min(done / total, 1.0), f"{kind}, seed {seed}, step {step}: cosine {m['cosine']:.3f}", partial
+                yield (
+                    min(done / total, 1.0),
+                    f"{kind}, seed {seed}, step {step}: cosine {m['cosine']:.3f}",
+                    partial,
+                )
     return results
 
 

@@ -277,8 +277,11 @@ def _check_pair(x, y, geometry, c, names=("x", "y")):
     # the (..., n, m) result, and as many bytes again for the chunks it is assembled from
     n, m = x.shape[-2], y.shape[-2]
     check_memory(
-        "a pairwise distance matrix", 2 * x.element_size() * elements(batch.numel(), n, m),
-        n=n, m=m, batch=tuple(batch),
+        "a pairwise distance matrix",
+        2 * x.element_size() * elements(batch.numel(), n, m),
+        n=n,
+        m=m,
+        batch=tuple(batch),
     )
 
 

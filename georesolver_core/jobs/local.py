@@ -29,7 +29,9 @@ SPARE_IMPORTS = ("georesolver_core.train", "georesolver_core.labs.training", "to
 # and what it computes: the text corpus the Training page's default run reads (4 s of CPU in the worker)
 SPARE_WARM = ("georesolver_core.tasks.text:preload",)
 SPARE_ENV = "GR_SPARE_WORKER"  # "0": no spare worker (a fresh process for every job)
-SPARE_DELAY_S = 5.0  # a spare started beside a new job waits this long before its imports (both run at idle priority)
+SPARE_DELAY_S = (
+    5.0  # a spare started beside a new job waits this long before its imports (both run at idle priority)
+)
 WORKER_NICE = (
     10  # added to a worker's niceness (Linux: a nice-10 process gets about a tenth of a nice-0 one's CPU)
 )

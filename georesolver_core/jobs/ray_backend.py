@@ -176,4 +176,3 @@ class RayBackend:
             self.release(job_id)
         if self.owns_ray:
             _ray().shutdown()
-

@@ -72,7 +72,6 @@ class LabStats(Labelled):
     }
 
 
-
 @dataclass(frozen=True)
 class CompressionLab:
     """One configuration of the page, measured."""

@@ -246,7 +246,9 @@ def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> lis
     |slope - predicted| <= tol, the rule of the claim ``prop1-cost-classes``. A slope far below its
     prediction (fixed costs dominating short lengths) is not met either: it says nothing for the claim."""
     out = []
-    timed = [n for i, n in enumerate(rep.lens) if any(i < len(v) and v[i] is not None for v in rep.seconds.values())]
+    timed = [
+        n for i, n in enumerate(rep.lens) if any(i < len(v) and v[i] is not None for v in rep.seconds.values())
+    ]
     n_lo, n_hi = (timed[0], timed[-1]) if timed else (rep.lens[0], rep.lens[-1])
     for kern in rep.kernels:
         s = rep.slopes.get(kern)
@@ -294,9 +296,10 @@ def hida_bench_kernels() -> dict:
     there): L-HIDA keeps 16 anchors taken from the keys (every (n/16)-th); C-HIDA is causal whatever ``causal``.
     """
     return {
-        key: (ATTENTION[key].timing.setting, lambda q, k, v, eps, causal, run=ATTENTION[key].timing.run: run(
-            q, k, v, eps=eps, causal=causal
-        ))
+        key: (
+            ATTENTION[key].timing.setting,
+            lambda q, k, v, eps, causal, run=ATTENTION[key].timing.run: run(q, k, v, eps=eps, causal=causal),
+        )
         for key in timed()
         if ATTENTION[key].timing.naive is None
     }

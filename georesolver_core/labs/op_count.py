@@ -86,7 +86,9 @@ def counted_scaling(
             if n > (max_len or {}).get(kern, n):
                 ops[kern].append(None)
                 continue
-            q, k, v = (t.detach() for t in _inputs(1, 1, n, head_dim, torch.float32, "cpu", geometry=_geometry(kern)))
+            q, k, v = (
+                t.detach() for t in _inputs(1, 1, n, head_dim, torch.float32, "cpu", geometry=_geometry(kern))
+            )
             ops[kern].append(count_ops(_runner(kern, eps, n_anchors, n_summaries), q, k, v)[0])
         per_token_ops = [None if o is None else o / n for o, n in zip(ops[kern], lens, strict=True)]
         series[kern] = per_token_ops if per_token(kern) else ops[kern]

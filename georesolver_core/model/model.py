@@ -63,8 +63,12 @@ class ModelConfig:
         check_memory(
             "this model's weights, gradients and optimiser moments",
             4 * FLOAT32 * self.parameter_estimate(),
-            d_model=self.d_model, n_layers=self.n_layers, d_in=self.d_in, n_classes=self.n_classes,
-            max_len=self.max_len, mlp_hidden=self.hidden,
+            d_model=self.d_model,
+            n_layers=self.n_layers,
+            d_in=self.d_in,
+            n_classes=self.n_classes,
+            max_len=self.max_len,
+            mlp_hidden=self.hidden,
         )
 
     def parameter_estimate(self) -> int:

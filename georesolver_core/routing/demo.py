@@ -53,7 +53,14 @@ def routing_demo(n_protos: int, n_queries: int, *, k: int, eps: float, spread: f
     tail = (1.0 - full.gather(-1, idx).sum(-1)).clamp_min(0.0)
     load = torch.bincount(idx[:, 0], minlength=n_protos)
     return RoutingDemo(
-        q.numpy(), protos.numpy(), idx.numpy(), w.numpy(), tail.numpy(), load.numpy(), load_entropy(load), float(limit)
+        q.numpy(),
+        protos.numpy(),
+        idx.numpy(),
+        w.numpy(),
+        tail.numpy(),
+        load.numpy(),
+        load_entropy(load),
+        float(limit),
     )
 
 

@@ -77,9 +77,16 @@ class DistConfig:
         check_range("timeout_s", self.timeout_s, 0.1, 86400.0)  # finite: datetime.timedelta and waits take it
         # per worker: the batch's scores (B x n_pool), the experts (n_pool x 2 dim x hidden), in float64
         check_memory(
-            "this routing benchmark", 8 * (max(self.batch_sizes, default=1) * (self.n_pool + self.dim)
-                                          + elements(self.n_pool, 2 * self.dim, self.hidden)),
-            batch_sizes=self.batch_sizes, n_pool=self.n_pool, dim=self.dim, hidden=self.hidden,
+            "this routing benchmark",
+            8
+            * (
+                max(self.batch_sizes, default=1) * (self.n_pool + self.dim)
+                + elements(self.n_pool, 2 * self.dim, self.hidden)
+            ),
+            batch_sizes=self.batch_sizes,
+            n_pool=self.n_pool,
+            dim=self.dim,
+            hidden=self.hidden,
         )
         pick_backend(self.world_size, self.backend)
 

@@ -49,8 +49,12 @@ class DMGConfig:
         check_positive_int("capacity", self.capacity, 1, 1 << 20)
         check_positive_int("dim", self.dim, 2, 65536)
         # (capacity, dim) float32 prototypes, with their gradient and two optimiser moments when trained
-        check_memory("a DMG prototype pool", 4 * FLOAT32 * elements(self.capacity, self.dim),
-                     capacity=self.capacity, dim=self.dim)
+        check_memory(
+            "a DMG prototype pool",
+            4 * FLOAT32 * elements(self.capacity, self.dim),
+            capacity=self.capacity,
+            dim=self.dim,
+        )
         check_range("tau_base", self.tau_base, 0.0, 40.0)  # d_S^2 <= pi^2
         check_range("kappa", self.kappa, 0.0, 100.0)
         check_range("gamma", self.gamma, 0.0, 100.0)

@@ -37,5 +37,3 @@ def dyadic_scale_count(n_right: int, h0: float) -> int:
     if n_right < h0:
         return 0
     return math.ceil(math.log2((n_right + 1) / h0))
-
-

@@ -30,5 +30,3 @@ def hybrid_orthogonality_defect_bound(gamma):
     midpoint-collapse regulariser itself, zero only at gamma in {0, 1} (seed 003 section 2.2)."""
     gamma = _f(gamma)
     return 4.0 * gamma * (1.0 - gamma)
-
-

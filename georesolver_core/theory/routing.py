@@ -70,5 +70,3 @@ def routing_entropy_bound(n_pool):
 def quantisation_error_paper(k_max, c=1.0):
     """Proposition 3: quantisation error O(1 / K_max) under compactness (C fitted by the claim)."""
     return _f(c) / _f(k_max)
-
-

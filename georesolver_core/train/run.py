@@ -82,8 +82,12 @@ def check_run_memory(mc: ModelConfig, batch_size: int) -> int:
     pass, B x T x (8 d + 2 h) x L float32, plus the input batch B x T x d_in. A lower bound."""
     per_position = mc.n_layers * (8 * mc.d_model + 2 * mc.hidden) + mc.d_in
     return check_memory(
-        "one training step's activations", FLOAT32 * elements(batch_size, mc.max_len, per_position),
-        batch_size=batch_size, seq_len=mc.max_len, d_model=mc.d_model, n_layers=mc.n_layers,
+        "one training step's activations",
+        FLOAT32 * elements(batch_size, mc.max_len, per_position),
+        batch_size=batch_size,
+        seq_len=mc.max_len,
+        d_model=mc.d_model,
+        n_layers=mc.n_layers,
     )
 
 
@@ -141,7 +145,9 @@ def check_checkpoint(data: dict) -> RunSpec:
     got = {k: v.shape for k, v in data["model"].items()}
     if expected != got:
         wrong = sorted(set(expected) ^ set(got)) or [k for k in expected if expected[k] != got[k]]
-        raise ValueError(f"checkpoint weights do not fit the model it describes (first mismatch: {wrong[0][:60]!r})")
+        raise ValueError(
+            f"checkpoint weights do not fit the model it describes (first mismatch: {wrong[0][:60]!r})"
+        )
     params = list(model.parameters())
     optimizer = optimizer_state_for(model, data)
     ids = [i for g in optimizer["param_groups"] for i in g.get("params", [])]
@@ -182,5 +188,3 @@ def resume(data: dict, config: TrainConfig | None = None, callbacks=(), **kwargs
     trainer = build_trainer(spec, config, callbacks, **kwargs)
     trainer.load_state(data)
     return trainer
-
-

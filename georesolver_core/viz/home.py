@@ -214,9 +214,7 @@ def _panel(ex: ArcExample, geo: str, sphere_3d: bool = False, legend: bool = Fal
         name=f"keys ({geo})",
         showlegend=False,
     )
-    query = _through(
-        p[:1], mode="markers", marker=query_marker, name="query", showlegend=legend, hoverinfo="name"
-    )
+    query = _through(p[:1], mode="markers", marker=query_marker, name="query", showlegend=legend, hoverinfo="name")
     sphere = [_sphere()] if on_sphere else []
     return sphere + arcs + [keys, query]
 

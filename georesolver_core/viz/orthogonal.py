@@ -110,7 +110,10 @@ def eigenvalue_figure(view: OperatorView, height: int = 420) -> go.Figure:
 
 
 def norm_drift_figure(
-    depths: list[int], drift: dict[str, list[float]], height: int = 420, preserved: dict[str, list[float]] | None = None
+    depths: list[int],
+    drift: dict[str, list[float]],
+    height: int = 420,
+    preserved: dict[str, list[float]] | None = None,
 ) -> go.Figure:
     """Mean |x_L| / |x_0| against depth for each residual kind (log-log); ``preserved`` (dashed, same colour):
     the product of the shortcuts' own gains, what an orthogonal shortcut keeps at 1 whatever the branch."""

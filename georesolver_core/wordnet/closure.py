@@ -126,7 +126,9 @@ def hypernym_graph(path: str | os.PathLike | None = None) -> tuple[list[str], li
     for off in offsets:
         targets = {p.offset for p in synsets[off].pointers if p.symbol in FOLLOWED and p.pos == "n"}
         if off in targets:
-            raise ValueError(f"malformed WordNet database: {line_of(synsets[off], path)}: a synset is its own hypernym")
+            raise ValueError(
+                f"malformed WordNet database: {line_of(synsets[off], path)}: a synset is its own hypernym"
+            )
         missing = sorted(t for t in targets if t not in index)
         if missing:
             raise ValueError(
@@ -217,7 +219,9 @@ def noun_closure(path: str | os.PathLike | None = None) -> Closure:
 def mammal_closure(path: str | os.PathLike | None = None) -> Closure:
     """The published mammal closure (module docstring), read from the database files (no download)."""
     names, parents = hypernym_graph(path)
-    return filtered_closure(names, parents, MAMMAL_ROOT, MAMMAL_FILTER, MAMMAL_DROP, name="WordNet mammals (closure)")
+    return filtered_closure(
+        names, parents, MAMMAL_ROOT, MAMMAL_FILTER, MAMMAL_DROP, name="WordNet mammals (closure)"
+    )
 
 
 def filtered_closure(
@@ -231,7 +235,11 @@ def filtered_closure(
     anc = ancestors(parents)
     drop_a = {i for i, n in enumerate(names) if n in ancestors_out}
     pairs = {
-        (u, a) for u, au in enumerate(anc) if r in au and names[u] not in hyponyms_out for a in au if a not in drop_a
+        (u, a)
+        for u, au in enumerate(anc)
+        if r in au and names[u] not in hyponyms_out
+        for a in au
+        if a not in drop_a
     }
     keep = sorted({x for p in pairs for x in p})
     out = _restrict(names, parents, anc, keep, name=name)

@@ -26,7 +26,7 @@ LICENCE = (
     "WordNet 3.0 Copyright 2006 by Princeton University. All rights reserved. Permission to use, copy, "
     "modify and distribute this software and database and its documentation for any purpose and without fee "
     "or royalty is hereby granted, provided that this copyright notice and these statements appear on all "
-    "copies. THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\" AND PRINCETON UNIVERSITY MAKES NO "
+    'copies. THIS SOFTWARE AND DATABASE IS PROVIDED "AS IS" AND PRINCETON UNIVERSITY MAKES NO '
     "REPRESENTATIONS OR WARRANTIES, EXPRESS OR IMPLIED. The name of Princeton University or Princeton may not "
     "be used in advertising or publicity pertaining to distribution of the software and/or database."
 )
@@ -75,9 +75,7 @@ def _parse_data_line(line: str) -> Synset:
         lemmas = tuple(f[4 + 2 * i] for i in range(n_words))
         i = 4 + 2 * n_words
         n_ptr = int(f[i])
-        pointers = tuple(
-            Pointer(f[i + 1 + 4 * j], int(f[i + 2 + 4 * j]), f[i + 3 + 4 * j]) for j in range(n_ptr)
-        )
+        pointers = tuple(Pointer(f[i + 1 + 4 * j], int(f[i + 2 + 4 * j]), f[i + 3 + 4 * j]) for j in range(n_ptr))
     except IndexError:
         raise ValueError(f"the line ends early: {len(f)} fields, fewer than its counts announce") from None
     except ValueError as err:  # int() of a field that is not a number
@@ -113,7 +111,7 @@ def read_synsets(pos: str = "noun", path: str | os.PathLike | None = None) -> di
 
 
 def line_of(synset: Synset, path: str | os.PathLike | None = None) -> str:
-    """"FILE, line N" of a synset read by ``read_synsets`` (for error messages)."""
+    """ "FILE, line N" of a synset read by ``read_synsets`` (for error messages)."""
     return _where(find_database(path) / f"data.{_FILE_POS[synset.pos]}", synset.line)
 
 
