@@ -1,4 +1,4 @@
-"""Headless command line: ``python -m georesolver_core {claims,bench,routing,train,embed} [--json]``."""
+"""Headless command line: ``python -m georesolver_core {claims,bench,routing,train,lm-study,embed} [--json]``."""
 
 from __future__ import annotations
 
@@ -125,6 +125,14 @@ def _main(argv: list[str] | None) -> int:
     t = sub.add_parser("train", help="train a GeoResolver or softmax model on a task (torchrun: data-parallel)")
     train_cli.add_arguments(t)
     t.set_defaults(func=_train)
+    from georesolver_core.train import lm_study
+
+    s = sub.add_parser(
+        "lm-study",
+        help="softmax vs inverse-distance attention on text: same rate grid, seeds, equal steps and time",
+    )
+    lm_study.add_arguments(s)
+    s.set_defaults(func=lm_study.main)
     from georesolver_core.embeddings import cli as embed_cli
 
     e = sub.add_parser(

@@ -63,13 +63,17 @@ def make_backend(name: str | None = None):
     return RayBackend(address=None if name == "ray" else name)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def core_budget() -> int:
     """Workers that fit beside the server: the cores this process may use, less one for the server."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
+    return max(1, usable_cores() - 1)
 
 
 class JobHandle:

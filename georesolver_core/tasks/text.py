@@ -100,6 +100,20 @@ class TextTask(Task):
     def test_set(self) -> Batch:
         return self._test
 
+    def heldout_set(self, n: int = VALIDATION_WINDOWS) -> Batch:
+        """Up to ``n`` windows of the validation text after those ``test_set`` reads: a test split that no
+        training run evaluates on (the LM study's final report reads it, and nothing else)."""
+        check_positive_int("n", n, 1, 1 << 20)
+        first = self._test.x.shape[0]  # test_set's windows start at 0, T, 2T, ...
+        n = min(n, (len(self.validation_ids) - 1) // self.context - first)
+        if n < 1:
+            raise ValueError(
+                f"the validation text ({len(self.validation_ids)} characters) has no windows beyond the "
+                f"{first} the evaluation reads at context {self.context}: install WordNet for the full corpus"
+            )
+        self.check_batch(n, "held-out windows")
+        return self._windows(self.validation_ids, (first + torch.arange(n)) * self.context)
+
     def describe(self) -> str:
         return f"text: next character after up to {self.context} characters; {self.corpus.describe()}"
 
