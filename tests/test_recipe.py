@@ -92,8 +92,10 @@ def test_bad_recipe_fields_are_clear_errors(kwargs, match):
 def test_the_cli_recipe_flag_and_an_lr_over_it():
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
-    nano = cli.train_config(parser.parse_args(["--recipe", "nanogpt", "--steps", "500"]))
+    nano = cli.train_config(parser.parse_args(["--recipe", "nanogpt", "--steps", "2000"]))
     assert (nano.lr, nano.warmup_steps, nano.lr_min, nano.weight_decay, nano.beta2) == (1e-3, 100, 1e-4, 0.1, 0.99)
+    assert cli.train_config(parser.parse_args(["--recipe", "nanogpt", "--steps", "500"])).warmup_steps == 50
+    assert cli.train_config(parser.parse_args(["--recipe", "nanogpt", "--steps", "5"])).warmup_steps == 0
     low = cli.train_config(parser.parse_args(["--recipe", "nanogpt", "--steps", "500", "--lr", "5e-5"]))
     assert low.lr == 5e-5 and low.lr_min == 5e-5  # the floor never above the peak
     assert math.isclose(cli.train_config(parser.parse_args([])).lr, 3e-3)  # no flag: the earlier setting

@@ -145,8 +145,10 @@ def _build(spec: RunSpec, config: TrainConfig, args, out: Path, world, name: str
 # What ``--resume`` takes from the flags: how long and how the continued run goes on. Everything else
 # (the task, the model, the optimiser's settings, the seed) is the checkpoint's.
 def train_config(args: argparse.Namespace) -> TrainConfig:
-    """The TrainConfig of the flags: the recipe's fields, a given ``--lr`` over its rate."""
+    """The TrainConfig of the flags: the recipe's fields, a given ``--lr`` over its rate; the warmup at most a
+    tenth of the steps (nanoGPT's 100 at 1000 steps and more; none for a run of under 10 steps)."""
     fields = recipe(args.recipe)
+    fields["warmup_steps"] = min(fields["warmup_steps"], args.steps // 10)
     if args.lr is not None:
         fields["lr"] = args.lr
         fields["lr_min"] = None if fields["lr_min"] is None else min(fields["lr_min"], args.lr)
