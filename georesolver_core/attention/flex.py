@@ -34,6 +34,7 @@ under ``impl="auto"`` (``flex_applies``).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -43,6 +44,10 @@ from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
 from georesolver_core.geometry import GEOMETRIES, check_points
 
 SERIES_BELOW = 1e-4  # below this x the hooks use their Taylor series (finite gradient at d = 0)
+# Compiled variants of flex_attention one process may need: geometry x (dense, causal) x shapes seen.
+# Dynamo's default limit (8 per code object) is below that, and past it every call falls back to the
+# eager, unfused flex (a dense score matrix, ~10x slower): seen on an H200 with three geometries.
+RECOMPILE_LIMIT = 64
 _compiled = None
 
 
@@ -52,6 +57,9 @@ def _flex_attention():
     from torch.nn.attention.flex_attention import flex_attention
 
     if _compiled is None:
+        config = torch._dynamo.config
+        name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+        setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
         _compiled = torch.compile(flex_attention, dynamic=False)
     return _compiled
 
@@ -154,7 +162,14 @@ SQ_DISTANCE = {
 
 def ida_score_mod(spec: KernelSpec):
     """The score hook x -> -log(d^2 + eps) of the spec's geometry (x = q'.k', module doc)."""
-    sq, eps, c = SQ_DISTANCE[GEOMETRIES[spec.geometry].tile], spec.eps, spec.c
+    return _score_mod(GEOMETRIES[spec.geometry].tile, float(spec.eps), float(spec.c))
+
+
+@functools.lru_cache(maxsize=256)
+def _score_mod(tile: str, eps: float, c: float):
+    # One function object per (geometry, eps, c): the compiled flex guards on the hook's identity, so
+    # a new closure per call recompiles every call (and past the limit runs the eager, unfused flex).
+    sq = SQ_DISTANCE[tile]
 
     def score_mod(score, b, h, qi, kv):
         return -torch.log(sq(score, c) + eps)
@@ -208,9 +223,23 @@ def flex_ida(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, spec: KernelSpec
     return flex_checked(q, k, v, spec)
 
 
+@functools.lru_cache(maxsize=32)
+def _causal_mask(n: int, m: int, device: str):
+    """The causal block mask for n queries over m keys (query i sees keys j <= i + m - n), built once
+    per shape: building it costs about as much as a small forward."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    offset = m - n
+
+    def visible(b, h, qi, kv):
+        return kv <= qi + offset
+
+    return create_block_mask(visible, None, None, n, m, device=device)
+
+
 def flex_checked(q, k, v, spec: KernelSpec) -> torch.Tensor:
     """``flex_ida`` on inputs already validated (``attention.attend`` routes CUDA tensors here)."""
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    from torch.nn.attention.flex_attention import flex_attention
 
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     if q.device.type == "cpu" and needs_grad:
@@ -229,14 +258,12 @@ def flex_checked(q, k, v, spec: KernelSpec) -> torch.Tensor:
     q4 = qa.expand(*batch, n, D).reshape(-1, 1, n, D)  # (B, 1, n, D): flex wants (B, H, T, D); heads folded into B
     k4 = ka.expand(*batch, m, D).reshape(-1, 1, m, D)  # (B, 1, m, D)
     v4 = v.expand(*batch, m, dv).reshape(-1, 1, m, dv)  # (B, 1, m, dv)
-    block_mask = None
-    if spec.causal:
-        offset = m - n  # query i sees keys j <= i + m - n
-
-        def visible(b, h, qi, kv):
-            return kv <= qi + offset
-
-        block_mask = create_block_mask(visible, None, None, n, m, device=q.device.type)
+    if q.device.type == "cuda" and q.dtype != torch.float32:
+        raise ValueError(
+            f"impl='flex' on a GPU takes float32 tensors (got {q.dtype}): FlexAttention's Triton kernels "
+            "have no float64 matrix product; use impl='reference' for float64"
+        )
+    block_mask = _causal_mask(n, m, str(q.device)) if spec.causal else None
     score_mod = ida_score_mod(spec)
     if q.device.type == "cuda":
         out = _flex_attention()(q4, k4, v4, score_mod=score_mod, block_mask=block_mask, scale=1.0)

@@ -2,7 +2,8 @@
 
 1. Kernels: in each geometry, dense and causal, IDA forward and backward on the GPU through
    ``impl="reference"`` and ``impl="flex"`` (compiled FlexAttention, where ``impl="auto"`` sends CUDA
-   float32 tensors) against the float64 reference on the CPU.
+   float32 tensors) against the float64 reference on the CPU; flex must refuse float64 on the GPU
+   with a ValueError (FlexAttention's Triton kernels have no float64 matrix product).
 2. Speed: forward + backward calls/s of ``attention.ida`` (auto: FlexAttention) in each geometry
    against SDPA in float32 and SDPA's FlashAttention backend in bfloat16, T = 1024 .. 16,384.
 3. Training: a few steps of the GeoResolver model and of its softmax baseline on the GPU, with
@@ -117,6 +118,9 @@ def main(argv=None) -> int:
             for dtype, causal in ((torch.float32, False), (torch.float32, True), (torch.float64, False)):
                 try:
                     report["kernels"].append(kernel_check(geometry, impl, dtype, causal=causal))
+                except ValueError as err:  # flex refuses float64 on a GPU: a clear refusal is the law
+                    report["kernels"].append({"geometry": geometry, "impl": impl, "dtype": str(dtype), "causal": causal,
+                                              "ok": impl == "flex" and dtype == torch.float64, "refused": str(err)})  # fmt: skip
                 except Exception as err:  # report every failing combination, not only the first
                     report["kernels"].append({"geometry": geometry, "impl": impl, "dtype": str(dtype), "ok": False,
                                               "causal": causal, "error": f"{type(err).__name__}: {err}"})  # fmt: skip
@@ -142,7 +146,11 @@ def main(argv=None) -> int:
     else:
         print(f"device {report['device']}, torch {report['torch']}")
         for k in report["kernels"]:
-            detail = k.get("error") or " ".join(f"{n}={k[n]:.2e}" for n in ("out", "grad_q", "grad_k", "grad_v"))
+            detail = (
+                k.get("error")
+                or k.get("refused")
+                or " ".join(f"{n}={k[n]:.2e}" for n in ("out", "grad_q", "grad_k", "grad_v"))
+            )
             mode = "causal" if k.get("causal") else "dense"
             print(
                 f"{k['geometry']:<10} {k['impl']:<10} {mode:<7} {k['dtype']:<8} {'ok ' if k['ok'] else 'BAD'} {detail}"
