@@ -1,6 +1,6 @@
 """Settle time of Home and Attention after a slider move, in headless Chromium (a measurement, not a test).
 
-    python tests/measure_settle.py [--moves 7] [--pages home attention]
+    python scripts/measure_settle.py [--moves 7] [--pages home attention]
 
 Serves `streamlit run app` on 127.0.0.1, opens each page, moves its eps slider one stop with the
 keyboard and times until the figure shows the new eps in its title (server rerun + transfer + plotly

@@ -1,8 +1,8 @@
 """First visit to every page after a server start, in headless Chromium (a measurement, not a test).
 
-    python tests/measure_cold.py [--rounds 3] [--pages home attention ...] [--no-home-first] [--json FILE]
-    python tests/measure_cold.py --beside-training   # the same while another session trains
-    python tests/measure_cold.py --apptest [--warm] [--pages ...]
+    python scripts/measure_cold.py [--rounds 3] [--pages home attention ...] [--no-home-first] [--json FILE]
+    python scripts/measure_cold.py --beside-training   # the same while another session trains
+    python scripts/measure_cold.py --apptest [--warm] [--pages ...]
 
 
 Each round serves a fresh `streamlit run app` on 127.0.0.1 and, as a class would, opens Home first

@@ -1,6 +1,6 @@
 """First load of the Claims page, cold, in headless Chromium (a measurement, not a test).
 
-    python tests/measure_claims_load.py [--runs 3]
+    python scripts/measure_claims_load.py [--runs 3]
 
 Each run starts a fresh `streamlit run app` (nothing imported or cached yet), opens /claims in a new
 browser and times, from the navigation, (a) until the claims table is drawn and (b) until the script

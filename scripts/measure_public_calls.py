@@ -1,6 +1,6 @@
 """The benchmark's headline against the public calls timed as a user writes them (a measurement, not a test).
 
-    python tests/measure_public_calls.py [--seq-len 1024] [--repeats 15] [--causal]
+    python scripts/measure_public_calls.py [--seq-len 1024] [--repeats 15] [--causal]
 
 In one process: first the calls as a user writes them (``attention.ida(q, k, v, eps=..., geometry=...)``
 then ``.backward(g)``, and ``F.scaled_dot_product_attention`` on the same tensors), interleaved pair by
