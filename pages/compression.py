@@ -29,9 +29,11 @@ from georesolver_core.viz.compression import (
     pareto_figure,
     ratio_figure,
 )
+from georesolver_core.viz.lm_study import kv_winners_table
 from georesolver_core.viz.text import kv_pareto_figure
 
 KV_REPORT = Path(__file__).resolve().parent.parent / "assets" / "kv_pareto.json"
+KV_COMMAND = "python -m georesolver_core lm-study --steps 400 --kv-out assets/kv_pareto.json"
 DIMS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 KEY_COUNTS = [1, 10, 100, 500, 1000, 2000, 5000, 10000, 20000]
 CONTEXTS = [1024, 4096, 16384, 32768, 131072, 524288, 1048576]
@@ -201,12 +203,29 @@ if draw(KNOBS["cmp_attention"]):
         "depend on eps; the output error does (small eps: nearly one-hot weights)."
     )
 
+
+def _kv_downstream(report: dict) -> None:
+    """HCC against KIVI and optimum-quanto at equal bytes on every tuned model of the study."""
+    st.markdown(f"**Every tuned model of the study, at equal bytes per key.** {ui.escape_md(report['summary'])}.")
+    models = {f"{m['size']} / {m['kind']}": m for m in report["models"]}
+    pick = st.selectbox("Tuned model", list(models), key="cmp_kv_model")
+    m = models[pick]
+    st.dataframe(kv_winners_table(m), hide_index=True)
+    st.caption(
+        f"{pick}: held-out {m['float_loss']:.4f} nats/char with float keys (the study's seed 0: "
+        f"{m['study_test_nats']:.4f}). Within each budget every family (HCC: HCC or HCC after a rotation; KIVI: "
+        "per channel or per token; quanto: optimum-quanto as transformers' quantised cache uses it) shows its best "
+        "row; a winner is named only when its per-window difference from the runner-up has a 95% interval below zero."
+    )
+
+
 st.subheader("The KV cache of a trained text model")
 st.markdown(
-    "The keys of a character-level IDA model trained on WordNet's glosses (Training page, text task), quantised "
-    "by every method at 2 to 8 bits per coordinate; queries and values stay in float. x: the bytes each key "
-    "really takes (codes, scales, offsets, norms, seeds); y: how much the validation loss rises. Ringed points "
-    "are on the Pareto front (nothing is both smaller and better)."
+    "The keys of a character-level model trained on WordNet's glosses, tuned by the language-model study "
+    "(Training page, text task: each kind's best rate, seed 0), quantised by every method at 2 to 8 bits per "
+    "coordinate; queries and values stay in float. x: the bytes each key really takes (codes, scales, offsets, "
+    "norms, seeds); y: how much the loss on held-out windows rises. Ringed points are on the Pareto front "
+    "(nothing is both smaller and better)."
 )
 shipped, kv_error = None, None
 try:
@@ -214,9 +233,7 @@ try:
 except (OSError, ValueError) as err:
     kv_error = f"The shipped report {KV_REPORT.name} could not be read ({err})"
 if kv_error:
-    st.error(
-        f"{kv_error}. Regenerate it with `python -m georesolver_core bench --compression --kv-checkpoint CKPT --kv-out assets/kv_pareto.json`."
-    )
+    st.error(f"{kv_error}. Regenerate it with `{KV_COMMAND}`.")
 if st.button("Re-run it live on a small model (1 block, width 32, 150 steps; about a minute on a CPU)",
              key="cmp_kv_live", icon=":material/play_arrow:"):  # fmt: skip
     with st.status("Training a small text model and quantising its keys ...", expanded=False) as status:
@@ -228,7 +245,7 @@ if report is not None:
     kv = kv_summary(report)
     st.caption(
         f"{'Live' if live_kv else 'Shipped'} report: {kv.attention} model, {kv.n_layers} blocks, width "
-        f"{kv.d_model}, {kv.n_heads} heads, {kv.steps} steps; {kv.windows} validation windows of "
+        f"{kv.d_model}, {kv.n_heads} heads, {kv.steps} steps; {kv.windows} {report.get('split', 'validation')} windows of "
         f"{kv.context} characters ({kv.corpus}); float keys {kv.float_loss:.4f} nats/char. "
         "A loss increase at or below zero (noise) is drawn at 1e-6."
     )
@@ -240,6 +257,8 @@ if report is not None:
     st.dataframe(
         pd.DataFrame(kv.rows).round(6), hide_index=True, key="cmp_kv_table",
     )  # fmt: skip
+if shipped is not None and shipped.get("models"):
+    _kv_downstream(shipped)
 
 st.header("The paper's claims, measured")
 if draw(KNOBS["cmp_claims"]):

@@ -2,7 +2,8 @@
 
 import io
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 
 import jobs_ui
 import pandas as pd
@@ -26,10 +27,11 @@ from georesolver_core.labs.training import (
 )
 from georesolver_core.labs.training_runs import DIVERGED, FAILED, PAUSED, RUNNING, TrainingJob, stop_all
 from georesolver_core.tasks import TASKS
-from georesolver_core.train import RunSpec, TrainConfig
+from georesolver_core.train import RunSpec, TrainConfig, lm_study
 from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
 from georesolver_core.train.run import read_checkpoint_upload
 from georesolver_core.train.trainer import resolve_device
+from georesolver_core.viz.lm_study import equal_steps_table, equal_time_table, landing_figure, lr_figure
 from georesolver_core.viz.text import attention_heatmap, bits_curves_figure, gap_at_common_step
 from georesolver_core.viz.training import curve_from_history, curves_figure, gate_bound_figure, gate_figure
 
@@ -39,6 +41,8 @@ POLL_S = {RUNNING: 1.0, PAUSED: 1.0}
 SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs about as much as a few steps)
 SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
+STUDY = Path(__file__).resolve().parent.parent / "assets" / "lm_study.json"
+STUDY_COMMAND = "python -m georesolver_core lm-study --steps 400 --out assets/lm_study.json"
 
 
 def _model_label(kernel: str) -> str:
@@ -249,6 +253,7 @@ def live() -> None:
             "or gains as a language model, the rest of the model being the same size."
         )
         _text_gap(text_runs)
+        _study_landing(shown)
     other = [r for r in runs if r.spec.task != "text"]
     if other:
         curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.figure_history()) for r in other]
@@ -291,7 +296,80 @@ def _text_gap(text_runs: list[TrainingJob]) -> None:
     )
 
 
+# --- the study: softmax against the inverse-distance kinds, tuned alike (train.lm_study) ------------------
+@st.cache_data(show_spinner=False)
+def _study_report() -> dict:
+    return lm_study.read_report(STUDY)
+
+
+def _study_size(report: dict, name: str) -> dict:
+    return next(s for s in report["sizes"] if s["name"] == name)
+
+
+def _start_tuned(size: dict, kind: str) -> None:
+    """The study's seed-0 run of ``kind`` at its best rate, as a run of this page (evaluated 8 times)."""
+    s = lm_study.StudySize(name=size["name"], **size["config"])
+    k = size["kinds"][kind]
+    config = lm_study.train_config(s, k["best_lr"], 0, s.steps)
+    _start(lm_study.run_spec(s, kind), replace(config, eval_every=max(s.steps // 8, 1)))
+    if runs and runs[-1].spec.kernel == kind:
+        state.setdefault("trn_study_runs", {})[runs[-1].id] = (size["name"], kind)
+
+
+def _study_landing(shown: TrainingJob) -> None:
+    """Where the shown run lands against the study's seeds, when it is a tuned configuration of the study."""
+    tag = state.get("trn_study_runs", {}).get(shown.id)
+    if tag is None:
+        return
+    tagged = [r for r in runs if state["trn_study_runs"].get(r.id) == tag]
+    size = _study_size(_study_report(), tag[0])
+    ui.chart(landing_figure([(f"#{r.id} {r.spec.label}", r.figure_history()) for r in tagged], size, tag[1]),
+             key="trn_study_landing")  # fmt: skip
+    st.caption(
+        f"The {tag[1]} configuration of the study's {tag[0]} size, trained here: its validation nats against the "
+        "step; the band spans the study's seeds at the last step, the star is its seed 0 (this run's seed)."
+    )
+
+
+def study_section() -> None:
+    """The shipped study: validation loss against the rate per kind, the seeds, both tables, a live run."""
+    st.subheader("Softmax or inverse distance on text, tuned alike: the study")
+    try:
+        report = _study_report()
+    except (OSError, ValueError) as err:
+        st.error(f"The shipped study cannot be read: {ui.escape_md(err)}. Regenerate it with `{STUDY_COMMAND}`.")
+        return
+    names = [s["name"] for s in report["sizes"]]
+    c1, c2, c3 = st.columns([1, 1, 2])
+    name = c1.selectbox("Model size", names, key="trn_study_size")
+    size = _study_size(report, name)
+    kind = c2.selectbox("Kind to train live", list(size["kinds"]), key="trn_study_kind")
+    c3.button(
+        f"Train {kind}'s tuned configuration live", key="trn_study_start", icon=":material/play_arrow:",
+        on_click=_start_tuned, args=(size, kind),
+        help="its best rate, seed 0, the study's size and steps on the CPU: it appears in the curves above",
+    )  # fmt: skip
+    c = size["config"]
+    st.caption(
+        f"Every kind: {c['n_layers']} blocks, width {c['d_model']}, {c['n_heads']} heads, context {c['context']}, "
+        f"batch {c['batch_size']}, {c['steps']} steps; the same rate grid, best rate on the validation windows, then "
+        f"{report['seeds']} seeds on held-out windows nothing else reads. Recipe: {report['recipe']}. "
+        f"Regenerate: `{STUDY_COMMAND}`."
+    )
+    ui.chart(lr_figure(size), key="trn_study_lr")
+    st.markdown(
+        "**Equal steps.** A difference from softmax is *better* or *worse* only when its 95% interval (Welch) "
+        "excludes zero; otherwise *no measurable difference*."
+    )
+    st.dataframe(equal_steps_table(size), hide_index=True, key="trn_study_steps")
+    st.markdown("**Equal time.** Every kind trains for the seconds softmax needed, at its own speed.")
+    st.dataframe(equal_time_table(size), hide_index=True, key="trn_study_time")
+    ui.download_json("Study (JSON)", report, "lm_study.json", "trn_study_dl")
+
+
 live()
+if task == "text":
+    study_section()
 
 
 # --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------

@@ -202,6 +202,30 @@ def test_the_page_states_the_gap_between_georesolver_and_softmax_on_text(at):
     _click(at, "trn_reset")
 
 
+def test_the_text_task_shows_the_shipped_study_and_trains_a_tuned_configuration_live(at):
+    from georesolver_core.train.lm_study import read_report
+
+    set_and_run(at, trn_task="text", trn_study_size="baby", trn_study_kind="ida")
+    assert any("the study" in h.value for h in at.subheader)
+    assert at.get_by_key("trn_study_lr") is not None and at.get_by_key("trn_study_dl") is not None
+    steps, time_ = [d.value for d in at.dataframe if "verdict" in d.value.columns]  # equal steps, equal time
+    assert list(steps["kind"]) == ["softmax", "ida", "hida", "sida"] and steps["verdict"][0] == "(reference)"
+    assert set(steps["verdict"][1:]) <= {"better", "worse", "no measurable difference"}
+    assert time_["steps"][0] == 400 and time_["verdict"][0] == "(reference)"
+    baby = next(s for s in read_report("assets/lm_study.json")["sizes"] if s["name"] == "baby")
+    _click(at, "trn_study_start")
+    run = _runs(at)[-1]  # the study's seed-0 run of ida at its best rate, at the study's size and steps
+    assert (run.spec.kernel, run.config.lr, run.config.steps, run.config.seed) == (
+        "ida",
+        baby["kinds"]["ida"]["best_lr"],
+        400,
+        0,
+    )
+    assert (run.spec.model.n_layers, run.spec.model.d_model, run.config.batch_size) == (4, 128, 12)
+    assert at.get_by_key("trn_study_landing") is not None  # the live run against the study's seeds
+    _click(at, "trn_reset")
+
+
 def test_the_runs_table_follows_the_worker_in_the_live_fragment(at, monkeypatch):
     set_and_run(at, trn_task="recall", trn_model="ida", trn_size=4, trn_width=16, trn_layers=1, trn_steps=5000)
     _click(at, "trn_start")

@@ -114,6 +114,20 @@ def test_a_restarted_study_equals_an_uninterrupted_one(tmp_path):
             assert k["equal_time"]["seconds"] == pytest.approx(size["kinds"]["softmax"]["seconds_mean"])
     assert "equal time" in format_report(whole) and "ida" in format_report(whole)
 
+    # The KV study on the same folder: the tuned models trained again reproduce the study's held-out nats
+    from georesolver_core.train.lm_study_kv import FAMILIES, format_kv, kv_study
+
+    kv = kv_study(whole, tmp_path / "whole", workers=2)
+    assert [(m["size"], m["kind"]) for m in kv["models"]] == [("tiny", "softmax"), ("tiny", "ida")]
+    for m in kv["models"]:
+        assert m["reproduced_test_nats"] == pytest.approx(m["study_test_nats"], abs=1e-6)
+        assert m["split"] == "heldout" and {"hcc", "kivi-channel", "quanto"} <= {r["method"] for r in m["rows"]}
+        assert all("window_loss" not in r for r in m["rows"]) and m["winners"]
+        for w in m["winners"]:
+            assert w["winner"] in FAMILIES and (w["word"] == "only one fits") == ("ci95" not in w)
+    assert kv["model"]["attention"] == "ida" and kv["rows"] == kv["models"][1]["rows"]  # the page's layout
+    assert "B/key" in format_kv(kv)
+
 
 @pytest.mark.parametrize(
     ("argv", "match"),

@@ -68,7 +68,9 @@ QUICK: dict[str, list[str]] = {
         "runs-nano",
     ],
     f"{CLI} lm-study --quick": ["--steps", "10", "--kinds", "softmax", "ida", "--lr-grid", "0.001", "0.01"],
-    f"{CLI} lm-study --steps 400 --out assets/lm_study.json": [
+    f"{CLI} lm-study --steps 400 --out assets/lm_study.json --kv-out assets/kv_pareto.json": [
+        "--kv-windows",
+        "2",
         "--sizes",
         "default",
         "--steps",

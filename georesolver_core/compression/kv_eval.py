@@ -12,6 +12,8 @@ with W the kernel's own attention weights (inverse distance, causal). ``pareto``
 other row beats on both bytes and loss increase. Methods: every ``compression.QUANTIZERS`` entry
 (HCC, HCC after a rotation, KIVI per channel and per token, uniform int), the rotated scalar
 quantiser of ``compression.rotated``, and ``"float"`` (keys kept as float32: 4 hs bytes, the reference).
+Where optimum-quanto is installed, ``available_methods()`` adds ``"quanto"`` (``compression.library``: the
+library quantiser transformers' quantised cache uses; 2, 4 and 8 bits).
 """
 
 from __future__ import annotations
@@ -21,20 +23,37 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
+from georesolver_core.compression.library import QUANTO_BITS, quanto_available, quanto_quantize
 from georesolver_core.compression.methods import QUANTIZERS, quantize
 from georesolver_core.compression.rotated import rotated_scalar_quantize
 from georesolver_core.model.attention_map import kernel_weights
-from georesolver_core.tasks.base import Batch
-from georesolver_core.train.trainer import EVAL_CHUNK, loss_and_accuracy
+from georesolver_core.tasks.base import IGNORE, Batch
+from georesolver_core.train.trainer import EVAL_CHUNK
 from georesolver_core.validate import check_positive_int
 
 BITS = (2, 3, 4, 6, 8)  # bits per coordinate of the sweep
 METHODS = ("float", *QUANTIZERS, "rotated-scalar")
-LABELS = {"float": "float32 keys", "rotated-scalar": "Rotated scalar (TurboQuant-style)"} | {
-    k: q.label for k, q in QUANTIZERS.items()
-}
+LABELS = {
+    "float": "float32 keys",
+    "rotated-scalar": "Rotated scalar (TurboQuant-style)",
+    "quanto": "optimum-quanto (transformers' quantised cache)",
+} | {k: q.label for k, q in QUANTIZERS.items()}
+SPLITS = ("validation", "heldout")  # TextTask.test_set (what training evaluates on), TextTask.heldout_set
+
+
+def available_methods() -> tuple[str, ...]:
+    """``METHODS`` and, where optimum-quanto imports, the library quantiser ``"quanto"``."""
+    return (*METHODS, "quanto") if quanto_available() else METHODS
+
+
+def widths(method: str, bits) -> tuple[int, ...]:
+    """The widths of ``bits`` a method has: float is one row (32), quanto has 2, 4 and 8."""
+    if method == "float":
+        return (32,)
+    return tuple(b for b in bits if method != "quanto" or b in QUANTO_BITS)
 
 
 def quantise_keys(k: torch.Tensor, method: str, bits: int) -> tuple[torch.Tensor, int]:
@@ -44,8 +63,10 @@ def quantise_keys(k: torch.Tensor, method: str, bits: int) -> tuple[torch.Tensor
     if method == "rotated-scalar":
         rk = rotated_scalar_quantize(k, bits=bits)
         return rk.dequantize().to(k.dtype), rk.nbytes
+    if method == "quanto":
+        return quanto_quantize(k, bits)
     if method not in QUANTIZERS:
-        raise ValueError(f"method must be one of {list(METHODS)} (got {method!r})")
+        raise ValueError(f"method must be one of {list(available_methods())} (got {method!r})")
     options = {"residual": 0} if method.startswith("kivi") else {}  # every key quantised: KIVI keeps none in float
     ck = quantize(k, method, bits=bits, **options)
     return ck.dequantize().to(k.dtype), ck.nbytes
@@ -88,41 +109,55 @@ def quantised_keys(model: nn.Module, method: str, bits: int):
 
 
 @torch.no_grad()
-def batch_loss(model: nn.Module, batch: Batch) -> float:
-    """Mean cross-entropy (nats) over the labelled positions of ``batch``."""
+def window_losses(model: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Summed cross-entropy (nats) and labelled positions of each window of ``batch``: (n,), (n,)."""
     model.eval()
     device = next(model.parameters()).device
-    total = count = 0.0
+    sums, counts = [], []
     for i in range(0, len(batch), EVAL_CHUNK):
         part = batch.slice(i, i + EVAL_CHUNK).to(device)
-        loss, _ = loss_and_accuracy(model(part.x), part.y)
-        n = int((part.y >= 0).sum())
-        total, count = total + float(loss) * n, count + n
-    return total / max(count, 1)
+        logits = model(part.x)  # (b, T, vocab)
+        ce = F.cross_entropy(logits.flatten(0, 1).float(), part.y.flatten(), ignore_index=IGNORE, reduction="none")
+        labelled = part.y != IGNORE  # (b, T)
+        sums.append((ce.view(part.y.shape) * labelled).sum(1).double().cpu())
+        counts.append(labelled.sum(1).cpu())
+    return torch.cat(sums), torch.cat(counts)
+
+
+def batch_loss(model: nn.Module, batch: Batch) -> float:
+    """Mean cross-entropy (nats) over the labelled positions of ``batch``."""
+    sums, counts = window_losses(model, batch)
+    return float(sums.sum() / counts.sum().clamp_min(1))
 
 
 @torch.no_grad()
-def kv_eval(model: nn.Module, batch: Batch, method: str, bits: int) -> dict:
-    """One (method, bits) point: bytes per key, validation loss and attention KL with quantised keys."""
+def kv_eval(model: nn.Module, batch: Batch, method: str, bits: int, *, keep_windows: bool = False) -> dict:
+    """One (method, bits) point: bytes per key, validation loss and attention KL with quantised keys; with
+    ``keep_windows`` also each window's mean loss (``window_loss``), for paired comparisons of methods."""
     with quantised_keys(model, method, bits) as wrappers:
-        loss = batch_loss(model, batch)
+        sums, counts = window_losses(model, batch)
     n_keys = sum(w.n_keys for w in wrappers)
-    return {
+    row = {
         "method": method,
         "bits": bits,
         "bytes_per_key": sum(w.nbytes for w in wrappers) / n_keys,
-        "loss": loss,
+        "loss": float(sums.sum() / counts.sum().clamp_min(1)),
         "kl": sum(w.kl_sum for w in wrappers) / max(sum(w.n_rows for w in wrappers), 1),
     }
+    if keep_windows:
+        row["window_loss"] = (sums / counts.clamp_min(1)).tolist()
+    return row
 
 
-def kv_sweep(model: nn.Module, batch: Batch, *, methods=METHODS, bits=BITS, progress=None) -> dict:
+def kv_sweep(
+    model: nn.Module, batch: Batch, *, methods=METHODS, bits=BITS, progress=None, keep_windows: bool = False
+) -> dict:
     """Every method at every bit width, with the float-key loss, loss increases and the Pareto front."""
     float_loss = batch_loss(model, batch)
     rows = []
     for m in methods:
-        for b in (32,) if m == "float" else bits:
-            row = kv_eval(model, batch, m, b)
+        for b in widths(m, bits):
+            row = kv_eval(model, batch, m, b, keep_windows=keep_windows)
             row["loss_increase"] = row["loss"] - float_loss
             rows.append(row)
             if progress is not None:
@@ -190,8 +225,12 @@ def kv_summary(report: dict, bits=(3, 4)) -> KVSummary:
     )
 
 
-def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None) -> dict:
-    """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows.
+def checkpoint_report(
+    path, *, windows: int | None = None, methods=METHODS, bits=BITS, progress=None, split: str = "validation",
+    keep_windows: bool = False,
+) -> dict:  # fmt: skip
+    """``kv_sweep`` of a text-task checkpoint on (the first ``windows`` of) its validation windows, or with
+    ``split="heldout"`` on the held-out windows nothing else reads (``TextTask.heldout_set``).
 
     Reads the trainer's nested run description and the flat one of older checkpoints (``load_checkpoint``
     maps it); anything else, or a checkpoint of another task, is a ValueError saying which."""
@@ -200,14 +239,18 @@ def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits
 
     if windows is not None:
         check_positive_int("windows (--kv-windows)", windows, 1)
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {list(SPLITS)} (got {split!r})")
     data = load_checkpoint(path)
     spec = spec_from_checkpoint(data)  # any layout a checkpoint was written in, as this version's RunSpec
     if spec.task != "text":
         raise ValueError(f"--kv-checkpoint must be a checkpoint of the text task (got the {spec.task!r} task)")
     trainer = resume(data)
-    batch = trainer.task.test_set()
+    batch = trainer.task.test_set() if split == "validation" else trainer.task.heldout_set()
     batch = batch.slice(0, windows) if windows else batch
-    report = kv_sweep(trainer.model, batch, methods=methods, bits=bits, progress=progress)
+    report = kv_sweep(
+        trainer.model, batch, methods=methods, bits=bits, progress=progress, keep_windows=keep_windows
+    )
     att = spec.model.attention
     return {
         "model": {
@@ -219,6 +262,7 @@ def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits
         },  # fmt: skip
         "steps": trainer.step,
         "windows": len(batch),
+        "split": split,
         "context": trainer.task.context,
         "corpus": trainer.task.corpus.source,
         **report,
@@ -227,7 +271,7 @@ def checkpoint_report(path, *, windows: int | None = None, methods=METHODS, bits
 
 def print_table(report: dict, stream) -> None:
     print(
-        f"{report['model']['attention']} model, {report['steps']} steps, {report['windows']} validation windows of "
+        f"{report['model']['attention']} model, {report['steps']} steps, {report['windows']} {report.get('split', 'validation')} windows of "
         f"{report['context']} characters ({report['corpus']}): float keys {report['float_loss']:.4f} nats/char",
         file=stream,
     )

@@ -122,7 +122,8 @@ def train_config(size: StudySize, lr: float, seed: int, steps: int):
 
 def run_job(config: dict, ctx) -> dict:
     """A job kind (``georesolver_core.train.lm_study:run_job``): one run of the study, trained to its end;
-    its validation and held-out losses, steps/s and seconds. ``config``: size, kind, lr, seed, steps."""
+    its validation and held-out losses, steps/s and seconds. ``config``: size, kind, lr, seed, steps (and
+    ``checkpoint``: a path where the trained model is saved)."""
     from georesolver_core.train import build_trainer
 
     size = StudySize(**config["size"])
@@ -138,6 +139,8 @@ def run_job(config: dict, ctx) -> dict:
 
     trainer.callbacks.append(Tick())
     trainer.run()
+    if config.get("checkpoint"):  # the KV study (train.lm_study_kv) keeps the tuned model
+        trainer.save(config["checkpoint"])
     if trainer.diverged:
         return {"diverged": True, "val_nats": None, "test_nats": None, "steps": trainer.step,
                 "seconds": trainer.seconds, "steps_per_s": trainer.step / max(trainer.seconds, 1e-9)}  # fmt: skip
@@ -188,38 +191,44 @@ class Study:
 
     def run_all(self, runs: list[Run]) -> None:
         """Run what has no result yet, side by side through the job runner; each result saved as it lands."""
-        from georesolver_core.jobs import DONE, ENDED, JobRunner, JobSpec
         from georesolver_core.jobs.folder import write_json
-        from georesolver_core.jobs.runner import usable_cores  # a study has no server beside it: every core
 
-        todo = [r for r in dict.fromkeys(runs) if r.key not in self.results]
-        if not todo:
-            return
-        workers = self.config.workers or usable_cores()
-        runner = JobRunner(max_workers=workers, threads=1, per_owner=len(todo), runs_dir=self.folder / "jobs")
-        try:
-            handles = {
-                r.key: (r, runner.submit(JobSpec(f"{__name__}:run_job", r.config()), owner="lm-study"))
-                for r in todo
-            }
-            pending = dict(handles)
-            while pending:
-                time.sleep(0.2)
-                for key, (run, h) in list(pending.items()):
-                    if h.state in ENDED:
-                        del pending[key]
-                        if h.state != DONE:
-                            raise RuntimeError(f"run {key} {h.state}: {h.error}")
-                        result = dict(h.result(), **run.config())
-                        write_json(self.folder / "runs" / f"{key}.json", result)
-                        self.results[key] = result
-                        done = len(handles) - len(pending)
-                        self.progress(f"[{done}/{len(handles)}] {key}: {_line(result)}")
-        finally:
-            runner.shutdown()
+        todo = {r.key: r for r in runs if r.key not in self.results}
+
+        def save(key: str, result: dict, done: int, total: int) -> None:
+            result = dict(result, **todo[key].config())
+            write_json(self.folder / "runs" / f"{key}.json", result)
+            self.results[key] = result
+            self.progress(f"[{done}/{total}] {key}: {_line(result)}")
+
+        run_jobs(f"{__name__}:run_job", {k: r.config() for k, r in todo.items()}, self.folder / "jobs",
+                 workers=self.config.workers, on_result=save)  # fmt: skip
 
     def result(self, run: Run) -> dict:
         return self.results[run.key]
+
+
+def run_jobs(job: str, configs: dict[str, dict], runs_dir: Path, *, workers: int | None, on_result) -> None:
+    """Every config as a ``job`` of the job runner, side by side (``workers``, default one per core, one
+    thread each); ``on_result(key, result, done, total)`` as each lands. A run that fails is a RuntimeError."""
+    from georesolver_core.jobs import DONE, ENDED, JobRunner, JobSpec
+    from georesolver_core.jobs.runner import usable_cores  # a study has no server beside it: every core
+
+    if not configs:
+        return
+    runner = JobRunner(max_workers=workers or usable_cores(), threads=1, per_owner=len(configs), runs_dir=runs_dir)
+    try:
+        pending = {key: runner.submit(JobSpec(job, config), owner="lm-study") for key, config in configs.items()}
+        while pending:
+            time.sleep(0.2)
+            for key, h in list(pending.items()):
+                if h.state in ENDED:
+                    del pending[key]
+                    if h.state != DONE:
+                        raise RuntimeError(f"run {key} {h.state}: {h.error}")
+                    on_result(key, h.result(), len(configs) - len(pending), len(configs))
+    finally:
+        runner.shutdown()
 
 
 def _line(r: dict) -> str:
@@ -352,6 +361,28 @@ def _report(study: Study, config: StudyConfig, best, seeded, timed) -> dict:
     }
 
 
+def read_report(path: str | Path) -> dict:
+    """A report written by ``--out``, checked: its schema and the fields pages read (every size's config,
+    kinds with their rate curve, best rate, seeds, interval and equal-time entry). ValueError otherwise."""
+    import json
+
+    try:
+        report = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not JSON ({err})") from None
+    if not isinstance(report, dict) or report.get("schema") != SCHEMA:
+        raise ValueError(f"{path} is not an lm-study report (schema {SCHEMA!r} expected)")
+    try:
+        for size in report["sizes"]:
+            StudySize(name=size["name"], **size["config"])
+            for k in size["kinds"].values():
+                for key in ("lr_curve", "best_lr", "seeds", "test_nats_mean", "test_nats_ci95", "equal_time"):
+                    k[key]  # noqa: B018 - presence is the check
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{path} lacks a field of the lm-study report ({err})") from None
+    return report
+
+
 # --- the command line -------------------------------------------------------------------------------------------
 def add_arguments(p) -> None:
     p.add_argument("--quick", action="store_true", help="one size (default, 150 steps), three rates, two seeds")
@@ -367,6 +398,9 @@ def add_arguments(p) -> None:
     p.add_argument("--seeds", type=int, help="seeds at each kind's best rate (default 3; 2 with --quick)")
     p.add_argument("--workers", type=int, help="runs side by side (default: one per core)")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--kv-out", metavar="FILE", help="then the KV cache of each tuned model: every key quantiser "
+                   "at every width on held-out text (train.lm_study_kv), e.g. assets/kv_pareto.json")  # fmt: skip
+    p.add_argument("--kv-windows", type=int, help="held-out windows of the KV sweep (default all 256)")
 
 
 def config_from_args(args) -> StudyConfig:
@@ -433,6 +467,16 @@ def main(args) -> int:
     if args.out:
         write_json(args.out, report)
         print(f"wrote {args.out}", file=sys.stderr)
+    if args.kv_out:
+        from georesolver_core.train.lm_study_kv import format_kv, kv_study
+
+        if args.kv_windows is not None:
+            check_positive_int("kv-windows", args.kv_windows, 1, 1 << 20)
+        kv = kv_study(report, folder, windows=args.kv_windows, workers=config.workers,
+                      progress=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+        write_json(args.kv_out, kv)
+        print(format_kv(kv), file=sys.stderr)
+        print(f"wrote {args.kv_out}", file=sys.stderr)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         print()
