@@ -42,7 +42,9 @@ SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs abou
 SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
 STUDY = Path(__file__).resolve().parent.parent / "assets" / "lm_study.json"
-STUDY_COMMAND = "python -m georesolver_core lm-study --steps 400 --out assets/lm_study.json"
+STUDY_COMMAND = (
+    "python -m georesolver_core lm-study --steps 400 --out assets/lm_study.json --kv-out assets/kv_pareto.json"
+)
 
 
 def _model_label(kernel: str) -> str:

@@ -12,6 +12,13 @@ as nanoGPT does. The schedule is a pure function of the step, so a resumed run n
 no weight decay), kept so that earlier reports can be regenerated; "nanogpt" is nanoGPT's small-model
 recipe (lr 1e-3, betas 0.9 / 0.99, weight decay 0.1 on matrices, 100 warmup steps, cosine to 1e-4, clipping
 at 1.0).
+
+Which default serves every attention kind: the language-model study (``train.lm_study``, shipped as
+``assets/lm_study.json``, 400 steps) tunes the rate of the "nanogpt" recipe per kind on one grid. At the text
+task's default size the best rate is 1e-2 for softmax, IDA, Dense-HIDA and SIDA alike; at nanoGPT's baby shape
+it is 1e-3 for softmax and 3e-3 for the inverse-distance kinds, so no single rate is best for every kind
+there. The trainer's default stays "constant" so that every earlier figure regenerates unchanged; the study's
+tuned configurations are ``lm_study.train_config`` at each kind's ``best_lr``.
 """
 
 from __future__ import annotations

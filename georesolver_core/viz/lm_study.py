@@ -10,10 +10,13 @@ from georesolver_core.viz.style import base_layout, kernel_colour, log_axis
 
 def lr_figure(size: dict, height: int = 400) -> go.Figure:
     """Validation nats against the learning rate per kind (seed 0, the grid), and at each kind's best rate
-    its seeds' held-out nats: mean with the 95% interval as an error bar, every seed as a dot."""
+    its seeds' held-out nats: mean with the 95% interval as an error bar, every seed as a dot (kinds that share
+    a best rate are spread a few percent apart along the axis so that their bars do not hide each other)."""
     fig = go.Figure()
-    for kind, k in size["kinds"].items():
+    n = len(size["kinds"])
+    for i, (kind, k) in enumerate(size["kinds"].items()):
         colour = kernel_colour(kind)
+        at = k["best_lr"] * 1.06 ** (i - (n - 1) / 2)  # kinds sharing a best rate drawn side by side
         curve = [p for p in k["lr_curve"] if p["val_nats"] is not None]  # None: that rate diverged
         fig.add_trace(go.Scatter(
             x=[p["lr"] for p in curve], y=[p["val_nats"] for p in curve], mode="lines+markers", name=kind,
@@ -22,14 +25,14 @@ def lr_figure(size: dict, height: int = 400) -> go.Figure:
         lo, hi = k["test_nats_ci95"]
         mean = k["test_nats_mean"]
         fig.add_trace(go.Scatter(
-            x=[k["best_lr"]], y=[mean], mode="markers", name=f"{kind}: seeds (held-out)", legendgroup=kind,
+            x=[at], y=[mean], mode="markers", name=f"{kind}: seeds (held-out)", legendgroup=kind,
             marker=dict(color=colour, symbol="diamond", size=11, line=dict(color="black", width=1)),
             error_y=dict(type="data", symmetric=False, array=[hi - mean], arrayminus=[mean - lo], color=colour),
-            hovertemplate=f"best lr %{{x:.0e}}: held-out %{{y:.4f}} nats, 95% [{lo:.4f}, {hi:.4f}]",
+            hovertemplate=f"best lr {k['best_lr']:.0e}: held-out %{{y:.4f}} nats, 95% [{lo:.4f}, {hi:.4f}]",
         ))  # fmt: skip
         seeds = [s["test_nats"] for s in k["seeds"]]
         fig.add_trace(go.Scatter(
-            x=[k["best_lr"]] * len(seeds), y=seeds, mode="markers", showlegend=False, legendgroup=kind,
+            x=[at] * len(seeds), y=seeds, mode="markers", showlegend=False, legendgroup=kind,
             marker=dict(color=colour, size=5, opacity=0.6), hovertemplate="a seed: %{y:.4f} nats",
         ))  # fmt: skip
     base_layout(fig, height=height)
