@@ -72,3 +72,14 @@ def test_the_shipped_kv_report_is_drawn_with_its_verdicts(at):
     assert at.get_by_key("cmp_kv_pareto") is not None
     assert any("Best at 3 bits/coordinate" in m.value and "Pareto front" in m.value for m in at.markdown)
     assert any("Shipped report" in c.value for c in at.caption)
+
+
+def test_every_tuned_model_of_the_study_is_compared_at_equal_bytes(at):
+    assert any("at equal bytes per key" in m.value for m in at.markdown)
+    picker = at.selectbox(key="cmp_kv_model")
+    assert "default / ida" in picker.options and "baby / sida" in picker.options
+    set_and_run(at, cmp_kv_model="baby / sida")
+    table = next(d.value for d in at.dataframe if "winner" in d.value.columns)
+    assert {"HCC", "KIVI", "quanto"} <= set(table.columns) and len(table) >= 5
+    assert set(table["word"]) <= {"smaller", "no measurable difference", "only one fits"}
+    assert any(c.value.startswith("baby / sida: held-out") for c in at.caption)

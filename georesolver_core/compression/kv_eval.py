@@ -8,7 +8,8 @@ stay in float. Per method and b we measure, on the task's validation windows,
     loss increase = L(quantised keys) - L(float keys)                     (nats per character)
     KL            = mean over layers, heads, queries of KL(W(q, k) || W(q, k_hat))
 
-with W the kernel's own attention weights (inverse distance, causal). ``pareto`` marks the rows no
+with W the kernel's own attention weights (inverse distance, causal). On the sphere and in the ball a
+reconstruction is put back on the manifold (``geometry.project``) before the kernel reads it. ``pareto`` marks the rows no
 other row beats on both bytes and loss increase. Methods: every ``compression.QUANTIZERS`` entry
 (HCC, HCC after a rotation, KIVI per channel and per token, uniform int), the rotated scalar
 quantiser of ``compression.rotated``, and ``"float"`` (keys kept as float32: 4 hs bytes, the reference).
@@ -29,6 +30,7 @@ from torch import nn
 from georesolver_core.compression.library import QUANTO_BITS, quanto_available, quanto_quantize
 from georesolver_core.compression.methods import QUANTIZERS, quantize
 from georesolver_core.compression.rotated import rotated_scalar_quantize
+from georesolver_core.geometry import project
 from georesolver_core.model.attention_map import kernel_weights
 from georesolver_core.tasks.base import IGNORE, Batch
 from georesolver_core.train.trainer import EVAL_CHUNK
@@ -84,6 +86,11 @@ class _QuantisedKeys(nn.Module):
 
     def forward(self, q, k, v):
         k_hat, nbytes = quantise_keys(k, self.method, self.bits)
+        spec = getattr(self.inner, "spec", None)  # inverse-distance kernels: their geometry; softmax: none
+        if spec is not None and spec.geometry != "euclidean":
+            # A reconstruction leaves the manifold (off the unit sphere, or past the ball's rim): a cache
+            # puts it back on the nearest valid point before use, as the Compression page's key set does.
+            k_hat = project(k_hat, geometry=spec.geometry, c=spec.c)
         self.nbytes += nbytes
         self.n_keys += k.numel() // k.shape[-1]
         w = kernel_weights(self.inner, q, k, self.causal).double()  # (B, nh, T, T)
