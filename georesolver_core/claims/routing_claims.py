@@ -137,9 +137,11 @@ def measure_communication(quick: bool = False) -> Evidence:
     a_slope = [_exponent(batches, a_batch[p]) for p in worlds]
     bound_b = float(gsr_bytes_paper(n_pool, k, dim, prec))
     bound_m = [float(gsr_messages_paper(n_pool, k, p)) for p in worlds]
+    # An O(.) in P holds when measured / bound stops growing: judged by the exponent of that ratio in P between
+    # the last two P, below 1 (the P(P-1) / P^2 of a collective fades; an extra factor P does not).
     p_bytes = _exponent(worlds, g_q)
-    p_msgs = _exponent(worlds, g_m)
-    a_msgs = _exponent(worlds, a_m)
+    p_msgs = _exponent(worlds, np.divide(g_m, bound_m))
+    a_msgs = _exponent(worlds, np.divide(a_m, np.square(worlds)))
     pl = ", ".join(f"P = {p}" for p in worlds)
     parts = [
         {
@@ -150,9 +152,10 @@ def measure_communication(quick: bool = False) -> Evidence:
         },
         {
             "part": "GSR bytes = O((K_pool + K) d_h x precision) (no P in the bound)",
-            "verdict": HOLDS if abs(p_bytes) < flat and max(g_q) <= bound_b else FAILS,
+            "verdict": HOLDS if p_bytes < 1 and max(g_q) <= bound_b else FAILS,
             "summary": f"bytes per query {', '.join(f'{v:.0f}' for v in g_q)} at {pl} (B = {top}), against "
-            f"(K_pool + K) d_h x 4 = {bound_b:.0f}: they grow as P^{p_bytes:.2f} between the last two P. Each query "
+            f"(K_pool + K) d_h x 4 = {bound_b:.0f}: within it at these P but growing as P^{p_bytes:.2f} between the "
+            "last two P, so no constant covers every P. Each query "
             "is sent to every worker and every worker's candidates to every other worker, so the bytes carry a "
             "factor (P - 1) the bound does not have.",
         },
@@ -162,13 +165,13 @@ def measure_communication(quick: bool = False) -> Evidence:
             if p_msgs <= 1 + flat and all(m <= b for m, b in zip(g_m, bound_m, strict=True))
             else FAILS,
             "summary": f"point-to-point messages per batch {g_m} at {pl} against K_pool + K + P = "
-            f"{[int(b) for b in bound_m]}: they grow as P^{p_msgs:.2f} (P (P - 1) per collective), the O(P^2) "
-            "the statement gives all-to-all.",
+            f"{[int(b) for b in bound_m]}: their ratio to it grows as P^{p_msgs:.2f} (P (P - 1) per collective), "
+            "the O(P^2) the statement gives all-to-all.",
         },
         {
             "part": "all-to-all #messages = O(P^2)",
-            "verdict": HOLDS if abs(a_msgs - 2) <= 0.5 else FAILS,
-            "summary": f"messages per batch {a_m} at {pl}: P^{a_msgs:.2f}.",
+            "verdict": HOLDS if a_msgs < 1 else FAILS,
+            "summary": f"messages per batch {a_m} at {pl}: their ratio to P^2 grows as P^{a_msgs:.2f} (2 P (P - 1)).",
         },
         {
             "part": "all-to-all bytes = O(B K d_h x precision), linear in B",
