@@ -36,6 +36,29 @@ PAGE = "training"
 
 
 # --- Theorem 7.1 ------------------------------------------------------------------------------------------
+def exact_vanishing_gate() -> dict:
+    """Theorem 7.1's exact counterexample: a gate with W_g = I (||W_g|| = 1), b_g = 0 and one coordinate of u at
+    the root z* of sigma(z) + sigma'(z) z = 0 (z* ~ -1.2785) has dh/du = diag(0, 1/2): the gradient through that
+    coordinate is exactly zero at ||u|| = |z*|, a bounded input with bounded weights. No training is needed."""
+    from scipy.optimize import brentq
+
+    from georesolver_core.model.gate import HyperGate, gate_bound
+
+    def slope(z: float) -> float:  # d/du [sigma(u) u] at u = z
+        s = 1.0 / (1.0 + math.exp(-z))
+        return s + s * (1.0 - s) * z
+
+    z = brentq(slope, -3.0, -0.5, xtol=1e-15)
+    gate = HyperGate(2, 1, memory=False).double()
+    with torch.no_grad():
+        gate.dim.weight.copy_(torch.eye(2, dtype=torch.float64))
+        gate.dim.bias.zero_()
+    u = torch.tensor([[z, 0.0]], dtype=torch.float64)
+    b = gate_bound(gate, u)
+    return {"z": z, "u_norm": float(b.u_norm[0]), "w_norm": b.w_norm, "sigma_min": float(b.sigma_min[0]),
+            "bound": float(b.bound[0]), "lambda_min": float(b.lambda_min[0])}  # fmt: skip
+
+
 def measure_gate_gradient(quick: bool = False) -> Evidence:
     """Train a GeoResolver model on recall, then search each gate's inputs (``claims.gate_search``) for the
     worst case of Theorem 7.1's two parts: the least slack of the inequality sigma_min(J) >= lambda_min -
@@ -73,6 +96,7 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
         ]  # fmt: skip
     m = np.array([w.sigma_min for w in worst])
     b = np.array([w.bound for w in worst])
+    ex = exact_vanishing_gate()
     rescue = float(min(th.hypergate_vacuous_radius(gs.gate_bound(g, t).lambda_min.numpy().max(),
                                                    float(torch.linalg.matrix_norm(g.dim.weight.detach().double(), ord=2)))
                        for g, t in zip(gates, tokens, strict=True)))  # fmt: skip
@@ -87,15 +111,18 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
          f"{steps} Adam steps): {slack.margin:.3g} at ||u|| = {slack.u_norm:.3g} (sigma_min {slack.sigma_min:.4g}, "
          f"bound {slack.bound:.4g}); the inequality is Weyl's and is tight at u = 0, where J = G."},
         {"part": "its conclusion: gradients do not vanish for bounded inputs and weights",
-         "verdict": FAILS if m[j] < vanish else HOLDS,
-         "summary": f"reading: inputs with ||u|| <= {r0:.3g} (the trained tokens' range), the trained weights; "
-         f"vanish = ratio < {vanish:g}. Smallest ratio found by projected gradient descent in that ball: "
-         f"{m[j]:.3g} at ||u|| = {worst[j].u_norm:.3g} (bound there {b[j]:.3g}); first ball with a ratio below "
-         f"{vanish:g}: R = {first:.3g}. The bound is positive only for ||u|| < 4 lambda_min / ||W_g|| "
-         f"(<= {rescue:.3g} here): that stronger hypothesis rescues the conclusion."},
+         "verdict": FAILS if min(m[j], ex["sigma_min"]) < vanish else HOLDS,
+         "summary": f"exact counterexample (no training): W_g = I (||W_g|| = {ex['w_norm']:.3g}), b_g = 0, u = (z*, 0) "
+         f"with sigma(z*) + sigma'(z*) z* = 0, z* = {ex['z']:.6f}: ||u|| = {ex['u_norm']:.4f}, sigma_min(dh/du) = "
+         f"{ex['sigma_min']:.1e} (the gradient through the first coordinate is exactly zero; the bound there is "
+         f"{ex['bound']:.3g}, negative). On the trained model, inputs with ||u|| <= {r0:.3g} (its tokens' range): "
+         f"smallest ratio found {m[j]:.3g} at ||u|| = {worst[j].u_norm:.3g}; first ball with a ratio below {vanish:g}: "
+         f"R = {first:.3g}. The bound is positive only for ||u|| < 4 lambda_min / ||W_g|| (<= {rescue:.3g} on the "
+         "trained gates): that stronger hypothesis rescues the conclusion."},
     ]  # fmt: skip
     summary = (
-        f"After {trainer.step} training steps: worst ratio ||dL/du|| / ||dL/dh|| found in the ball of the trained "
+        f"Exact counterexample: ||u|| = {ex['u_norm']:.3g}, ||W_g|| = 1, sigma_min(dh/du) = {ex['sigma_min']:.1e} "
+        f"(zero gradient through the gate). After {trainer.step} training steps: worst ratio ||dL/du|| / ||dL/dh|| found in the ball of the trained "
         f"tokens' range ({r0:.3g}) is {m[j]:.3g}; over the balls R = {radii[0]:.3g}..{radii[-1]:.3g} the worst is "
         f"{m.min():.3g}. The inequality's least slack found is {slack.margin:.3g}. Worst cases found by gradient "
         "descent over the inputs from the model's tokens, their x2..x16 copies and random directions."
