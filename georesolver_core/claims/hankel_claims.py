@@ -6,7 +6,16 @@ import numpy as np
 
 from georesolver_core.extras.hankel_measure import decay_sweep, output_error, rank_sweep, speedup_sweep
 from georesolver_core.theory.hankel import rank_rule, singular_value_bound
-from georesolver_core.verdicts import Axes, Claim, Evidence, sweep_evidence, verdict_inequality
+from georesolver_core.verdicts import (
+    FAILS,
+    HOLDS,
+    Axes,
+    Claim,
+    Evidence,
+    fit_loglog_slope,
+    sweep_evidence,
+    verdict_inequality,
+)
 
 PAGE = "hankel"
 EPS_LIST = (1e-2, 1e-3, 1e-4)
@@ -77,25 +86,36 @@ def measure_output_error(quick: bool = False, eps: float = 1e-2) -> Evidence:
 
 
 def measure_speedup(quick: bool = False, eps: float = 1e-3) -> Evidence:
-    """Dense H X vs U (V^T X) timed in one run on one thread, as the block grows; speed-up >= 1 expected
-    once the block is large enough (m >= 256) for the saved multiply-adds to beat call overhead."""
-    sizes = [64, 128, 256, 512, 1024] if quick else [64, 128, 256, 512, 1024, 2048, 4096]
-    sp = speedup_sweep(sizes, rank=rank_rule(eps), repeats=3 if quick else 9, threads=1)
+    """Dense H X vs U (V^T X) timed in one run on one thread, over block sizes from the seed's smallest dyadic
+    blocks (h = 8) up: the speed-up judged >= 1 at every size (no size excluded), and its growth with m."""
+    sizes = [8, 16, 32, 64, 256, 1024] if quick else [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    sp = speedup_sweep(sizes, rank=rank_rule(eps), repeats=5 if quick else 9, threads=1)
     bound = [1.0] * len(sizes)
-    large = [m >= 256 for m in sizes]
-    judged = verdict_inequality(
-        sp.speedup, bound, relation="ge", condition=large, condition_text="block size m >= 256"
-    )
-    note = (
-        f". Measured {min(sp.speedup):.3g}x..{max(sp.speedup):.3g}x over m = {sizes[0]}..{sizes[-1]} "
-        f"(rank {sp.rank}, d_v = 64, float32, 1 thread, shared machine); the seed reports 2.1x-11.5x. "
-        f"Multiply-add ratio m/(2N) = {sp.flop_ratio[0]:.3g}..{sp.flop_ratio[-1]:.3g}."
+    faster = verdict_inequality(sp.speedup, bound, relation="ge")
+    rises = sum(b > a for a, b in zip(sp.speedup, sp.speedup[1:], strict=False))
+    slope = fit_loglog_slope(sizes, sp.speedup)
+    slow = [m for m, v in zip(sizes, sp.speedup, strict=True) if v < 1.0]
+    parts = [
+        {"part": "the factorised block is faster than the dense one", "verdict": faster[0],
+         "summary": (f"slower at m = {slow} ({min(sp.speedup):.2f}x at m = {sizes[int(np.argmin(sp.speedup))]}): "
+                     "two small products cost more calls than one; " if slow else "") + faster[1]},
+        {"part": "the speed-up grows with the block size", "verdict": HOLDS if slope > 0.25 else FAILS,
+         "summary": f"log-log slope {slope:.2f} in m; it rises at {rises} of {len(sizes) - 1} steps."},
+    ]  # fmt: skip
+    verdict = faster[0] if faster[0] == FAILS else parts[1]["verdict"]
+    summary = (
+        f"Measured {min(sp.speedup):.3g}x..{max(sp.speedup):.3g}x over m = {sizes[0]}..{sizes[-1]} (rank {sp.rank}, "
+        f"d_v = 64, float32, 1 thread, shared machine); the seed reports 2.1x-11.5x over its blocks (h = 4..64 in its "
+        f"rank check). "
+        + " ".join(f"[{p['part']}] {p['verdict']}: {p['summary']}" for p in parts)
+        + f" Multiply-add ratio m/(2N) = {sp.flop_ratio[0]:.3g}..{sp.flop_ratio[-1]:.3g}: counted, the factorised "
+        f"form does fewer multiply-adds once m > 2N = {2 * sp.rank}; timed, the blocks {slow} lose to call overhead."
     )
     axes = Axes(
         "block size m (m targets x m sources)", "speed-up dense / factorised", "measured >= bound", log="xy"
     )
     extra = {"multiply-add ratio m / (2N)": sp.flop_ratio}
-    return sweep_evidence(sizes, sp.speedup, bound, judged, axes, note=note, extra=extra)
+    return sweep_evidence(sizes, sp.speedup, bound, (verdict, summary), axes, extra=extra, parts=parts, sense="ge")
 
 
 CLAIMS = (
@@ -127,7 +147,8 @@ CLAIMS = (
     Claim(
         "hankel-speedup",
         "Seed 004, cost O((|I| + |J|) N d)",
-        "The factorised cross block is faster than the dense one, more so as the block grows.",
+        "Rank-4 factorization produced about 1e-6 relative output error and measured speedups of 2.1x-11.5x as "
+        "block size grew. (The speed-up half is judged here; the error half is hankel-output-error.)",
         "time(H X) / time(U (V^T X)) >= 1",
         PAGE,
         measure_speedup,
