@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from georesolver_core.claims import CLAIMS, run_claim
+from georesolver_core.claims import CLAIMS, NOT_DECIDED, QUICK_UNDECIDED, run_claim
 from georesolver_core.claims.statements import STATEMENT_MODULES
 from georesolver_core.theory import statements as th
 from georesolver_core.verdicts import VERDICTS
@@ -22,7 +22,7 @@ def test_statement_claims_are_registered():
 @pytest.mark.parametrize("key", KEYS)
 def test_statement_claim_quick(key):
     out = run_claim(key, quick=True)
-    assert out["verdict"] in VERDICTS
+    assert out["verdict"] == NOT_DECIDED if key in QUICK_UNDECIDED else out["verdict"] in VERDICTS
     assert out["summary"].strip()
     assert len(out["x"]) == len(out["measured"]) == len(out["bound"]) > 0
     assert out["measured_value"] is not None and out["bound_value"] is not None
