@@ -30,6 +30,8 @@ def test_the_shipped_report_measures_every_registered_claim_at_full_settings(shi
     assert report["settings"]["quick"] is False and report["settings"]["failed"] == {}
     assert set(shipped) == set(CLAIMS)
     assert all(r["verdict"] in VERDICTS for r in shipped.values())
+    listed = report["not_measured"]  # the seeds' statements that are not claims, each with its reason
+    assert listed and all(u["source"] and u["statement"] and u["reason"] for u in listed)
 
 
 def test_quick_and_full_verdicts_agree_claim_by_claim(shipped):
