@@ -22,6 +22,8 @@ QUICK_UNDECIDED: dict[str, str] = {
     "orth-echo-vs-gpt": "the quick echo task (T = 5 weight-tied steps, 30 Adam steps, one seed) is far shorter "
     "than the full one (T = 16, 300 steps, three seeds) and the seed's (T = 127): its loss ratio says nothing "
     "about the full horizon",
+    "thm3-ida-noise-robust": "the quick sizes (n = 32, 64, two noise rates) cannot separate the n-term from the "
+    "eta-term: the fit of C eta^alpha + A n^-p is degenerate there; the full run fits n = 128..1024",
 }
 
 
