@@ -9,6 +9,7 @@ from the measured outcome.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -179,7 +180,7 @@ def noise_rate_fit(etas, ns, excess) -> dict:
     the statement's shape with its two orders left free; and with alpha fixed at 2 (the statement as written).
 
     ``excess`` is (E, N) for eta > 0 (rows) and n (columns). Returns the fitted constants and orders."""
-    from scipy.optimize import curve_fit
+    from scipy.optimize import OptimizeWarning, curve_fit
 
     eta_g, n_g = np.meshgrid(np.asarray(etas, float), np.asarray(ns, float), indexing="ij")  # (E, N) each
     x, y = np.stack([eta_g.ravel(), n_g.ravel()]), np.asarray(excess, float).ravel()
@@ -190,8 +191,12 @@ def noise_rate_fit(etas, ns, excess) -> dict:
     def fixed(xy, c, a, p):
         return c * xy[0] ** 2 + a * xy[1] ** -p
 
-    (c, alpha, a, p), _ = curve_fit(free, x, y, p0=(1.0, 1.5, 1.0, 0.5), bounds=([0, 0, 0, 0], [100, 4, 1e4, 3]))
-    (c2, a2, p2), _ = curve_fit(fixed, x, y, p0=(1.0, 1.0, 0.5), bounds=([0, 0, 0], [100, 1e4, 3]))
+    with warnings.catch_warnings():  # the covariance is not used: a degenerate fit only loses it
+        warnings.simplefilter("ignore", OptimizeWarning)
+        (c, alpha, a, p), _ = curve_fit(
+            free, x, y, p0=(1.0, 1.5, 1.0, 0.5), bounds=([0, 0, 0, 0], [100, 4, 1e4, 3])
+        )
+        (c2, a2, p2), _ = curve_fit(fixed, x, y, p0=(1.0, 1.0, 0.5), bounds=([0, 0, 0], [100, 1e4, 3]))
     rms = float(np.sqrt(np.mean((free(x, c, alpha, a, p) - y) ** 2)))
     rms2 = float(np.sqrt(np.mean((fixed(x, c2, a2, p2) - y) ** 2)))
     return {"C": c, "alpha": alpha, "A": a, "p": p, "rms": rms, "C2": c2, "A2": a2, "p2": p2, "rms2": rms2}
