@@ -116,7 +116,7 @@ def measure_communication(quick: bool = False) -> Evidence:
     from georesolver_core.routing.distributed import DistConfig, run_headless
 
     worlds = (2, 4) if quick else (2, 4, 8)
-    batches = (64, 256) if quick else (64, 256, 1024, 4096)
+    batches = (64, 256, 1024) if quick else (64, 256, 1024, 4096)
     prec, flat = 4, 0.15  # float32; |exponent| below flat reads as independent
     runs = {}
     for p in worlds:
