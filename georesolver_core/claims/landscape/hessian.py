@@ -71,6 +71,7 @@ def measure_hessian_spread(quick: bool = False) -> Evidence:
         log="xy",
     )
     extra = {
+        "IDA at the target key q = k_1": spread.tolist(),  # the judged series, under the name other views read
         "IDA at the equidistant initialisation q_0": [s.spread for s in spec[("ida", "equidistant")]],
         "softmax at q_0 (flat directions excluded)": [s.spread for s in spec[("softmax", "equidistant")]],
         "softmax at q = k_1 (flat directions excluded)": [s.spread for s in spec[("softmax", "target")]],
