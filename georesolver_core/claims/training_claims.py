@@ -224,8 +224,9 @@ def measure_ida_noise(quick: bool = False) -> Evidence:
         {"part": "O(eta^2): the noise term is quadratic in eta",
          "verdict": HOLDS if f["alpha"] >= 2 - tol else FAILS,
          "summary": f"fitted exponent alpha = {f['alpha']:.2f} (2 predicted, tolerance {tol}); at n = {ns[-1]} the "
-         f"excess is {', '.join(f'{v:.3f}' for v in excess[:, -1])} at eta = {etas}: a nearest-label copy, flipped "
-         "with probability eta, gives an error linear in eta."},
+         f"excess is {', '.join(f'{v:.3f}' for v in excess[:, -1])} at eta = {etas}"
+         + ("." if f["alpha"] >= 2 - tol else ": a nearest-label copy, flipped with probability eta, gives an error "
+            "linear in eta.")},
         {"part": "O(1/n): the n-dependent term decays at least like 1/n",
          "verdict": HOLDS if f["p"] >= 1 - tol / 2 or not resolved else FAILS,
          "summary": ("" if resolved else "no n-dependent term resolved (A n^-p below 0.005 at the smallest n); ")
