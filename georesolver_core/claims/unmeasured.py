@@ -67,6 +67,19 @@ NOT_MEASURED = (
         "a definition of HyperGate (its theorem is thm7-1-hypergate-gradient)",
     ),
     Unmeasured(
+        "Seed 000, section 11.5 (Proposition 3, first half)",
+        "The online k-means update via C-HIDA achieves O(log T) regret relative to the optimal fixed centroids.",
+        "the same statement as Theorem 5.6, measured once as thm5.6-c-hida-regret (and with spawns as "
+        "sec9.2-total-regret)",
+    ),
+    Unmeasured(
+        "Seed 000, section 8.1 (Theorem 8.1)",
+        "Unlike the hyperbolic case, spherical compactness ensures theta <= pi, so the ratio is bounded by a "
+        "constant depending only on theta.",
+        "no content to measure: any function of theta is 'a constant depending only on theta'; the ratio itself "
+        "is thm8.1-pl-ratio",
+    ),
+    Unmeasured(
         "Seed 000, section 8.3",
         "Hard Routing: Select Top-K prototypes by SIDA weights. Soft Routing: full distribution.",
         "a definition of the two routing modes (their quality is thm10.1-gsr-quality)",
