@@ -160,6 +160,13 @@ if by_key:
     else:
         st.caption(f"Its page ({r.page!r}) is not in the app yet.")
 
+if report is not None and report.get("not_measured"):
+    with st.expander(f"Statements of the seeds that are not claims ({len(report['not_measured'])})"):
+        st.caption(
+            "Definitions, settings, or comparisons with systems the project does not have, with the reason."
+        )
+        st.dataframe(pd.DataFrame(report["not_measured"]), hide_index=True, key="claims_not_measured")
+
 st.subheader("Re-measure on this machine")
 c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1], vertical_alignment="bottom")
 target = c1.selectbox("Claim to re-measure", ["all claims", *CLAIMS], key="claims_live_target")

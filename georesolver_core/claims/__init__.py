@@ -17,7 +17,15 @@ from georesolver_core.claims import (
     routing_claims,
     training_claims,
 )
-from georesolver_core.claims.registry import CLAIMS, collect, register, run_all, run_claim
+from georesolver_core.claims.registry import (
+    CLAIMS,
+    NOT_DECIDED,
+    QUICK_UNDECIDED,
+    collect,
+    register,
+    run_all,
+    run_claim,
+)
 from georesolver_core.claims.statements import STATEMENT_MODULES
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -53,6 +61,8 @@ __all__ = [
     "FAILS",
     "HOLDS",
     "MODULES",
+    "NOT_DECIDED",
+    "QUICK_UNDECIDED",
     "VERDICTS",
     "Claim",
     "Evidence",

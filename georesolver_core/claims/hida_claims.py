@@ -189,10 +189,11 @@ def measure_cost_classes(quick: bool = False) -> Evidence:
     vs n) and C (operations per token vs n) against 2, n log n, 1, 0: a cost class is counted, not timed."""
     from georesolver_core.labs.op_count import counted_scaling
 
+    cap = 128 if quick else 1024  # C-HIDA streams token by token: its count is the slow one
     if quick:
-        rep = counted_scaling((64, 128, 256, 512), head_dim=8, max_len={"c-hida": 128})
+        rep = counted_scaling((64, 128, 256, 512), head_dim=8, max_len={"c-hida": cap})
     else:
-        rep = counted_scaling((256, 512, 1024, 2048, 4096), head_dim=16, max_len={"c-hida": 1024})
+        rep = counted_scaling((256, 512, 1024, 2048, 4096), head_dim=16, max_len={"c-hida": cap})
     kernels = list(rep["slopes"])
     lens = rep["lens"]
     measured = [rep["slopes"][k] for k in kernels]
@@ -206,7 +207,8 @@ def measure_cost_classes(quick: bool = False) -> Evidence:
         f"{k} {m:.3f} (predicted {p:.3f})" for k, m, p in zip(kernels, measured, predicted, strict=True)
     )
     summary = (
-        f"fitted exponents of counted operations over n = {lens[0]}..{lens[-1]}: {summary}; tolerance {tol}"
+        f"fitted exponents of counted operations over n = {lens[0]}..{lens[-1]} (C-HIDA's per-token count over "
+        f"n = {lens[0]}..{max(n for n in lens if n <= cap)} only: it streams token by token): {summary}; tolerance {tol}"
         + (f"; off: {', '.join(bad)}" if bad else "")
         + ". Operations: matmul FLOPs (2 m n k) plus one per output element of every other aten op, counted "
         "under a torch dispatch mode (identical on any machine load)."

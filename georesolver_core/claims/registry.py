@@ -15,6 +15,17 @@ from georesolver_core.verdicts import Claim
 
 CLAIMS: dict[str, Claim] = {}
 
+NOT_DECIDED = "not decided at quick settings"
+# Claims whose quick settings cannot decide their verdict: a quick run reports NOT_DECIDED (with what it
+# measured) instead of a word the full run would contradict. Each entry says why.
+QUICK_UNDECIDED: dict[str, str] = {
+    "orth-echo-vs-gpt": "the quick echo task (T = 5 weight-tied steps, 30 Adam steps, one seed) is far shorter "
+    "than the full one (T = 16, 300 steps, three seeds) and the seed's (T = 127): its loss ratio says nothing "
+    "about the full horizon",
+    "thm3-ida-noise-robust": "the quick sizes (n = 32, 64, two noise rates) cannot separate the n-term from the "
+    "eta-term: the fit of C eta^alpha + A n^-p is degenerate there; the full run fits n = 128..1024",
+}
+
 
 def register(claim: Claim) -> Claim:
     """Add a claim to the registry (keys are unique)."""
@@ -39,13 +50,15 @@ def collect(modules: Iterable[ModuleType]) -> None:
 
 
 def run_claim(key: str, quick: bool = False) -> dict:
-    """Run one claim's measurement; returns the claim's fields, the evidence and the run time."""
+    """Run one claim's measurement; returns the claim's fields, the evidence and the run time.
+
+    A quick run of a claim in ``QUICK_UNDECIDED`` reports the verdict ``NOT_DECIDED`` (the full run decides it)."""
     if key not in CLAIMS:
         raise ValueError(f"claim must be one of {sorted(CLAIMS)} (got {key!r})")
     claim = CLAIMS[key]
     t0 = time.perf_counter()
     evidence = claim.measure(quick)
-    return {
+    out = {
         "key": claim.key,
         "section": claim.section,
         "statement": claim.statement,
@@ -54,6 +67,13 @@ def run_claim(key: str, quick: bool = False) -> dict:
         "seconds": round(time.perf_counter() - t0, 3),
         **evidence.to_dict(),
     }
+    if quick and key in QUICK_UNDECIDED:
+        out["summary"] = (
+            f"Not decided at quick settings: {QUICK_UNDECIDED[key]}. The quick measurement alone would say "
+            f"'{out['verdict']}': {out['summary']}"
+        )
+        out["verdict"] = NOT_DECIDED
+    return out
 
 
 def __getattr__(name: str):

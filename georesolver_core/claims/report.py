@@ -8,7 +8,8 @@ Document layout::
     {"version": "0.1.0",                       # georesolver_core.__version__
      "settings": {"quick": false, "keys": null, "torch": "2.13.0", "numpy": "...", "python": "3.11.2",
                   "generated_utc": "2026-12-01T23:50:00Z", "seconds": 812.4, "failed": {}},
-     "claims": [run_claim(...) result, ...]}   # registration order
+     "claims": [run_claim(...) result, ...],    # registration order
+     "not_measured": [{"source", "statement", "reason"}, ...]}   # the seeds' statements that are not claims
 
 The app opens on the copy shipped in ``assets/`` and re-measures claims live on request; a claim
 registered after the copy was made is missing from it (``missing_keys``) and is measured live.
@@ -76,7 +77,9 @@ def build_report(
         "seconds": round(time.perf_counter() - t0, 1),
         "failed": failed,
     }
-    return {"version": __version__, "settings": settings, "claims": results}
+    from georesolver_core.claims.unmeasured import not_measured
+
+    return {"version": __version__, "settings": settings, "claims": results, "not_measured": not_measured()}
 
 
 def write_report(report: dict, path: str | Path) -> Path:

@@ -14,7 +14,6 @@ from georesolver_core.routing.maps import MAPS, compare_maps
 from georesolver_core.routing.quality import fibonacci_sphere, quality_sweep, random_sphere, tail_vs_eps
 from georesolver_core.theory.attention import retrieval_leak_upper_bound
 from georesolver_core.theory.routing import (
-    a2a_bytes_paper,
     dmg_null_spawn_rate,
     gsr_bytes_paper,
     gsr_messages_paper,
@@ -22,7 +21,6 @@ from georesolver_core.theory.routing import (
     routing_entropy_bound,
 )
 from georesolver_core.verdicts import (
-    CONDITIONAL,
     FAILS,
     HOLDS,
     Axes,
@@ -31,7 +29,6 @@ from georesolver_core.verdicts import (
     fit_loglog_slope,
     sweep_evidence,
     verdict_inequality,
-    verdict_readings,
     verdict_scaling,
     weakest,
 )
@@ -101,63 +98,120 @@ def measure_eps_limit(quick: bool = False) -> Evidence:
     )
 
 
+def _exponent(x, y) -> float:
+    """Log-log slope of y against x over the last two points (the asymptotic growth, past padding)."""
+    return float(np.log(y[-1] / y[-2]) / np.log(x[-1] / x[-2]))
+
+
 def measure_communication(quick: bool = False) -> Evidence:
-    """Theorem 10.2 on the real engine: bytes and messages counted on the wire, GSR vs all-to-all."""
+    """Theorem 10.2 on the real engine, P = 2, 4, 8 workers: bytes and point-to-point messages counted on the
+    wire for GSR (candidate exchange) and a Switch all-to-all MoE, against B and against P.
+
+    One verdict per sentence of the statement: GSR per query independent of B; its bytes
+    O((K_pool + K) d_h x precision) and messages O(K_pool + K + P) (bounds with no P in the bytes, so the
+    bytes per query must not grow with P); all-to-all's O(P^2) messages and bytes linear in B; and the
+    contrast ("in contrast ... scales linearly with B"), which needs GSR's bytes not to scale with B in the
+    same unit.
+    """
     from georesolver_core.routing.distributed import DistConfig, run_headless
 
+    worlds = (2, 4) if quick else (2, 4, 8)
     batches = (64, 256, 1024) if quick else (64, 256, 1024, 4096)
-    cfg = DistConfig(world_size=2, batch_sizes=batches, backend="gloo", timeout_s=60)
-    res = run_headless(cfg)  # a clean process: safe inside a threaded app server, where forking is not
-    rows = {(r["protocol"], r["batch"]): r for r in res["rows"]}
-    gsr = [rows["gsr-candidates", b] for b in batches]
-    a2a = [rows["a2a-switch", b] for b in batches]
-    per_query = [r["bytes_per_query"] for r in gsr]
-    prec = 4  # float32
-    bound = [float(gsr_bytes_paper(cfg.n_pool, cfg.k, cfg.dim, prec))] * len(batches)
-    _, per_query_summary = verdict_inequality(per_query, bound)
-    slope_g = fit_loglog_slope(batches, [r["bytes"] for r in gsr])
-    slope_a = fit_loglog_slope(batches, [r["bytes"] for r in a2a])
-    slope_gq = fit_loglog_slope(batches, per_query)
-    slope_aq = fit_loglog_slope(batches, [r["bytes_per_query"] for r in a2a])
-    msgs_g, msgs_a = [r["messages"] for r in gsr], [r["messages"] for r in a2a]
-    flat = 0.15  # |exponent in B| below this reads as independent of B
-    as_written = HOLDS if verdict_inequality(per_query, bound)[0] == HOLDS and abs(slope_gq) < flat else FAILS
-    # Read the same way for both, the contrast "GSR independent of B, all-to-all O(B K d_h)" must show
-    # in the same unit: per query, all-to-all must grow with B; per batch, GSR must not.
-    same_way = HOLDS if slope_aq >= 1 - flat and abs(slope_g) < flat else FAILS
-    readings = {
-        "as written: GSR per query, all-to-all per batch": (
-            as_written,
-            f"GSR {per_query[-1]:.0f} B per query (exponent in B {slope_gq:.2f}) <= {bound[0]:.0f} B; "
-            f"all-to-all per batch grows as B^{slope_a:.2f}; messages per batch GSR {msgs_g[0]}, all-to-all "
-            f"{msgs_a[0]} (P(P-1) per exchange, within O(K_pool + K + P) and O(P^2)); {per_query_summary}",
-        ),
-        "the same way for both (per query, then per batch)": (
-            same_way,
-            f"per query: GSR {per_query[-1]:.0f} B (B^{slope_gq:.2f}), all-to-all "
-            f"{a2a[-1]['bytes_per_query']:.0f} B (B^{slope_aq:.2f}): both independent of B; per batch: GSR "
-            f"B^{slope_g:.2f}, all-to-all B^{slope_a:.2f}: both linear. Messages, counted as point-to-point "
-            f"transfers for both: GSR {msgs_g}, all-to-all {msgs_a} over B = {list(batches)}; the paper's GSR "
-            f"count K_pool+K+P = {gsr_messages_paper(cfg.n_pool, cfg.k, 2):.0f} counts one message per score",
-        ),
-    }
-    verdict, summary = verdict_readings(readings)
-    summary += (
-        " The statement does not say whether its bounds are per query or per batch: under the same unit for "
-        "both protocols the contrast it draws disappears."
+    prec, flat = 4, 0.15  # float32; |exponent| below flat reads as independent
+    runs = {}
+    for p in worlds:
+        cfg = DistConfig(world_size=p, batch_sizes=batches, backend="gloo", timeout_s=60)
+        res = run_headless(cfg)  # a clean process: safe inside a threaded app server, where forking is not
+        runs[p] = {(r["protocol"], r["batch"]): r for r in res["rows"]}
+    n_pool, k, dim = cfg.n_pool, cfg.k, cfg.dim
+    top = batches[-1]
+    g_q = [runs[p]["gsr-candidates", top]["bytes_per_query"] for p in worlds]  # (P,) at the largest B
+    a_q = [runs[p]["a2a-switch", top]["bytes_per_query"] for p in worlds]
+    g_m = [runs[p]["gsr-candidates", top]["messages"] for p in worlds]
+    a_m = [runs[p]["a2a-switch", top]["messages"] for p in worlds]
+    g_batch = {p: [runs[p]["gsr-candidates", b]["bytes"] for b in batches] for p in worlds}
+    a_batch = {p: [runs[p]["a2a-switch", b]["bytes"] for b in batches] for p in worlds}
+    g_perq_slope = max(abs(fit_loglog_slope(batches, np.divide(g_batch[p], batches))) for p in worlds)
+    g_slope = [_exponent(batches, g_batch[p]) for p in worlds]
+    a_slope = [_exponent(batches, a_batch[p]) for p in worlds]
+    bound_b = float(gsr_bytes_paper(n_pool, k, dim, prec))
+    bound_m = [float(gsr_messages_paper(n_pool, k, p)) for p in worlds]
+    # An O(.) in P holds when measured / bound stops growing: judged by the exponent of that ratio in P between
+    # the last two P, below 1 (the P(P-1) / P^2 of a collective fades; an extra factor P does not).
+    p_bytes = _exponent(worlds, g_q)
+    p_msgs = _exponent(worlds, np.divide(g_m, bound_m))
+    a_msgs = _exponent(worlds, np.divide(a_m, np.square(worlds)))
+    pl = ", ".join(f"P = {p}" for p in worlds)
+    parts = [
+        {
+            "part": "GSR's per-query cost is independent of batch size B",
+            "verdict": HOLDS if g_perq_slope < flat else FAILS,
+            "summary": f"GSR bytes per query against B = {list(batches)}: largest |exponent| over {pl} is "
+            f"{g_perq_slope:.3f}.",
+        },
+        {
+            "part": "GSR bytes = O((K_pool + K) d_h x precision) (no P in the bound)",
+            "verdict": HOLDS if p_bytes < 1 and max(g_q) <= bound_b else FAILS,
+            "summary": f"bytes per query {', '.join(f'{v:.0f}' for v in g_q)} at {pl} (B = {top}), against "
+            f"(K_pool + K) d_h x 4 = {bound_b:.0f}: within it at these P but growing as P^{p_bytes:.2f} between the "
+            "last two P, so no constant covers every P. Each query "
+            "is sent to every worker and every worker's candidates to every other worker, so the bytes carry a "
+            "factor (P - 1) the bound does not have.",
+        },
+        {
+            "part": "GSR #messages = O(K_pool + K + P)",
+            "verdict": HOLDS
+            if p_msgs <= 1 + flat and all(m <= b for m, b in zip(g_m, bound_m, strict=True))
+            else FAILS,
+            "summary": f"point-to-point messages per batch {g_m} at {pl} against K_pool + K + P = "
+            f"{[int(b) for b in bound_m]}: their ratio to it grows as P^{p_msgs:.2f} (P (P - 1) per collective), "
+            "the O(P^2) the statement gives all-to-all.",
+        },
+        {
+            "part": "all-to-all #messages = O(P^2)",
+            "verdict": HOLDS if a_msgs < 1 else FAILS,
+            "summary": f"messages per batch {a_m} at {pl}: their ratio to P^2 grows as P^{a_msgs:.2f} (2 P (P - 1)).",
+        },
+        {
+            "part": "all-to-all bytes = O(B K d_h x precision), linear in B",
+            "verdict": HOLDS if all(abs(s - 1) <= flat for s in a_slope) else FAILS,
+            "summary": f"per batch, exponent in B between the last two batches {', '.join(f'{s:.2f}' for s in a_slope)} "
+            f"at {pl}.",
+        },
+        {
+            "part": "the contrast: in contrast (to GSR), all-to-all's bytes scale linearly with B",
+            "verdict": FAILS if all(abs(s - 1) <= flat for s in g_slope) else HOLDS,
+            "summary": f"per batch GSR's bytes scale as B^{', B^'.join(f'{s:.2f}' for s in g_slope)} at {pl}: "
+            f"linear in B, like all-to-all's. Per query both are flat in B, and GSR moves "
+            f"{', '.join(f'{g:.0f}' for g in g_q)} bytes against all-to-all's {', '.join(f'{a:.0f}' for a in a_q)} "
+            f"(B = {top}): {g_q[-1] / a_q[-1]:.1f}x more at P = {worlds[-1]}.",
+        },
+    ]
+    verdict = weakest([p["verdict"] for p in parts])
+    summary = (
+        f"Counted on the wire with P = {', '.join(map(str, worlds))} gloo workers, K_pool = {n_pool}, K = {k}, "
+        f"d_h = {dim}, float32. " + " ".join(f"[{p['part']}] {p['verdict']}: {p['summary']}" for p in parts)
     )
-    axes = Axes(
-        "batch size B (queries), P = 2 gloo workers", "bytes per query (payload, counted on the wire)", LE, "xy"
-    )
+    axes = Axes("workers P", f"GSR bytes per query (B = {top}, counted on the wire)", LE, "xy")
     extra = {
-        "all-to-all bytes per query": [r["bytes_per_query"] for r in a2a],
-        "all-to-all B K d_h x 4 / B (paper, per query)": [
-            float(a2a_bytes_paper(b, cfg.k, cfg.dim, prec)) / b for b in batches
-        ],
+        "all-to-all bytes per query": a_q,
+        "GSR messages per batch": g_m,
+        "all-to-all messages per batch": a_m,
+        "K_pool + K + P (GSR messages, paper)": bound_m,
+        **{f"GSR bytes per batch, P = {p}, B = {list(batches)}": g_batch[p] for p in worlds},
+        **{f"all-to-all bytes per batch, P = {p}": a_batch[p] for p in worlds},
     }
-    reading = "both readings of the unit (per query / per batch); bytes and messages counted on the wire for both"
+    reading = "per query for the bytes bound, per batch for the B-scaling, as the statement puts them"
     return sweep_evidence(
-        batches, per_query, bound, (verdict, summary), axes, extra=extra, reading=reading, sense="le"
+        worlds,
+        g_q,
+        [bound_b] * len(worlds),
+        (verdict, summary),
+        axes,
+        extra=extra,
+        reading=reading,
+        parts=parts,
+        headline=f"GSR bytes per query at P = {worlds[-1]}, B = {top} (measured; (K_pool + K) d_h x 4)",
     )
 
 
@@ -230,62 +284,94 @@ def measure_entropy(quick: bool = False) -> Evidence:
 
 
 def measure_quantisation(quick: bool = False) -> Evidence:
-    """Proposition 3 under compactness only: error vs K_max on S^2, S^4 and S^7 (spherical k-means) and in the
-    Poincaré ball away from the rim (||x|| <= 1/2, d = 3); one verdict per set, the claim's the weakest."""
+    """Proposition 3 where its parenthesis puts it, data in the Poincaré ball bounded away from the boundary
+    (||x|| <= 1/2), in d = 3 and d = 8: error vs K_max, one verdict per set, the claim's the weakest. Spheres
+    S^2, S^4, S^7 (compact, but not hyperbolic data) are measured beside them."""
     ks = [4, 8, 16, 32] if quick else [4, 8, 16, 32, 64, 128]
     n = 1500 if quick else 8000
-    curves = {
+    judged = {
+        "ball ||x|| <= 1/2, d = 3 (m = 3)": ball_quantisation_curve(ks, 3, n),
+        "ball ||x|| <= 1/2, d = 8 (m = 8)": ball_quantisation_curve(ks, 8, n),
+    }
+    beside = {
         "S^2 (m = 2)": quantisation_curve(ks, 3, n),
         "S^4 (m = 4)": quantisation_curve(ks, 5, n),
         "S^7 (m = 7)": quantisation_curve(ks, 8, n),
-        "ball ||x|| <= 1/2, d = 3 (m = 3)": ball_quantisation_curve(ks, 3, n),
     }
-    parts = []
-    for name, e in curves.items():
+    parts, rates = [], []
+    for name, e in judged.items():
         verdict, summary, _ = verdict_scaling(
-            ks, e, exponent=-1.0, what=f"error on {name}", unit="squared distance"
+            ks, e, exponent=-1.0, what=f"error in the {name}", unit="squared distance"
         )
         parts.append({"part": name, "verdict": verdict, "summary": summary})
-    e7 = curves["S^7 (m = 7)"]
-    bound = quantisation_error_paper(ks, e7[0] * ks[0]).tolist()  # C fitted at the smallest K
+    for name, e in beside.items():
+        rates.append(f"{name} K^{fit_loglog_slope(ks, e):.2f}")
+    e8 = judged["ball ||x|| <= 1/2, d = 8 (m = 8)"]
+    bound = quantisation_error_paper(ks, e8[0] * ks[0]).tolist()  # C fitted at the smallest K
     verdict = weakest([p["verdict"] for p in parts])
     summary = (
-        "Every set here is compact, the proposition's only hypothesis. "
+        "Judged where the statement puts it: data in the Poincaré ball bounded away from the boundary "
+        "(||x|| <= 1/2, compact). "
         + "; ".join(f"{p['part']}: {p['verdict']} ({p['summary']})" for p in parts)
-        + ". Zador's theorem gives K^(-2/m) for intrinsic dimension m: O(1/K) needs m <= 2, a hypothesis the "
-        "proposition does not state (it rescues the statement on S^2)."
+        + ". Zador's theorem gives K^(-2/m) for intrinsic dimension m: O(1/K) needs m <= 2, which a ball of dimension "
+        "d >= 3 does not have. Beside it, compact spheres (not hyperbolic data): "
+        + ", ".join(rates)
+        + " (S^2, m = 2, is the one set where O(1/K) holds)."
     )
     axes = Axes(
         "memory slots K_max",
-        "mean squared geodesic quantisation error (worst set: S^7)",
+        "mean squared Poincaré quantisation error (ball d = 8)",
         "measured ~ C / K_max",
         "xy",
     )
-    extra = {name: e for name, e in curves.items() if name != "S^7 (m = 7)"}
-    reading = "compactness only (any compact set of any intrinsic dimension), Lloyd's k-means centres"
-    return sweep_evidence(ks, e7, bound, (verdict, summary), axes, extra=extra, parts=parts, reading=reading)
+    extra = {**{k: v for k, v in judged.items() if "d = 8" not in k}, **beside}
+    reading = "compact data in the ball away from the rim (||x|| <= 1/2), d = 3 and 8, Lloyd's k-means centres"
+    return sweep_evidence(ks, e8, bound, (verdict, summary), axes, extra=extra, parts=parts, reading=reading)
 
 
 def measure_maps(quick: bool = False) -> Evidence:
-    """Section 8.2: Top-K agreement with hyperbolic neighbours after each map (reading: >= 0.9 preserves routing)."""
+    """Section 8.2 as stated: each of the three maps sends prototype centroids in the ball onto the unit sphere.
+    Judged by max | ||phi(c)|| - 1 | over ball points from the centre to the rim; the Top-K agreement with the
+    hyperbolic neighbours after each map is measured and shown, not judged (the seed states no figure for it)."""
+    from georesolver_core.geometry import norm_map, stereographic_map
+    from georesolver_core.routing.maps import fit_learnable_map, hierarchy_points
+
     with one_cpu_thread():
         rep = compare_maps(
             n_protos=32 if quick else 64, n_queries=100 if quick else 500, fit_steps=40 if quick else 300
         )
-    ks = rep.ks
-    measured = [min(rep.agreement[m][i] for m in MAPS) for i in range(len(ks))]
-    verdict, summary = verdict_inequality(measured, [0.9] * len(ks), relation="ge")
+        g = torch.Generator().manual_seed(3)
+        radii = torch.tensor([1e-6, 1e-3, 0.1, 0.5, 0.9, 0.999], dtype=torch.float64)
+        u = torch.randn(len(radii), 64 if quick else 512, 2, generator=g, dtype=torch.float64)
+        pts = (radii[:, None, None] * u / u.norm(dim=-1, keepdim=True)).reshape(-1, 2)  # (R * N, 2)
+        learn = fit_learnable_map(hierarchy_points(32 if quick else 64, 2, seed=0), steps=40 if quick else 300)
+        maps = {"norm": norm_map, "stereographic": stereographic_map, "learnable": lambda c: learn(c).detach()}
+        dev = {m: (f(pts).norm(dim=-1) - 1).abs().reshape(len(radii), -1).amax(-1) for m, f in maps.items()}
+    measured = [max(float(dev[m][i]) for m in MAPS) for i in range(len(radii))]
+    budget = [1e-12] * len(radii)  # float64 rounding of a normalised vector
+    verdict, summary = verdict_inequality(measured, budget, relation="le")
     best = max(MAPS, key=lambda m: np.mean(rep.agreement[m]))
     summary = (
-        f"worst map's agreement {min(measured):.2f}; best map: {best} (mean {np.mean(rep.agreement[best]):.2f}). "
-        + "; ".join(f"{m}: distortion {rep.distortion[m]:.3g}" for m in MAPS)
+        "Every map lands on the unit sphere: worst | ||phi(c)|| - 1 | over ||c|| from 1e-6 to 0.999 is "
+        + ", ".join(f"{m} {float(dev[m].max()):.1e}" for m in MAPS)
+        + f". {summary}. Measured beside it, not judged (the seed gives no figure): Top-K agreement with the "
+        f"hyperbolic neighbours at K = {rep.ks}: "
+        + "; ".join(f"{m} {', '.join(f'{a:.2f}' for a in rep.agreement[m])}" for m in MAPS)
+        + f" (best: {best}); distortion max/min of d_S / d_H: "
+        + ", ".join(f"{m} {rep.distortion[m]:.3g}" for m in MAPS)
         + ". The norm map sends a parent and its child (same direction) to one point."
     )
-    if verdict == FAILS and max(np.mean(rep.agreement[m]) for m in MAPS) >= 0.9:
-        verdict = CONDITIONAL
-    axes = Axes("K", "Top-K agreement with hyperbolic neighbours (worst map)", "measured >= 0.9")
-    extra = {f"{m} ({MAPS[m]})": rep.agreement[m] for m in MAPS}
-    return sweep_evidence(ks, measured, [0.9] * len(ks), (verdict, summary), axes, at=0, extra=extra)
+    axes = Axes("||c|| (ball radius of the centroid)", "max | ||phi(c)|| - 1 | over the three maps", LE, "xy")
+    extra = {f"Top-K agreement, {m} ({MAPS[m]}), K = {rep.ks}": rep.agreement[m] for m in MAPS}
+    return sweep_evidence(
+        radii.tolist(),
+        [max(v, 1e-18) for v in measured],
+        budget,
+        (verdict, summary),
+        axes,
+        extra=extra,
+        sense="le",
+    )
 
 
 CLAIMS = (
@@ -309,8 +395,9 @@ CLAIMS = (
     Claim(
         "thm10.2-gsr-communication",
         "Theorem 10.2 (section 10.3)",
-        "GSR's per-query communication is O((K_pool + K) d_h) bytes and O(K_pool + K + P) messages, "
-        "independent of B; all-to-all MoE needs O(P^2) messages and O(B K d_h) bytes.",
+        "GSR has per-query communication cost: O(K_pool d_h + K d_h), independent of batch size B. In the "
+        "alpha-beta model: #messages = O(K_pool + K + P), bytes = O((K_pool + K) d_h precision). In contrast, "
+        "All-to-All MoE has: #messages = O(P^2), bytes = O(B K d_h precision), which scales linearly with batch size B.",
         "bytes per query <= (K_pool + K) d_h x precision",
         PAGE,
         measure_communication,
@@ -335,7 +422,8 @@ CLAIMS = (
     Claim(
         "prop3-quantisation",
         "Proposition 3 (section 11.5)",
-        "With K_max memory slots the quantisation error decays as O(1/K_max) under compactness.",
+        "With K_max memory slots, the quantization error decays as O(1/K_max) under compactness assumptions (data "
+        "bounded away from the hyperbolic boundary).",
         "error ~ C / K_max",
         PAGE,
         measure_quantisation,
@@ -343,9 +431,10 @@ CLAIMS = (
     Claim(
         "sec8.2-map-routing",
         "Section 8.2 (cross-geometric maps)",
-        "The maps phi_A (norm), phi_B (stereographic) and phi_C (learnable) carry prototypes from the ball "
-        "to the sphere for routing; read here as: each keeps the Top-K hyperbolic neighbours (agreement >= 0.9).",
-        "Top-K agreement >= 0.9",
+        "Three methods map prototype centroids to the sphere: - Norm Normalization: phi_A(c) = c / ||c|| - "
+        "Stereographic Projection: phi_B(c) = (2c / (1 + ||c||^2), (1 - ||c||^2) / (1 + ||c||^2)) - Learnable "
+        "Mapping: phi_C(c) = MLP_theta(c) / ||MLP_theta(c)||",
+        "| ||phi(c)|| - 1 | <= 1e-12 (float64) for each map",
         PAGE,
         measure_maps,
     ),

@@ -9,6 +9,7 @@ from the measured outcome.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -21,21 +22,40 @@ from georesolver_core.theory import training as th
 from georesolver_core.train import RunSpec, TrainConfig, build_trainer
 from georesolver_core.train.memorisation import fit_noisy, mixture
 from georesolver_core.verdicts import (
-    CONDITIONAL,
     FAILS,
     HOLDS,
     Claim,
     Evidence,
-    fit_loglog_slope,
     verdict_inequality,
-    verdict_scaling,
-    where_extras_small,
 )
 
 PAGE = "training"
 
 
 # --- Theorem 7.1 ------------------------------------------------------------------------------------------
+def exact_vanishing_gate() -> dict:
+    """Theorem 7.1's exact counterexample: a gate with W_g = I (||W_g|| = 1), b_g = 0 and one coordinate of u at
+    the root z* of sigma(z) + sigma'(z) z = 0 (z* ~ -1.2785) has dh/du = diag(0, 1/2): the gradient through that
+    coordinate is exactly zero at ||u|| = |z*|, a bounded input with bounded weights. No training is needed."""
+    from scipy.optimize import brentq
+
+    from georesolver_core.model.gate import HyperGate, gate_bound
+
+    def slope(z: float) -> float:  # d/du [sigma(u) u] at u = z
+        s = 1.0 / (1.0 + math.exp(-z))
+        return s + s * (1.0 - s) * z
+
+    z = brentq(slope, -3.0, -0.5, xtol=1e-15)
+    gate = HyperGate(2, 1, memory=False).double()
+    with torch.no_grad():
+        gate.dim.weight.copy_(torch.eye(2, dtype=torch.float64))
+        gate.dim.bias.zero_()
+    u = torch.tensor([[z, 0.0]], dtype=torch.float64)
+    b = gate_bound(gate, u)
+    return {"z": z, "u_norm": float(b.u_norm[0]), "w_norm": b.w_norm, "sigma_min": float(b.sigma_min[0]),
+            "bound": float(b.bound[0]), "lambda_min": float(b.lambda_min[0])}  # fmt: skip
+
+
 def measure_gate_gradient(quick: bool = False) -> Evidence:
     """Train a GeoResolver model on recall, then search each gate's inputs (``claims.gate_search``) for the
     worst case of Theorem 7.1's two parts: the least slack of the inequality sigma_min(J) >= lambda_min -
@@ -73,6 +93,7 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
         ]  # fmt: skip
     m = np.array([w.sigma_min for w in worst])
     b = np.array([w.bound for w in worst])
+    ex = exact_vanishing_gate()
     rescue = float(min(th.hypergate_vacuous_radius(gs.gate_bound(g, t).lambda_min.numpy().max(),
                                                    float(torch.linalg.matrix_norm(g.dim.weight.detach().double(), ord=2)))
                        for g, t in zip(gates, tokens, strict=True)))  # fmt: skip
@@ -87,15 +108,18 @@ def measure_gate_gradient(quick: bool = False) -> Evidence:
          f"{steps} Adam steps): {slack.margin:.3g} at ||u|| = {slack.u_norm:.3g} (sigma_min {slack.sigma_min:.4g}, "
          f"bound {slack.bound:.4g}); the inequality is Weyl's and is tight at u = 0, where J = G."},
         {"part": "its conclusion: gradients do not vanish for bounded inputs and weights",
-         "verdict": FAILS if m[j] < vanish else HOLDS,
-         "summary": f"reading: inputs with ||u|| <= {r0:.3g} (the trained tokens' range), the trained weights; "
-         f"vanish = ratio < {vanish:g}. Smallest ratio found by projected gradient descent in that ball: "
-         f"{m[j]:.3g} at ||u|| = {worst[j].u_norm:.3g} (bound there {b[j]:.3g}); first ball with a ratio below "
-         f"{vanish:g}: R = {first:.3g}. The bound is positive only for ||u|| < 4 lambda_min / ||W_g|| "
-         f"(<= {rescue:.3g} here): that stronger hypothesis rescues the conclusion."},
+         "verdict": FAILS if min(m[j], ex["sigma_min"]) < vanish else HOLDS,
+         "summary": f"exact counterexample (no training): W_g = I (||W_g|| = {ex['w_norm']:.3g}), b_g = 0, u = (z*, 0) "
+         f"with sigma(z*) + sigma'(z*) z* = 0, z* = {ex['z']:.6f}: ||u|| = {ex['u_norm']:.4f}, sigma_min(dh/du) = "
+         f"{ex['sigma_min']:.1e} (the gradient through the first coordinate is exactly zero; the bound there is "
+         f"{ex['bound']:.3g}, negative). On the trained model, inputs with ||u|| <= {r0:.3g} (its tokens' range): "
+         f"smallest ratio found {m[j]:.3g} at ||u|| = {worst[j].u_norm:.3g}; first ball with a ratio below {vanish:g}: "
+         f"R = {first:.3g}. The bound is positive only for ||u|| < 4 lambda_min / ||W_g|| (<= {rescue:.3g} on the "
+         "trained gates): that stronger hypothesis rescues the conclusion."},
     ]  # fmt: skip
     summary = (
-        f"After {trainer.step} training steps: worst ratio ||dL/du|| / ||dL/dh|| found in the ball of the trained "
+        f"Exact counterexample: ||u|| = {ex['u_norm']:.3g}, ||W_g|| = 1, sigma_min(dh/du) = {ex['sigma_min']:.1e} "
+        f"(zero gradient through the gate). After {trainer.step} training steps: worst ratio ||dL/du|| / ||dL/dh|| found in the ball of the trained "
         f"tokens' range ({r0:.3g}) is {m[j]:.3g}; over the balls R = {radii[0]:.3g}..{radii[-1]:.3g} the worst is "
         f"{m.min():.3g}. The inequality's least slack found is {slack.margin:.3g}. Worst cases found by gradient "
         "descent over the inputs from the model's tokens, their x2..x16 copies and random directions."
@@ -151,50 +175,82 @@ def measure_softmax_memorises(quick: bool = False) -> Evidence:
     )  # fmt: skip
 
 
+def noise_rate_fit(etas, ns, excess) -> dict:
+    """Least-squares fit of the excess test error (over the noiseless run at the same n) to C eta^alpha + A n^-p,
+    the statement's shape with its two orders left free; and with alpha fixed at 2 (the statement as written).
+
+    ``excess`` is (E, N) for eta > 0 (rows) and n (columns). Returns the fitted constants and orders."""
+    from scipy.optimize import OptimizeWarning, curve_fit
+
+    eta_g, n_g = np.meshgrid(np.asarray(etas, float), np.asarray(ns, float), indexing="ij")  # (E, N) each
+    x, y = np.stack([eta_g.ravel(), n_g.ravel()]), np.asarray(excess, float).ravel()
+
+    def free(xy, c, alpha, a, p):
+        return c * xy[0] ** alpha + a * xy[1] ** -p
+
+    def fixed(xy, c, a, p):
+        return c * xy[0] ** 2 + a * xy[1] ** -p
+
+    with warnings.catch_warnings():  # the covariance is not used: a degenerate fit only loses it
+        warnings.simplefilter("ignore", OptimizeWarning)
+        (c, alpha, a, p), _ = curve_fit(
+            free, x, y, p0=(1.0, 1.5, 1.0, 0.5), bounds=([0, 0, 0, 0], [100, 4, 1e4, 3])
+        )
+        (c2, a2, p2), _ = curve_fit(fixed, x, y, p0=(1.0, 1.0, 0.5), bounds=([0, 0, 0], [100, 1e4, 3]))
+    rms = float(np.sqrt(np.mean((free(x, c, alpha, a, p) - y) ** 2)))
+    rms2 = float(np.sqrt(np.mean((fixed(x, c2, a2, p2) - y) ** 2)))
+    return {"C": c, "alpha": alpha, "A": a, "p": p, "rms": rms, "C2": c2, "A2": a2, "p2": p2, "rms2": rms2}
+
+
 def measure_ida_noise(quick: bool = False) -> Evidence:
-    """Theorem 3, IDA half, where the O(1/n) term is small: n large against the eta^2 scale, d_h fixed, small
-    eta, several seeds. The rate in eta is judged on the excess over 1/n, at the points where 1/n is at most
-    a tenth of that excess (``where_extras_small``); all points are drawn."""
-    n, d_h = (64, 16) if quick else (256, 16)
-    steps = 150 if quick else 300
-    etas = [0.1, 0.2, 0.3] if quick else [0.025, 0.05, 0.1, 0.2, 0.3]
-    seeds = (0, 1) if quick else (0, 1, 2)
+    """Theorem 3, IDA half, over several n per eta: the excess test error over the noiseless run at the same n
+    (which holds the task's Bayes error, 0.023 here, and the model's own error) fitted to C eta^alpha + A n^-p.
+    The statement is judged on the fitted orders: alpha ~ 2 (O(eta^2)) and p >= 1 (O(1/n)). 4000 test points per
+    run (sampling error ~0.005)."""
+    ns = [32, 64] if quick else [128, 256, 512, 1024]
+    etas = [0.1, 0.3] if quick else [0.1, 0.2, 0.3]
+    d_h, steps, n_test = 16, 150 if quick else 300, 4000
     with one_cpu_thread():
-        runs = [
-            [fit_noisy("ida", n=n, d_h=d_h, eta=e, steps=steps, seed=sd).test_error for sd in seeds] for e in etas
+        base = [fit_noisy("ida", n=n, d_h=d_h, eta=0.0, steps=steps, n_test=n_test).test_error for n in ns]
+        err = [
+            [fit_noisy("ida", n=n, d_h=d_h, eta=e, steps=steps, n_test=n_test).test_error for n in ns]
+            for e in etas
         ]
-        sm = [fit_noisy("softmax", n=n, d_h=d_h, eta=e, steps=steps).test_error for e in etas]
-    ida = [float(np.mean(r)) for r in runs]  # mean over seeds
-    floor = 1.0 / n
-    excess = np.maximum(np.asarray(ida) - floor, 1e-6)  # (E,) the error beyond the O(1/n) term
-    judged_at = where_extras_small(excess, np.full(len(etas), floor))
-    pts = np.flatnonzero(judged_at)
-    C = float(np.max(excess / np.square(etas)))  # the smallest C of C eta^2 + 1/n above every point
-    bound = th.ida_noise_test_error_bound(np.asarray(etas), n, C=C).tolist()
-    if pts.size >= 2:
-        verdict, rate, slope = verdict_scaling(
-            np.asarray(etas)[pts], excess[pts], exponent=2.0, tol=0.5, what="excess test error E - 1/n",
-            unit="error fraction",
-        )  # fmt: skip
-        where = f"judged at eta = {', '.join(f'{etas[i]:g}' for i in pts)} (1/n <= excess / 10)"
-    else:
-        slope = fit_loglog_slope(etas, excess)
-        verdict, rate = CONDITIONAL, f"excess scales as eta^{slope:.2f} but 1/n is not small against it here"
-        where = "no two points where 1/n is small: not judged on its main term"
-    spread = max(max(r) - min(r) for r in runs)
+    excess = np.asarray(err) - np.asarray(base)[None]  # (E, N) the noise's share of the error
+    f = noise_rate_fit(etas, ns, excess)
+    tol = 0.5
+    resolved = f["A"] * ns[0] ** -f["p"] >= 0.005  # the n-term is above the test set's sampling error
+    parts = [
+        {"part": "O(eta^2): the noise term is quadratic in eta",
+         "verdict": HOLDS if f["alpha"] >= 2 - tol else FAILS,
+         "summary": f"fitted exponent alpha = {f['alpha']:.2f} (2 predicted, tolerance {tol}); at n = {ns[-1]} the "
+         f"excess is {', '.join(f'{v:.3f}' for v in excess[:, -1])} at eta = {etas}"
+         + ("." if f["alpha"] >= 2 - tol else ": a nearest-label copy, flipped with probability eta, gives an error "
+            "linear in eta.")},
+        {"part": "O(1/n): the n-dependent term decays at least like 1/n",
+         "verdict": HOLDS if f["p"] >= 1 - tol / 2 or not resolved else FAILS,
+         "summary": ("" if resolved else "no n-dependent term resolved (A n^-p below 0.005 at the smallest n); ")
+         + f"fitted order p = {f['p']:.2f} (1 predicted, at least {1 - tol / 2:g}); with alpha fixed at 2 "
+         f"the fit gives p = {f['p2']:.2f} and a residual {f['rms2']:.3f} against {f['rms']:.3f} with alpha free."},
+    ]  # fmt: skip
+    verdict = HOLDS if all(p["verdict"] == HOLDS for p in parts) else FAILS
     summary = (
-        f"n = {n} (1/n = {floor:.3g}), d_h = {d_h}, {len(seeds)} seeds: IDA's mean test error "
-        f"{', '.join(f'{v:.3f}' for v in ida)} at eta = {', '.join(f'{e:g}' for e in etas)} (seed spread up to "
-        f"{spread:.3f}); {rate}; {where}. Softmax at the same width: {', '.join(f'{v:.2f}' for v in sm)}. "
-        f"A test error linear in eta is what copying the nearest training label gives (flipped with probability "
-        f"eta). The bound drawn uses the smallest C covering every point (C = {C:.3g}): a fit, not a test."
+        f"IDA, d_h = {d_h}, {steps} Adam steps, one seed per point, {n_test} clean test points: test error "
+        + "; ".join(f"eta = {e:g}: {', '.join(f'{v:.3f}' for v in row)}" for e, row in zip(etas, err, strict=True))
+        + f" at n = {ns}; noiseless {', '.join(f'{v:.3f}' for v in base)}. Fit of the excess to C eta^alpha + A n^-p: "
+        f"C = {f['C']:.3g}, alpha = {f['alpha']:.2f}, A = {f['A']:.3g}, p = {f['p']:.2f} (rms {f['rms']:.3f}). "
+        + " ".join(f"[{p['part']}] {p['verdict']}: {p['summary']}" for p in parts)
     )
+    bound = f["C2"] * np.square(etas)[:, None] + f["A2"] * np.asarray(ns, float)[None] ** -f["p2"]  # (E, N)
     return Evidence(
-        x=etas, x_label="label flip rate eta", measured=ida, bound=bound, y_label="test error on clean labels",
-        relation="IDA test error - 1/n ~ C eta^2 where 1/n is small", verdict=verdict, summary=summary,
-        measured_value=slope, bound_value=2.0, headline="exponent of the excess test error in eta (fitted; predicted)", log_x=True, log_y=True,
-        extra={"softmax test error": sm, "per seed": runs, "excess over 1/n": excess.tolist()},
-        reading="E_test - 1/n against C eta^2, n large against the eta^2 scale, mean of several seeds",
+        x=[float(n) for n in ns], x_label="number of training points n", measured=excess[-1].tolist(),
+        bound=bound[-1].tolist(), y_label=f"excess test error over the noiseless run (eta = {etas[-1]:g})",
+        relation="excess ~ C eta^2 + A n^-p (fitted, the statement's shape)", verdict=verdict, summary=summary,
+        measured_value=f["alpha"], bound_value=2.0, headline="fitted exponent alpha of eta (measured; predicted 2)",
+        log_x=True, log_y=True, parts=parts,
+        extra={**{f"excess, eta = {e:g}": row.tolist() for e, row in zip(etas, excess, strict=True)},
+               "noiseless test error": base, "fit": f},
+        reading="E_test(eta, n) - E_test(0, n) against C eta^2 + O(1/n), orders fitted over n and eta",
     )  # fmt: skip
 
 
@@ -255,8 +311,10 @@ CLAIMS = (
     Claim(
         "thm3-ida-noise-robust",
         "Theorem 3 (section 2.7), IDA half",
-        "IDA's test error under symmetric noise rate eta satisfies E_test <= C eta^2 + O(1/n), independent of d_h. "
-        "Measured: the same layer at d_h = 2n; the exponent in eta is fitted and judged (2 +- 0.5), the one in n reported.",
+        "The theorem also provided a noise robustness bound E_test^IDA <= C eta^2 + O(1/n). (Seed 000, section 2.7 and "
+        "conclusion; seed 001 prints O(1/sqrt n).) Measured at d_h = 16, not the d_h = 2n of the softmax half: the "
+        "bound is stated independent of d_h, and d_h = 2n would make the layer as wide as the data; the exponent in "
+        "eta is fitted and judged (2 +- 0.5), the one in n reported.",
         "E_test^IDA <= C eta^2 + O(1/n)",
         PAGE,
         measure_ida_noise,
