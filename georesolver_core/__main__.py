@@ -125,7 +125,7 @@ def _main(argv: list[str] | None) -> int:
     t = sub.add_parser("train", help="train a GeoResolver or softmax model on a task (torchrun: data-parallel)")
     train_cli.add_arguments(t)
     t.set_defaults(func=_train)
-    from georesolver_core.train import lm_study
+    from georesolver_core.train import lm_study_cli as lm_study
 
     s = sub.add_parser(
         "lm-study",

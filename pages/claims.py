@@ -2,6 +2,7 @@
 a live re-measurement of any claim on this machine beside it."""
 
 import unicodedata
+from dataclasses import asdict
 
 import pandas as pd
 import streamlit as st
@@ -9,7 +10,7 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
-from georesolver_core.claims.report import ClaimRecord, report_settings
+from georesolver_core.claims.report import ClaimRecord, report_not_measured, report_settings
 from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure
 from georesolver_core.viz.style import VERDICT_COLORS
@@ -160,12 +161,13 @@ if by_key:
     else:
         st.caption(f"Its page ({r.page!r}) is not in the app yet.")
 
-if report is not None and report.get("not_measured"):
-    with st.expander(f"Statements of the seeds that are not claims ({len(report['not_measured'])})"):
+unmeasured = report_not_measured(report) if report is not None else []
+if unmeasured:
+    with st.expander(f"Statements of the seeds that are not claims ({len(unmeasured)})"):
         st.caption(
             "Definitions, settings, or comparisons with systems the project does not have, with the reason."
         )
-        st.dataframe(pd.DataFrame(report["not_measured"]), hide_index=True, key="claims_not_measured")
+        st.dataframe(pd.DataFrame([asdict(u) for u in unmeasured]), hide_index=True, key="claims_not_measured")
 
 st.subheader("Re-measure on this machine")
 c1, c2, c3, c4 = st.columns([3, 1.2, 1, 1], vertical_alignment="bottom")

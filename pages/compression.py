@@ -20,6 +20,7 @@ from georesolver_core.labs.compression import (
     quantised_attention,
     sweep_keys,
 )
+from georesolver_core.train.lm_study_kv import KVStudy, kv_study_view
 from georesolver_core.viz.compression import (
     METHOD_COLORS,
     attention_effect_figure,
@@ -204,16 +205,16 @@ if draw(KNOBS["cmp_attention"]):
     )
 
 
-def _kv_downstream(report: dict) -> None:
+def _kv_downstream(study: KVStudy) -> None:
     """HCC against KIVI and optimum-quanto at equal bytes on every tuned model of the study."""
-    st.markdown(f"**Every tuned model of the study, at equal bytes per key.** {ui.escape_md(report['summary'])}.")
-    models = {f"{m['size']} / {m['kind']}": m for m in report["models"]}
+    st.markdown(f"**Every tuned model of the study, at equal bytes per key.** {ui.escape_md(study.summary)}.")
+    models = {m.label: m for m in study.models}
     pick = st.selectbox("Tuned model", list(models), key="cmp_kv_model")
     m = models[pick]
-    st.dataframe(kv_winners_table(m), hide_index=True)
+    st.dataframe(kv_winners_table(m.winners), hide_index=True)
     st.caption(
-        f"{pick}: held-out {m['float_loss']:.4f} nats/char with float keys (the study's seed 0: "
-        f"{m['study_test_nats']:.4f}). Within each budget every family (HCC: HCC or HCC after a rotation; KIVI: "
+        f"{pick}: held-out {m.float_loss:.4f} nats/char with float keys (the study's seed 0: "
+        f"{m.study_test_nats:.4f}). Within each budget every family (HCC: HCC or HCC after a rotation; KIVI: "
         "per channel or per token; quanto: optimum-quanto as transformers' quantised cache uses it) shows its best "
         "row; a winner is named only when its per-window difference from the runner-up has a 95% interval below zero."
     )
@@ -245,7 +246,7 @@ if report is not None:
     kv = kv_summary(report)
     st.caption(
         f"{'Live' if live_kv else 'Shipped'} report: {kv.attention} model, {kv.n_layers} blocks, width "
-        f"{kv.d_model}, {kv.n_heads} heads, {kv.steps} steps; {kv.windows} {report.get('split', 'validation')} windows of "
+        f"{kv.d_model}, {kv.n_heads} heads, {kv.steps} steps; {kv.windows} {kv.split} windows of "
         f"{kv.context} characters ({kv.corpus}); float keys {kv.float_loss:.4f} nats/char. "
         "A loss increase at or below zero (noise) is drawn at 1e-6."
     )
@@ -257,8 +258,9 @@ if report is not None:
     st.dataframe(
         pd.DataFrame(kv.rows).round(6), hide_index=True, key="cmp_kv_table",
     )  # fmt: skip
-if shipped is not None and shipped.get("models"):
-    _kv_downstream(shipped)
+study = kv_study_view(shipped) if shipped is not None else None
+if study is not None:
+    _kv_downstream(study)
 
 st.header("The paper's claims, measured")
 if draw(KNOBS["cmp_claims"]):

@@ -87,9 +87,9 @@ class _QuantisedKeys(nn.Module):
     def forward(self, q, k, v):
         k_hat, nbytes = quantise_keys(k, self.method, self.bits)
         spec = getattr(self.inner, "spec", None)  # inverse-distance kernels: their geometry; softmax: none
-        if spec is not None and spec.geometry != "euclidean":
-            # A reconstruction leaves the manifold (off the unit sphere, or past the ball's rim): a cache
-            # puts it back on the nearest valid point before use, as the Compression page's key set does.
+        if spec is not None:
+            # A reconstruction may leave the manifold (off the unit sphere, or past the ball's rim): a cache
+            # puts it back on the nearest valid point before use (flat space: the identity).
             k_hat = project(k_hat, geometry=spec.geometry, c=spec.c)
         self.nbytes += nbytes
         self.n_keys += k.numel() // k.shape[-1]
@@ -206,6 +206,7 @@ class KVSummary:
     windows: int  # validation windows
     context: int  # characters per window
     corpus: str
+    split: str  # the windows measured on: "validation" or "heldout" (SPLITS)
     float_loss: float  # nats per character with float keys
     rows: list[dict]  # the sweep (method, bits, bytes_per_key, loss, kl, loss_increase, pareto), for figures
     best: dict[int, KVBest | None]  # bits -> ``best_at`` (None: no quantiser at that width)
@@ -225,6 +226,7 @@ def kv_summary(report: dict, bits=(3, 4)) -> KVSummary:
         windows=report["windows"],
         context=report["context"],
         corpus=report["corpus"],
+        split=report.get("split", "validation"),
         float_loss=report["float_loss"],
         rows=report["rows"],
         best={b: None if r is None else KVBest(r["method"], r["loss_increase"]) for b, r in best.items()},

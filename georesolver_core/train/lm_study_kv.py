@@ -18,9 +18,10 @@ size's IDA model), the layout the Compression page reads.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from georesolver_core.train.lm_study import StudySize, run_jobs
+from georesolver_core.train.lm_study import StudySize, mean_ci95, run_jobs
 
 KV_SCHEMA = "georesolver-kv-study/1"
 FAMILIES = {"HCC": ("hcc", "hcc-rot"), "KIVI": ("kivi-channel", "kivi-token"), "quanto": ("quanto",)}
@@ -47,8 +48,6 @@ def kv_job(config: dict, ctx) -> dict:
 
 def paired_ci95(a: list[float], b: list[float]) -> tuple[float, list[float]]:
     """mean(a - b) over paired windows and its 95% interval (Student t, n - 1 degrees of freedom)."""
-    from georesolver_core.train.lm_study import mean_ci95
-
     return mean_ci95([x - y for x, y in zip(a, b, strict=True)])
 
 
@@ -148,6 +147,35 @@ def kv_study(report: dict, folder: str | Path, *, windows: int | None = None, wo
     return {"schema": KV_SCHEMA, **top, "page_model": {"size": page["size"], "kind": page["kind"]},
             "families": {f: list(m) for f, m in FAMILIES.items()}, "models": models,
             "summary": summary_words(models)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class KVModel:
+    """One tuned model of a KV-study report, as a page reads it."""
+
+    label: str  # "size / kind"
+    float_loss: float  # held-out nats per character with float keys (this model trained again)
+    study_test_nats: float  # the study's seed-0 held-out nats of the same configuration
+    winners: list[dict]  # ``winners``: per bytes-per-key budget, each family's best row and the word
+
+
+@dataclass(frozen=True)
+class KVStudy:
+    """The tuned models of a KV-study report and the sentence that sums them up."""
+
+    summary: str
+    models: tuple[KVModel, ...]
+
+
+def kv_study_view(report: dict) -> KVStudy | None:
+    """The named fields of a ``kv_study`` report; None for a report of one checkpoint (it has no models)."""
+    if not report.get("models"):
+        return None
+    models = tuple(
+        KVModel(f"{m['size']} / {m['kind']}", m["float_loss"], m["study_test_nats"], m["winners"])
+        for m in report["models"]
+    )
+    return KVStudy(report["summary"], models)
 
 
 def _cell(family: str, row: dict | None) -> str:

@@ -111,11 +111,11 @@ def landing_figure(runs: list[tuple[str, list[dict]]], size: dict, kind: str, he
     return fig
 
 
-def kv_winners_table(model: dict) -> pd.DataFrame:
-    """One row per bytes-per-key budget of a KV-study model (``train.lm_study_kv``): the best each family does
-    within it (method, bits, held-out nats increase), the winner and the word its paired interval earns."""
+def kv_winners_table(winners: list[dict]) -> pd.DataFrame:
+    """One row per bytes-per-key budget of a KV-study model (``train.lm_study_kv.winners``): the best each
+    family does within it (method, bits, held-out nats increase), the winner and the word its interval earns."""
     rows = []
-    for w in model["winners"]:
+    for w in winners:
         row = {"bytes per key <=": round(w["bytes_per_key"], 2)}
         for family, r in w["families"].items():
             row[family] = (
