@@ -25,7 +25,7 @@ from torch import Tensor
 
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.extras.orthogonal import (
-    KINDS,
+    RESIDUAL_KINDS,
     MixerConfig,
     MixerStack,
     ResidualMixer,
@@ -164,8 +164,8 @@ def train_steps(
     """``train_run`` one evaluation at a time: yields (step, metrics) at step 0 and every ``eval_every``
     Adam steps, and returns the RunResult. A live page advances it a chunk per rerun and may stop early."""
     config.check()
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {sorted(KINDS)} (got {kind!r})")
+    if kind not in RESIDUAL_KINDS:
+        raise ValueError(f"kind must be one of {sorted(RESIDUAL_KINDS)} (got {kind!r})")
     torch.manual_seed(seed)
     model = build_model(kind, config)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
