@@ -9,7 +9,7 @@ from knobs import Knob, draw, page_knobs
 from georesolver_core.extras.orthogonal import RESIDUAL_KINDS
 from georesolver_core.extras.orthogonal_lab import norm_and_gain, operator_view
 from georesolver_core.extras.orthogonal_tasks import (
-    TASKS,
+    RESIDUAL_TASKS,
     TaskConfig,
     compare_steps,
     expected_params,
@@ -36,7 +36,8 @@ KNOBS = page_knobs(
     Knob("orth_dim", "select_slider", "Width d", 16, options=(2, 4, 8, 16, 32, 64)),
     Knob("orth_branch", "slider", "Residual branch scale (0: the shortcut alone)", 0.0, lo=0.0, hi=1.0, step=0.05,
          help="Adds branch * tanh(W x + b) after every shortcut, as in a transformer block."),
-    Knob("orth_task", "selectbox", "Task", list(TASKS)[0], options=tuple(TASKS), format_func=TASKS.get),
+    Knob("orth_task", "selectbox", "Task", list(RESIDUAL_TASKS)[0], options=tuple(RESIDUAL_TASKS),
+         format_func=RESIDUAL_TASKS.get),
     Knob("orth_kinds", "multiselect", "Residual kinds", tuple(RESIDUAL_KINDS), options=tuple(RESIDUAL_KINDS)),
     Knob("orth_steps", "slider", "Adam steps", 150, lo=20, hi=600, step=10),
     Knob("orth_seeds", "slider", "Seeds", 3, lo=3, hi=6),
