@@ -22,7 +22,7 @@ from url_widgets import curvature_slider, geometry_label, geometry_picker, kerne
 URL = "query-params"  # the binding of a knob whose value is part of the page's link
 
 # kind -> how the row's fields become the Streamlit call: st.<method>(label, *positional, **keywords)
-KINDS = (
+WIDGET_KINDS = (
     "slider",  # lo..hi (step), default
     "number_input",  # a number in lo..hi (step), default
     "select_slider",  # one of options, default
@@ -54,7 +54,7 @@ class Knob:
     """One control of a page: what it is called, how it is drawn, what it starts at and may take."""
 
     key: str  # the widget key and its URL parameter
-    kind: str  # one of KINDS
+    kind: str  # one of WIDGET_KINDS
     label: str
     default: Any = None  # the value a bare link starts at (a tuple for several-of kinds)
     lo: float | None = None  # slider / log_slider range
@@ -67,8 +67,8 @@ class Knob:
     extra: tuple[tuple[str, Any], ...] = field(default=())  # further keywords of the Streamlit call
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {list(KINDS)} (got {self.kind!r}) for knob {self.key!r}")
+        if self.kind not in WIDGET_KINDS:
+            raise ValueError(f"kind must be one of {list(WIDGET_KINDS)} (got {self.kind!r}) for knob {self.key!r}")
         if self.kind in ("slider", "number_input", "log_slider") and (self.lo is None or self.hi is None):
             raise ValueError(f"a {self.kind} knob needs lo and hi (knob {self.key!r})")
         if self.kind in _CHOICE_KINDS and not self.options:
@@ -152,7 +152,7 @@ def draw(knob: Knob, container=None, *, geometry: str | None = None, disabled: b
     kinds drawn through ``lecture.widget`` take it."""
     where = container or st
     if disabled and knob.kind in _HELPER_KINDS:
-        takes = [k for k in KINDS if k not in _HELPER_KINDS]
+        takes = [k for k in WIDGET_KINDS if k not in _HELPER_KINDS]
         raise ValueError(
             f"disabled must be False for a {knob.kind} knob: only {takes} take it (knob {knob.key!r})"
         )

@@ -43,7 +43,6 @@ from url_widgets import (
     geometry_picker,
     kernel_picker,
     log_slider,
-    nice_values,
 )
 from user_input import escape_md, read_upload
 
@@ -68,7 +67,6 @@ __all__ = [
     "kernel_picker",
     "log_slider",
     "measure_claims",
-    "nice_values",
     "page_claims",
     "page_header",
     "page_map",

@@ -77,7 +77,7 @@ def attention_io_bytes(
 ) -> int:
     """Bytes of ``tensors`` (B, H, T, D) tensors. The default 8 is one attention call's forward + backward
     at its least: q, k, v, the output, the output's gradient and the gradients of q, k, v (a streaming kernel
-    holds no T x T); a kernel's own temporaries raise the count (``bench.run.KERNELS`` gives each its own)."""
+    holds no T x T); a kernel's own temporaries raise the count (``bench.run.TIMED_KERNELS`` gives each its own)."""
     return int(tensors * itemsize * elements(batch, heads, seq_len, head_dim))
 
 

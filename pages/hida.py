@@ -7,7 +7,7 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention.fp_hida import default_n_global, default_window
-from georesolver_core.labs import hida as ex
+from georesolver_core.labs import hida as hida_lab
 from georesolver_core.labs.cost_scaling import cost_scaling_steps, default_kernels, judge_slopes, label
 from georesolver_core.viz.hida import (
     disk_figure,
@@ -52,7 +52,7 @@ KNOBS = page_knobs(
 # --- FP pattern ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)  # keyed on link-set sizes: bounded for the server's life
 def pattern(n: int, w: int, g: int, causal: bool):
-    return ex.fp_pattern(n, w, g, causal)
+    return hida_lab.fp_pattern(n, w, g, causal)
 
 
 st.header("1. FP-HIDA: which keys each query sees")
@@ -85,7 +85,7 @@ m, c, T = draw(KNOBS["hida_m"], d1), draw(KNOBS["hida_c"], d2), draw(KNOBS["hida
 
 @st.cache_data(show_spinner=False, max_entries=16)  # keyed on the seed a link sets
 def disk(m: int, c: int, T: int, seed: int):
-    return ex.disk_view(m, c, T, seed=seed)
+    return hida_lab.disk_view(m, c, T, seed=seed)
 
 
 view = disk(m, c, T, s.seed)
@@ -111,7 +111,7 @@ en, err_eps = draw(KNOBS["hida_err_n"], e1), draw(KNOBS["hida_err_eps"], e2)
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def errors(n: int, eps: float, seed: int):
-    return ex.error_vs_dense(n, 8, eps, seed=seed)
+    return hida_lab.error_vs_dense(n, 8, eps, seed=seed)
 
 
 if st.button("Sweep w, g, m, c", key="hida_err_run", icon=":material/play_arrow:"):
@@ -124,7 +124,10 @@ if "hida_err" in st.session_state:
     st.caption("Each knob runs from 1 to n; the other FP knob is held at 1. At w, g, m or c = n the index set is "
                "every key (C-HIDA is compared with causal Dense-HIDA: a stream has no future).")  # fmt: skip
     ui.download_csv(
-        "Download the sweep (CSV)", pd.DataFrame(ex.error_table(sweeps)), "hida_error_sweep.csv", "hida_err_dl"
+        "Download the sweep (CSV)",
+        pd.DataFrame(hida_lab.error_table(sweeps)),
+        "hida_error_sweep.csv",
+        "hida_err_dl",
     )
 else:
     st.info("Press the button to sweep (a few seconds).")

@@ -17,8 +17,8 @@ NAIVE_MAX_LEN = 1024  # naive kernels hold T x T matrices: only timed up to here
 KNOBS = page_knobs(
     "kernels",
     Knob("kern_seq_lens", "multiselect", "Sequence lengths T", (128, 256, 512), options=tuple(LIVE_LENS)),
-    Knob("kern_kernels", "multiselect", "Kernels", ("sdpa", *bench.FUSED), options=tuple(bench.KERNELS),
-         format_func=lambda k: bench.KERNELS[k].label,
+    Knob("kern_kernels", "multiselect", "Kernels", ("sdpa", *bench.FUSED), options=tuple(bench.TIMED_KERNELS),
+         format_func=lambda k: bench.TIMED_KERNELS[k].label,
          help=f"Naive kernels materialise T x T matrices and are only timed up to T = {NAIVE_MAX_LEN}."),
     Knob("kern_repeats", "slider", "Timed repeats", 3, lo=1, hi=9),
     Knob("kern_heads", "select_slider", "Heads H", 4, options=(1, 2, 4, 8)),

@@ -8,6 +8,7 @@ import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
 
+from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.labs.landscapes import (
     DescentConfig,
@@ -23,7 +24,6 @@ from georesolver_core.labs.landscapes import (
     two_key_lab,
 )
 from georesolver_core.viz.landscape import (
-    KERNEL_LABELS,
     hessian_figure,
     history_figure,
     landscape_figure,
@@ -38,7 +38,6 @@ GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
 
 TABS = ("Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice")
 EPS = "eps (IDA regulariser)"
-KERNELS = tuple(KERNEL_LABELS)
 KNOBS = page_knobs(
     "landscapes",
     Knob("land_claims", "toggle", "Measure the paper's claims on each tab (verdict boxes)", True,
@@ -54,7 +53,7 @@ KNOBS = page_knobs(
          step=0.05),
     Knob("land_pl_sweep", "toggle", "Sweep eps and Delta (mu against the paper's rates)"),
     # 2. the 2-D landscape and descent
-    Knob("land_kernel", "kernel", "Kernel", options=KERNELS, format_func=KERNEL_LABELS.get),
+    Knob("land_kernel", "kernel", "Kernel", options=tuple(KERNEL_CHOICES), format_func=KERNEL_CHOICES.get),
     Knob("land_geo", "geometry", "Geometry"),
     Knob("land_speed", "select_slider", "Play speed", 1.0, options=tuple(ANIMATION_SPEEDS),
          format_func=lambda v: f"{v:g}x", help="How fast Play descent runs through the steps (1x: 80 ms a frame)."),
@@ -73,7 +72,7 @@ KNOBS = page_knobs(
     Knob("land_h_rho", "slider", "Distance rho of the keys", 1.0, lo=0.1, hi=1.5, step=0.1),
     Knob("land_h_nmax", "select_slider", "Largest n", 64, options=(8, 16, 32, 64, 128)),
     # 4. the trained model slice
-    Knob("land_m_kernel", "kernel", "Kernel", options=KERNELS, format_func=KERNEL_LABELS.get),
+    Knob("land_m_kernel", "kernel", "Kernel", options=tuple(KERNEL_CHOICES), format_func=KERNEL_CHOICES.get),
     Knob("land_m_geometry", "geometry", "Geometry of the prototypes"),
     Knob("land_m_eps", "log_slider", EPS, 0.05, lo=1e-3, hi=1.0),
     Knob("land_m_steps", "slider", "Training steps", 200, lo=20, hi=300, step=20),
@@ -327,7 +326,7 @@ def landscape_lab() -> None:
     grid, paths, outcomes = res.grid, res.paths, res.outcomes
     ui.chart(
         landscape_figure(
-            grid, paths, outcomes, speed=speed, title=f"{GEO_LABEL[geometry]}: {KERNEL_LABELS[kernel]}"
+            grid, paths, outcomes, speed=speed, title=f"{GEO_LABEL[geometry]}: {KERNEL_CHOICES[kernel]}"
         ),
         key="land_fig",
     )
@@ -341,7 +340,7 @@ def landscape_lab() -> None:
         "on the border" if grid.global_on_border else "inside",
         delta_color="off",
     )
-    summary = pd.DataFrame(study.summary()).replace({"kernel": KERNEL_LABELS})
+    summary = pd.DataFrame(study.summary()).replace({"kernel": KERNEL_CHOICES})
     st.dataframe(summary, hide_index=True, key="land_compare")
     with st.expander("Where each descent ended"):
         st.dataframe(pd.DataFrame(res.outcome_rows()), hide_index=True, key="land_outcomes")
@@ -376,7 +375,7 @@ if tabs[2].open:
             hessians = _hessians(HessianConfig(geometry, eps, rho, c, n_max))
             status.update(label="Hessians computed", state="complete")
         ui.chart(hessian_figure(hessians.spectra), key="land_h_fig")
-        rows = pd.DataFrame(hessians.table).replace({"kernel": KERNEL_LABELS})
+        rows = pd.DataFrame(hessians.table).replace({"kernel": KERNEL_CHOICES})
         st.dataframe(rows, hide_index=True, key="land_h_table")
         ui.download_json(
             "Download the spectra (JSON)",
@@ -424,7 +423,7 @@ if tabs[3].open:
             status.update(label="Model trained and sliced", state="complete", expanded=False)
         stop.empty()
         ui.chart(
-            model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_LABELS[kernel]}"),
+            model_slice_figure(sl, title=f"{GEO_LABEL[geometry]} prototypes, {KERNEL_CHOICES[kernel]}"),
             key="land_m_fig",
         )
         m = st.columns(4)

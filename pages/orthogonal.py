@@ -6,10 +6,10 @@ import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.extras.orthogonal import KINDS
+from georesolver_core.extras.orthogonal import RESIDUAL_KINDS
 from georesolver_core.extras.orthogonal_lab import norm_and_gain, operator_view
 from georesolver_core.extras.orthogonal_tasks import (
-    TASKS,
+    RESIDUAL_TASKS,
     TaskConfig,
     compare_steps,
     expected_params,
@@ -36,8 +36,9 @@ KNOBS = page_knobs(
     Knob("orth_dim", "select_slider", "Width d", 16, options=(2, 4, 8, 16, 32, 64)),
     Knob("orth_branch", "slider", "Residual branch scale (0: the shortcut alone)", 0.0, lo=0.0, hi=1.0, step=0.05,
          help="Adds branch * tanh(W x + b) after every shortcut, as in a transformer block."),
-    Knob("orth_task", "selectbox", "Task", list(TASKS)[0], options=tuple(TASKS), format_func=TASKS.get),
-    Knob("orth_kinds", "multiselect", "Residual kinds", tuple(KINDS), options=tuple(KINDS)),
+    Knob("orth_task", "selectbox", "Task", list(RESIDUAL_TASKS)[0], options=tuple(RESIDUAL_TASKS),
+         format_func=RESIDUAL_TASKS.get),
+    Knob("orth_kinds", "multiselect", "Residual kinds", tuple(RESIDUAL_KINDS), options=tuple(RESIDUAL_KINDS)),
     Knob("orth_steps", "slider", "Adam steps", 150, lo=20, hi=600, step=10),
     Knob("orth_seeds", "slider", "Seeds", 3, lo=3, hi=6),
     Knob("orth_angle", "slider", "Rotation angle theta (deg)", 179.9, lo=0.0, hi=180.0, step=0.1),
@@ -63,7 +64,7 @@ def _view(beta, gamma, ddl_beta, tilt, k_az, x_az):
 @st.cache_data(show_spinner=False, max_entries=16)
 def _drift(depth, dim, branch, seed):
     depths = sorted({d for d in (1, 2, 4, 8, 16, 32, 64, 128, 256) if d <= depth} | {depth})
-    return depths, *norm_and_gain(list(KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
+    return depths, *norm_and_gain(list(RESIDUAL_KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
 
 
 # --- One vector under each operator -------------------------------------------------------------------------

@@ -49,13 +49,12 @@ def _candidates() -> list:
     from georesolver_core.embeddings import OPTIMIZERS
     from georesolver_core.geometry import GEOMETRIES
     from georesolver_core.labs.attention import QUERY_MODES
-    from georesolver_core.landscape import KERNELS as LAND_KERNELS
     from georesolver_core.tasks import HIERARCHIES
     from georesolver_core.viz.home import QUERY_PLACES
     from georesolver_core.viz.kernels import PHASES
 
-    tables = (GEOMETRIES, ATT_KERNELS, QUERY_MODES, OPTIMIZERS, LAND_KERNELS, HIERARCHIES, QUERY_PLACES, PHASES)
-    out = [k for t in tables for k in t] + list(VERDICTS) + list(bench.KERNELS)
+    tables = (GEOMETRIES, ATT_KERNELS, QUERY_MODES, OPTIMIZERS, HIERARCHIES, QUERY_PLACES, PHASES)
+    out = [k for t in tables for k in t] + list(VERDICTS) + list(bench.TIMED_KERNELS)
     return out + ["float32", "float64", "cpu", "live run", "uploaded file"]
 
 

@@ -57,13 +57,13 @@ def test_report_has_environment_rows_ratios_and_memory(report):
 def test_rows_are_entries_of_the_attention_registry():
     from georesolver_core.attention.layer import ATTENTION
 
-    keys = list(bench.KERNELS)
+    keys = list(bench.TIMED_KERNELS)
     assert keys[:7] == ["sdpa", "ida", "hida", "sida", "ida-naive", "hida-naive", "sida-naive"]
-    for name, row in bench.KERNELS.items():
+    for name, row in bench.TIMED_KERNELS.items():
         kind = ATTENTION["softmax" if name == "sdpa" else name.removesuffix("-naive")]
         assert row.label.startswith(kind.label + " (") and row.geometry == kind.geometry, name
         assert row.reference == name.endswith("-naive")
-    assert bench.KERNELS["ida"].label == ATTENTION["ida"].labelled("fused")
+    assert bench.TIMED_KERNELS["ida"].label == ATTENTION["ida"].labelled("fused")
     assert {"fp-hida", "l-hida", "c-hida"} <= set(keys)
 
 
@@ -130,8 +130,8 @@ def test_table_figures_and_complexity(report):
     for fig in (time_figure(report, "fwd"), time_figure(report), ratio_figure(report), memory_figure(report)):
         assert isinstance(fig, go.Figure) and fig.layout.xaxis.title.text.startswith("sequence length")
     names = {t.name for t in time_figure(report).data}
-    assert bench.KERNELS["ida-naive"].label in names
-    assert {t.name for t in ratio_figure(report).data} >= {bench.KERNELS["hida"].label}
+    assert bench.TIMED_KERNELS["ida-naive"].label in names
+    assert {t.name for t in ratio_figure(report).data} >= {bench.TIMED_KERNELS["hida"].label}
     with pytest.raises(ValueError, match="phase"):
         time_figure(report, "backward")
     assert bench.complexity_evidence(report) == []  # T = 32, 64: too short to judge scaling

@@ -33,11 +33,11 @@ def _wait_for(page, pattern: str, timeout_s: float = 120.0) -> str:
 def _position(progress: str) -> tuple[int, int, int]:
     """Where a comparison run is, from its progress text ("running: cayley, seed 2, step 90: ..."): (the
     kind's place in the run's order, seed, step). The run trains kind after kind, each over every seed."""
-    from georesolver_core.extras.orthogonal import KINDS
+    from georesolver_core.extras.orthogonal import RESIDUAL_KINDS
 
     found = re.search(r": (\w+), seed (\d+), step (\d+)", progress)
     assert found, progress
-    return list(KINDS).index(found.group(1)), int(found.group(2)), int(found.group(3))
+    return list(RESIDUAL_KINDS).index(found.group(1)), int(found.group(2)), int(found.group(3))
 
 
 def test_a_lecture_script(server, browser, tmp_path):  # noqa: F811 (pytest fixtures)

@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from georesolver_core.landscape import KERNELS, OUTCOMES, LossSetup, TwoKeyLine, hessian_spectrum, mu_sweep
+from georesolver_core.attention.layer import KERNEL_CHOICES
+from georesolver_core.landscape import OUTCOMES, LossSetup, TwoKeyLine, hessian_spectrum, mu_sweep
 from georesolver_core.landscape.study import (
     SWEEP_EPS,
     descent_study,
@@ -23,7 +24,7 @@ from georesolver_core.theory import landscape as th
 def test_pl_sweeps_match_mu_sweep_and_the_paper_shapes():
     sw = pl_sweeps("euclidean", eps=1e-3, delta=1.0, tau=0.7, n_basin=101)
     np.testing.assert_allclose(sw.eps, SWEEP_EPS)
-    for k in KERNELS:
+    for k in KERNEL_CHOICES:
         by_eps = mu_sweep(k, "euclidean", vary="eps", values=sw.eps, delta=1.0, tau=0.7, n_basin=101)
         np.testing.assert_allclose(sw.mu_by_eps[k], by_eps, rtol=1e-12)
     by_delta = mu_sweep("ida", "euclidean", vary="delta", values=sw.delta, eps=1e-3, tau=0.7, n_basin=101)

@@ -185,13 +185,13 @@ BENCH_BUDGET = 64 * 2**20
 # else every row's tensors at every length (what a run builds first). Every kernel runs once before the cap.
 BENCH_CHILD = r"""
 import json, math, random, resource, sys
-from georesolver_core.bench.run import KERNELS, BenchConfig, _Case, run_benchmark
+from georesolver_core.bench.run import TIMED_KERNELS, BenchConfig, _Case, run_benchmark
 
 def vm():
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1]) * 1024
 
 quiet = dict(repeats=1, warmup=0, memory=False, device="cpu")
-run_benchmark(BenchConfig(seq_lens=(16,), kernels=tuple(KERNELS), naive_max_len=16, memory_check_len=16,
+run_benchmark(BenchConfig(seq_lens=(16,), kernels=tuple(TIMED_KERNELS), naive_max_len=16, memory_check_len=16,
                           headline_lens=(16,), **quiet))
 budget, draws = int(sys.argv[1]), int(sys.argv[2])
 cap = vm() + 2 * budget
@@ -205,21 +205,21 @@ out = {"ran": 0, "built": 0, "refused": 0, "raw": []}
 for i in range(draws):
     T, B, H, D = (4096, 4, 8, 128) if i % 2 else (1 << 20, 4096, 1024, 4096)
     kw = dict(seq_lens=tuple(draw(T) for _ in range(rng.randint(1, 3))),
-              kernels=tuple(rng.sample(list(KERNELS), rng.randint(1, 3))),
+              kernels=tuple(rng.sample(list(TIMED_KERNELS), rng.randint(1, 3))),
               batch=draw(B), heads=draw(H), head_dim=draw(D), dtype=rng.choice(["float32", "float64"]),
               naive_max_len=rng.choice([0, draw(T)]), memory_check_len=rng.choice([0, draw(T)]),
               headline_lens=rng.choice([(), (draw(T),)]), **quiet)
     try:
         cfg = BenchConfig(**kw)
         lens = [*cfg.seq_lens, cfg.memory_check_len, *cfg.headline_lens]
-        work = sum(cfg.batch * cfg.heads * cfg.head_dim * t * t * (t if KERNELS[k].reference else 1)
+        work = sum(cfg.batch * cfg.heads * cfg.head_dim * t * t * (t if TIMED_KERNELS[k].reference else 1)
                    for t in lens for k in cfg.kernels)
         if work <= 1e9:
             run_benchmark(cfg)
             out["ran"] += 1
         else:
             for t in cfg.seq_lens:
-                cases = [_Case(cfg, k, t) for k in cfg.kernels if not KERNELS[k].reference or t <= cfg.naive_max_len]
+                cases = [_Case(cfg, k, t) for k in cfg.kernels if not TIMED_KERNELS[k].reference or t <= cfg.naive_max_len]
                 del cases
             out["built"] += 1
     except ValueError as err:

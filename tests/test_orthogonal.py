@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from georesolver_core.extras.orthogonal import (
-    KINDS,
+    RESIDUAL_KINDS,
     MixerConfig,
     ResidualMixer,
     cayley_apply,
@@ -172,12 +172,12 @@ def test_degenerate_generators_give_identity_with_finite_gradients():
 
 def test_mixers_match_parameter_counts_and_orthogonal_kinds_keep_the_norm(one_thread):
     target = 600
-    for kind in KINDS:
+    for kind in RESIDUAL_KINDS:
         h = matched_hidden(kind, 8, target)
         m = ResidualMixer(MixerConfig(kind=kind, dim=8, hidden=h))
         assert sum(p.numel() for p in m.parameters()) == mixer_params(kind, 8, h)
         assert abs(mixer_params(kind, 8, h) - target) <= 0.05 * target
-    drift = norm_drift(list(KINDS), [1, 8], dim=8, batch=8)
+    drift = norm_drift(list(RESIDUAL_KINDS), [1, 8], dim=8, batch=8)
     for kind in ("cayley", "householder"):
         assert drift[kind] == pytest.approx([1.0, 1.0], abs=1e-5)
     assert drift["hybrid"][-1] < 1.0 and drift["ddl"][-1] < 1.0

@@ -38,11 +38,18 @@ JSON_SOURCES = {"load", "loads"}
 def registry_keys() -> set[str]:
     from georesolver_core.attention.layer import ATTENTION, KERNEL_CHOICES
     from georesolver_core.compression.methods import QUANTIZERS
-    from georesolver_core.extras.orthogonal import KINDS
+    from georesolver_core.extras.orthogonal import RESIDUAL_KINDS
     from georesolver_core.geometry import GEOMETRIES
     from georesolver_core.routing.distributed import PROTOCOLS
 
-    return set(ATTENTION) | set(KERNEL_CHOICES) | set(GEOMETRIES) | set(KINDS) | set(QUANTIZERS) | set(PROTOCOLS)
+    return (
+        set(ATTENTION)
+        | set(KERNEL_CHOICES)
+        | set(GEOMETRIES)
+        | set(RESIDUAL_KINDS)
+        | set(QUANTIZERS)
+        | set(PROTOCOLS)
+    )
 
 
 def _library_names(tree: ast.Module) -> set[str]:

@@ -10,7 +10,7 @@ import pytest
 from georesolver_core import bench
 from georesolver_core.claims.report import ClaimRecord, load_report, report_settings
 from georesolver_core.compression.kv_eval import kv_summary
-from georesolver_core.labs.attention import LabStats
+from georesolver_core.labs.attention import AttentionStats
 from georesolver_core.results import labelled
 from georesolver_core.routing.traffic import TABLE_COLUMNS, load_traffic_report, traffic_runs, traffic_table
 
@@ -18,11 +18,11 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
 
 def test_labelled_keeps_labels_in_order_drops_unmeasured_and_names_unknown_fields():
-    stats = LabStats(largest_weight=0.5, eff_keys_ida=2.0, eff_keys_softmax=3.0, nearest_key_distance=0.1)
+    stats = AttentionStats(largest_weight=0.5, eff_keys_ida=2.0, eff_keys_softmax=3.0, nearest_key_distance=0.1)
     out = stats.to_dict()
-    assert list(out) == list(LabStats.LABELS.values())[:4]  # n = 1: no pair statistics
+    assert list(out) == list(AttentionStats.LABELS.values())[:4]  # n = 1: no pair statistics
     assert out["largest IDA weight"] == 0.5
-    with pytest.raises(ValueError, match="labels must name fields of LabStats"):
+    with pytest.raises(ValueError, match="labels must name fields of AttentionStats"):
         labelled(stats, {"no_such_field": "x"})
     with pytest.raises(FrozenInstanceError):
         stats.largest_weight = 1.0

@@ -6,12 +6,12 @@ import torch
 
 from georesolver_core.claims import gate_search as gs
 from georesolver_core.claims.order_search import greedy_orders, online_losses, worst_order
-from georesolver_core.labs import hida as ex
+from georesolver_core.labs import hida as hida_lab
 from georesolver_core.model.gate import HyperGate, gate_bound
 
 
 def test_order_search_beats_its_starts_and_returns_a_permutation():
-    keys, _, labels = ex.cluster_stream(40, 2, 4, seed=1)
+    keys, _, labels = hida_lab.cluster_stream(40, 2, 4, seed=1)
     found = worst_order(keys, labels, 4, restarts=2, iters=3, seed=0)
     assert sorted(found.order.tolist()) == list(range(40))
     assert found.loss >= max(found.sorted_loss, found.random_loss, found.greedy_loss) - 1e-9
@@ -20,7 +20,7 @@ def test_order_search_beats_its_starts_and_returns_a_permutation():
 
 
 def test_greedy_orders_start_with_their_openings_and_cover_every_key():
-    keys, _, _ = ex.cluster_stream(20, 2, 2, seed=2)
+    keys, _, _ = hida_lab.cluster_stream(20, 2, 2, seed=2)
     openings = torch.tensor([[0, 1], [5, 7]])
     orders = greedy_orders(keys, openings)
     assert orders[:, :2].tolist() == openings.tolist()
@@ -28,7 +28,7 @@ def test_greedy_orders_start_with_their_openings_and_cover_every_key():
 
 
 def test_order_search_refuses_short_streams():
-    keys, _, labels = ex.cluster_stream(4, 2, 2, seed=0)
+    keys, _, labels = hida_lab.cluster_stream(4, 2, 2, seed=0)
     with pytest.raises(ValueError, match="n_summaries"):
         worst_order(keys, labels, 4)
 

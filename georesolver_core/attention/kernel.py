@@ -24,7 +24,6 @@ from georesolver_core.attention.fused_schedule import single_threaded
 from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.reference import (
     causal_mask,
-    ida_weights_from_sq,  # noqa: F401 - re-exported: callers import it from here
     reference_ida,
     reference_ida_weights,
 )

@@ -31,7 +31,7 @@ from georesolver_core.bench.report_view import (
 )
 from georesolver_core.bench.run import (
     FUSED,
-    KERNELS,
+    TIMED_KERNELS,
     BenchConfig,
     add_arguments,
     main,
@@ -42,7 +42,7 @@ from georesolver_core.bench.run import (
 __all__ = [
     "COMPLEXITY_MIN_LEN",
     "FUSED",
-    "KERNELS",
+    "TIMED_KERNELS",
     "MAX_REPORT_BYTES",
     "MEMORY_LIMIT_MB",
     "MEMORY_METHOD",

@@ -111,7 +111,7 @@ FUSED = tuple(key for key, kind in ATTENTION.items() if kind.timing is not None 
 # Row keys: "sdpa" times the softmax entry, "<key>" the fused and "<key>-naive" the reference kernel of
 # each dense entry, then the sub-quadratic HIDA family (labs.cost_scaling has their cost-scaling
 # mode, --scaling).
-KERNELS: dict[str, Kernel] = {
+TIMED_KERNELS: dict[str, Kernel] = {
     "sdpa": _timed_entry("softmax", "torch SDPA", _sdpa),
     **{key: _timed_entry(key, "fused", _fused(ATTENTION[key].geometry)) for key in FUSED},
     **{f"{key}-naive": _timed_entry(key, "naive", _naive(ATTENTION[key].geometry), True) for key in FUSED},
@@ -145,9 +145,11 @@ class BenchConfig:
             check_positive_int("seq_lens entries", t, 1, 1 << 20)
         for t in self.headline_lens:
             check_positive_int("headline_lens entries", t, 1, 1 << 20)
-        unknown = [k for k in self.kernels if k not in KERNELS]
+        unknown = [k for k in self.kernels if k not in TIMED_KERNELS]
         if unknown or not self.kernels:
-            raise ValueError(f"kernels must be a non-empty subset of {list(KERNELS)} (got {list(self.kernels)})")
+            raise ValueError(
+                f"kernels must be a non-empty subset of {list(TIMED_KERNELS)} (got {list(self.kernels)})"
+            )
         check_positive_int("batch", self.batch, 1, 4096)
         check_positive_int("heads", self.heads, 1, 1024)
         check_positive_int("head_dim", self.head_dim, 1, 4096)
@@ -182,12 +184,13 @@ class BenchConfig:
 
         def call(names, t: int) -> int:
             return max(
-                (KERNELS[k].call_bytes(self.batch, self.heads, t, self.head_dim, size) for k in names), default=0
+                (TIMED_KERNELS[k].call_bytes(self.batch, self.heads, t, self.head_dim, size) for k in names),
+                default=0,
             )
 
         phases = [held(t) + call(_kernels_at(self, t), t) for t in self.seq_lens]
         if self.memory_check_len:
-            streaming = [k for k in self.kernels if not KERNELS[k].reference]
+            streaming = [k for k in self.kernels if not TIMED_KERNELS[k].reference]
             phases.append(held(self.seq_lens[-1]) + call(streaming, self.memory_check_len))
         phases += [
             headline_bytes(t, batch=self.batch, heads=self.heads, head_dim=self.head_dim, itemsize=size)
@@ -217,7 +220,7 @@ class _Case:
     """One kernel at one length: closures for forward and forward+backward on fixed inputs."""
 
     def __init__(self, cfg: BenchConfig, name: str, seq_len: int):
-        self.cfg, self.name, self.kernel = cfg, name, KERNELS[name]
+        self.cfg, self.name, self.kernel = cfg, name, TIMED_KERNELS[name]
         (q, k, v), self.g = make_inputs(cfg, seq_len, self.kernel.geometry)
         self.inputs = [t.requires_grad_() for t in (q, k, v)]
 
@@ -270,7 +273,7 @@ def _load_average() -> float | None:
 
 
 def _kernels_at(cfg: BenchConfig, seq_len: int) -> list[str]:
-    return [k for k in cfg.kernels if not KERNELS[k].reference or seq_len <= cfg.naive_max_len]
+    return [k for k in cfg.kernels if not TIMED_KERNELS[k].reference or seq_len <= cfg.naive_max_len]
 
 
 def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None = None) -> dict:
@@ -336,7 +339,7 @@ def _run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | No
 def _row(cfg, name, seq_len, times, peak):
     return {
         "kernel": name,
-        "label": KERNELS[name].label,
+        "label": TIMED_KERNELS[name].label,
         "seq_len": seq_len,
         "fwd_ms": statistics.median(times["fwd"]),
         "fwdbwd_ms": statistics.median(times["fwdbwd"]),
@@ -363,7 +366,7 @@ def memory_check(cfg: BenchConfig, seq_len: int, progress=None) -> dict:
     """One forward+backward per kernel at a long length, peak memory against ``MEMORY_LIMIT_MB``."""
     rows = []
     dense_mb = 4 * seq_len * seq_len / 2**20  # one float32 T x T matrix, for scale
-    for name in [k for k in cfg.kernels if not KERNELS[k].reference]:
+    for name in [k for k in cfg.kernels if not TIMED_KERNELS[k].reference]:
         if progress:
             progress(1.0, f"memory check at T = {seq_len}: {name}")
         case = _Case(cfg, name, seq_len)
@@ -405,7 +408,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--repeats", type=int, help="timed repeats per kernel and length (default 5; 2 with --quick)"
     )
     parser.add_argument("--device", choices=["cpu", "cuda"], help="default: CUDA when available, else CPU")
-    parser.add_argument("--kernels", nargs="+", choices=list(KERNELS), help="default: sdpa ida hida sida")
+    parser.add_argument("--kernels", nargs="+", choices=list(TIMED_KERNELS), help="default: sdpa ida hida sida")
     parser.add_argument("--causal", action="store_true", help="causal masking for every kernel")
     parser.add_argument("--eps", type=float, default=0.1, help="inverse-distance eps (default 0.1)")
     parser.add_argument("--threads", type=int, help="intra-op threads of the timing run")

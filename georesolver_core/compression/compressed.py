@@ -31,7 +31,7 @@ _DTYPES = {
 # method name -> its Quantizer (decode, nbytes). Filled by ``compression.methods`` when the package is
 # imported: the decoders live beside their encoders, which import this module, so importing them here
 # would be a cycle.
-METHODS: dict = {}
+DECODERS: dict = {}
 
 
 def check_fields(what: str, got: dict, allowed: set[str]) -> None:
@@ -101,7 +101,7 @@ class CompressedKeys:
         """The reconstructed keys k_hat, shape and dtype of the original."""
         # Memory-bound passes: a second thread only adds synchronisation on a busy CPU.
         with one_cpu_thread(self.payload.device):
-            return METHODS[self.method].decode(self)
+            return DECODERS[self.method].decode(self)
 
     def state_dict(self) -> dict:
         """Plain data for ``torch.save``; loads back with ``weights_only=True``."""
@@ -124,8 +124,8 @@ class CompressedKeys:
             raise ValueError(f"state must be a dict with keys {sorted(need)} (got {got})")
         if state["version"] != STATE_VERSION:
             raise ValueError(f"state version must be {STATE_VERSION} (got {state['version']!r})")
-        if state["method"] not in METHODS:
-            raise ValueError(f"state method must be one of {sorted(METHODS)} (got {state['method']!r})")
+        if state["method"] not in DECODERS:
+            raise ValueError(f"state method must be one of {sorted(DECODERS)} (got {state['method']!r})")
         if state["dtype"] not in _DTYPES:
             raise ValueError(f"state dtype must be one of {sorted(_DTYPES)} (got {state['dtype']!r})")
         payload = state["payload"]
@@ -143,7 +143,7 @@ class CompressedKeys:
         if not isinstance(params, dict) or not isinstance(side, dict):
             raise ValueError("state params and side must be dicts")
         try:
-            METHODS[state["method"]].check_state(params, side, tuple(shape))  # every field, named
+            DECODERS[state["method"]].check_state(params, side, tuple(shape))  # every field, named
         except ValueError as err:
             raise ValueError(f"corrupt {state['method']} state: {err}") from None
         obj = cls(
@@ -154,7 +154,7 @@ class CompressedKeys:
             payload=payload,
             side=dict(side),
         )
-        expected = METHODS[obj.method].nbytes(obj.n_keys, obj.dim, obj.params, obj.shape)
+        expected = DECODERS[obj.method].nbytes(obj.n_keys, obj.dim, obj.params, obj.shape)
         if obj.nbytes != expected:
             raise ValueError(f"state holds {obj.nbytes} bytes but its layout needs {expected}: it is corrupt")
         return obj

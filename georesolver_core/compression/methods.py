@@ -23,7 +23,7 @@ from georesolver_core.compression.baselines import (
     uniform_nbytes,
     uniform_quantize,
 )
-from georesolver_core.compression.compressed import METHODS, CompressedKeys
+from georesolver_core.compression.compressed import DECODERS, CompressedKeys
 from georesolver_core.compression.hcc import (
     _decode,
     _decode_rotated,
@@ -115,7 +115,7 @@ QUANTIZERS: dict[str, Quantizer] = {
     ),
 }
 
-METHODS.update(QUANTIZERS)  # what CompressedKeys decodes and checks its layout with
+DECODERS.update(QUANTIZERS)  # what CompressedKeys decodes and checks its layout with
 
 OPTIONS = ("bits_radius", "radius", "direction", "c", "seed", "group", "residual")
 

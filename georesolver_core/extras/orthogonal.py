@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from georesolver_core.validate import check_finite
 
-KINDS = {
+RESIDUAL_KINDS = {
     "additive": "additive residual x + F(x)",
     "cayley": "data-dependent Cayley rotation Q(x) x",
     "householder": "Householder reflection H(k(x)) x",
@@ -197,7 +197,7 @@ _HEADS = {
 
 @dataclass(frozen=True)
 class MixerConfig:
-    kind: str = "hybrid"  # one of KINDS
+    kind: str = "hybrid"  # one of RESIDUAL_KINDS
     dim: int = 8  # d: size of the residual stream
     hidden: int = 32  # width of the trunk that computes u, v, k, beta, gamma (or F) from x
 
@@ -224,8 +224,8 @@ class ResidualMixer(nn.Module):
 
     def __init__(self, config: MixerConfig):
         super().__init__()
-        if config.kind not in KINDS:
-            raise ValueError(f"kind must be one of {sorted(KINDS)} (got {config.kind!r})")
+        if config.kind not in RESIDUAL_KINDS:
+            raise ValueError(f"kind must be one of {sorted(RESIDUAL_KINDS)} (got {config.kind!r})")
         self.config = config
         d, h = config.dim, config.hidden
         vecs, scalars = _HEADS[config.kind]

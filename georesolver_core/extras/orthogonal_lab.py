@@ -78,20 +78,14 @@ def norm_drift(
     return norm_and_gain(kinds, depths, dim, seed, branch, batch)[0]
 
 
-def shortcut_gain(
-    kinds: Sequence[str], depths: Sequence[int], dim: int = 16, seed: int = 0, branch: float = 0.0, batch: int = 64
-) -> dict[str, list[float]]:
-    """What an orthogonal shortcut preserves whatever the branch: mean prod_{l <= L} |S_l(x_{l-1})| / |x_{l-1}|.
-
-    Along the same trajectory as ``norm_drift``, the product of the shortcuts' own gains, leaving out the
-    branch's contribution. Cayley Q and Householder H keep it at 1 (|Q x| = |x|) for every branch scale;
-    with branch > 0 the norm still grows, by at most branch sqrt(d) per layer (|tanh| <= 1).
-    """
-    return norm_and_gain(kinds, depths, dim, seed, branch, batch)[1]
-
-
 def norm_and_gain(kinds, depths, dim=16, seed=0, branch=0.0, batch=64) -> tuple[dict, dict]:
-    """(``norm_drift``, ``shortcut_gain``) from one pass through the same layers."""
+    """(``norm_drift``, the shortcut gain) from one pass through the same layers.
+
+    The shortcut gain is what an orthogonal shortcut preserves whatever the branch: the mean of
+    prod_{l <= L} |S_l(x_{l-1})| / |x_{l-1}| along the same trajectory, leaving out the branch's
+    contribution. Cayley Q and Householder H keep it at 1 (|Q x| = |x|) for every branch scale; with
+    branch > 0 the norm still grows, by at most branch sqrt(d) per layer (|tanh| <= 1).
+    """
     check_positive_int("dim", dim, 2, 4096)
     check_range("branch", branch, 0.0, 10.0)
     depths = sorted(int(d) for d in depths)

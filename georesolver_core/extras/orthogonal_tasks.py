@@ -25,7 +25,7 @@ from torch import Tensor
 
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.extras.orthogonal import (
-    KINDS,
+    RESIDUAL_KINDS,
     MixerConfig,
     MixerStack,
     ResidualMixer,
@@ -35,7 +35,7 @@ from georesolver_core.extras.orthogonal import (
 )
 from georesolver_core.validate import check_positive_int, check_range
 
-TASKS = {
+RESIDUAL_TASKS = {
     "negation": "negation y = -x",
     "rotation": "rotation by theta in the (e1, e2) plane",
     "echo": "echo: return the state after T steps with distractors",
@@ -44,7 +44,7 @@ TASKS = {
 
 @dataclass(frozen=True)
 class TaskConfig:
-    task: str = "negation"  # one of TASKS
+    task: str = "negation"  # one of RESIDUAL_TASKS
     dim: int = 8  # d: size of the vectors
     params: int = 600  # parameter budget every kind is matched to
     n_layers: int = 1  # mixing steps in the model (negation, rotation)
@@ -57,8 +57,8 @@ class TaskConfig:
     gate_weight: float = 0.1  # weight of 4 gamma (1 - gamma) in the hybrid's loss
 
     def check(self) -> TaskConfig:
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {sorted(TASKS)} (got {self.task!r})")
+        if self.task not in RESIDUAL_TASKS:
+            raise ValueError(f"task must be one of {sorted(RESIDUAL_TASKS)} (got {self.task!r})")
         check_positive_int("dim", self.dim, 2, 512)
         check_positive_int("params", self.params, 10, 10**7)
         check_positive_int("n_layers", self.n_layers, 1, 64)
@@ -164,8 +164,8 @@ def train_steps(
     """``train_run`` one evaluation at a time: yields (step, metrics) at step 0 and every ``eval_every``
     Adam steps, and returns the RunResult. A live page advances it a chunk per rerun and may stop early."""
     config.check()
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {sorted(KINDS)} (got {kind!r})")
+    if kind not in RESIDUAL_KINDS:
+        raise ValueError(f"kind must be one of {sorted(RESIDUAL_KINDS)} (got {kind!r})")
     torch.manual_seed(seed)
     model = build_model(kind, config)
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)

@@ -1,4 +1,5 @@
-"""One vocabulary over the three geometries: the same verbs whatever the space (STYLE.md point 3).
+"""One vocabulary over the three geometries: the same verbs whatever the space (``pairwise_distance``,
+``project``, ``expmap0``, ``logmap0``), each taking the geometry as a keyword.
 
 A page swaps geometry with one string: ``pairwise_distance(q, k, geometry="poincare", c=0.5)``.
 """

@@ -61,10 +61,6 @@ class JobContext:
         """The runner asked the job to wait (it waits at its next ``tick``)."""
         return self._control.command() == PAUSE
 
-    @property
-    def stop_requested(self) -> bool:
-        return self._control.command() == STOP or self._orphaned()
-
     def tick(self) -> None:
         """Call between steps: returns at once while running; waits while paused until Resume, a Step
         (which lets one step through) or Stop; raises ``Stopped`` on Stop."""

@@ -5,7 +5,7 @@ typed result out (dataclasses of numbers and arrays, no figures), no Streamlit. 
 widgets, calls its lab and hands the result to a ``viz`` builder; the claims call the same labs with
 their own settings, so a page and ``python -m georesolver_core claims`` show the same numbers.
 
-- ``attention``: the Attention page: keys, one query, IDA and softmax weights, the eps sweep, ``LabStats``;
+- ``attention``: the Attention page: keys, one query, IDA and softmax weights, the eps sweep, ``AttentionStats``;
 - ``samplers``: point samplers of the three geometries (random, clustered);
 - ``key_set``: the kernel matrix of a key set, its effective rank, separation and nearest-neighbour radii;
 - ``softmax_width``: Theorem 1's orthogonal keys and the width and norm softmax needs to retrieve;

@@ -2,7 +2,7 @@
 
 n keys of a geometry drawn from a seed, one query placed on a key, between two keys or at typed
 coordinates, both kernels' weights, the eps sweep the page animates, and the numbers that explain
-them (``LabStats``: separation, effective rank, degradation index, the exact-retrieval bound of
+them (``AttentionStats``: separation, effective rank, degradation index, the exact-retrieval bound of
 sections 2.3, 2.7, 2.8). The samplers live in ``labs.samplers``, the key-set statistics in
 ``labs.key_set``.
 """
@@ -83,7 +83,7 @@ class LabConfig:
 
 
 @dataclass(frozen=True)
-class LabStats(Labelled):
+class AttentionStats(Labelled):
     """Headline numbers of one query over n keys; the key-set fields are None when n = 1 (no pairs),
     the retrieval fields None unless the query sits on a key."""
 
@@ -258,7 +258,7 @@ class Lab:
     softmax: np.ndarray  # (1 + n, n)
     sq_dist: np.ndarray  # (n,) d(q, k_j)^2
     sweep: EpsSweep
-    stats: LabStats  # separation, effective rank, degradation index, retrieval bound ...
+    stats: AttentionStats  # separation, effective rank, degradation index, retrieval bound ...
     retrieval: Retrieval | None = None  # the exact-retrieval verdict when the query sits on a key (n >= 2)
     degraded: bool | None = None  # section 2.8: eps (n-1)/d_min^2 >= 1/2 for these keys (None: n = 1)
 
@@ -318,7 +318,7 @@ def attention_lab(
         if mode == "key":
             retrieval = retrieval_check(float(w0[j]), th.retrieval_weight_lower_bound(eps, n, float(r[j])), j)
             pairs |= dict(retrieval_weight=retrieval.weight, retrieval_bound=retrieval.bound)
-    stats = LabStats(**head, **pairs)
+    stats = AttentionStats(**head, **pairs)
     return Lab(
         keys=keys.numpy(),
         query=q.numpy(),

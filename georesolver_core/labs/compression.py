@@ -42,7 +42,7 @@ MODELS = {
 
 
 @dataclass(frozen=True)
-class LabStats(Labelled):
+class CompressionStats(Labelled):
     """The page's headline numbers: HCC (Theorem 6.1, section 6) beside the baseline at the same budget."""
 
     bytes_hcc: int  # CompressedKeys.nbytes, every key packed
@@ -83,7 +83,7 @@ class CompressionLab:
     errors: np.ndarray  # (n_used,) ||k - k_hat||^2 with HCC
     baseline_errors: np.ndarray  # (n_used,) with the baseline
     bound: float  # Theorem 6.1 at (b, b_r)
-    stats: LabStats  # headline numbers
+    stats: CompressionStats  # headline numbers
     disk_keys: np.ndarray  # (DISK_KEYS, 2) d = 2 keys of the same kind
     disk_hcc: np.ndarray  # (DISK_KEYS, 2) their HCC reconstruction
     disk_baseline: np.ndarray  # (DISK_KEYS, 2) and the baseline's
@@ -188,7 +188,7 @@ def _lab(
                 ).ratio(32),
             }
         )
-    stats = LabStats(
+    stats = CompressionStats(
         bytes_hcc=ck.nbytes,
         bits_per_key_hcc=ck.bits_per_key,
         bits_per_key_stated=(d - 1) * bits_dir + bits_radius,

@@ -26,6 +26,7 @@ from georesolver_core.budget import check_attention_io
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
 from georesolver_core.validate import check_positive_int
+from georesolver_core.verdicts import fit_loglog_slope
 
 SCALING_LENS = (1024, 2048, 4096, 8192, 16384, 32768)  # n in [1024, 32768]
 NAIVE = "-naive"  # "<key>-naive": the n x n reference of a dense entry, beside its fused kernel
@@ -119,10 +120,10 @@ class ScalingReport:
 
 
 def fitted_slope(x, y) -> float | None:
-    """Least-squares slope of log y on log x over the finite, positive points (None if fewer than 2)."""
+    """``verdicts.fit_loglog_slope`` over the finite, positive points; None if fewer than 2 (a partial sweep)."""
     x, y = np.asarray(x, float), np.asarray([np.nan if v is None else v for v in y], float)
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0]) if keep.sum() >= 2 else None
+    return fit_loglog_slope(x[keep], y[keep]) if keep.sum() >= 2 else None
 
 
 def cost_scaling(

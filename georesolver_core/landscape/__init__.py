@@ -35,7 +35,6 @@ from georesolver_core.landscape.hessian import (
     riemannian_hessian,
 )
 from georesolver_core.landscape.loss import (
-    KERNELS,
     LossSetup,
     retrieval_loss,
     retrieval_weights,
@@ -61,7 +60,6 @@ from georesolver_core.landscape.two_key import (
 )
 
 __all__ = [
-    "KERNELS",
     "OUTCOMES",
     "DescentPaths",
     "HessianSpectrum",

@@ -4,7 +4,7 @@
 geometry with its curvature c, and the key the query should retrieve. The grid, the descent paths,
 the two-key line and the Hessian all take it (or its fields as keywords) instead of re-listing them.
 
-Kernels (registry ``KERNELS``), both functions of the geodesic distance d(q, k):
+Kernels (registry ``attention.layer.KERNEL_CHOICES``), both functions of the geodesic distance d(q, k):
 
 - ``ida``: W_j ~ (d(q, k_j)^2 + eps)^-1, as ``attention.ida_weights`` (IDA / HIDA / SIDA);
 - ``softmax``: W_j ~ exp(-rho(d(q, k_j)) / tau), rho(d) = d^2 / 2 in the plane and the ball and
@@ -24,13 +24,11 @@ from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.geometry import GEOMETRIES, check_geometry, check_points, pairwise_sq_distance
 from georesolver_core.validate import check_curvature, check_eps, check_positive_int, check_range
 
-KERNELS = KERNEL_CHOICES  # "ida": (d^2 + eps)^-1; "softmax": exp(-rho(d) / tau)
-
 
 def check_kernel(kernel: str) -> str:
-    """The kernel name must be a key of KERNELS."""
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(KERNELS)} (got {kernel!r})")
+    """The kernel name must be a key of KERNEL_CHOICES ("ida": (d^2 + eps)^-1; "softmax": exp(-rho(d) / tau))."""
+    if kernel not in KERNEL_CHOICES:
+        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
     return kernel
 
 
@@ -43,7 +41,7 @@ def check_tau(tau: float) -> float:
 class LossSetup:
     """Which loss a landscape draws: L(q) = (1 - W_target(q))^2 with the weights of ``kernel``."""
 
-    kernel: str  # a key of KERNELS
+    kernel: str  # a key of KERNEL_CHOICES
     eps: float  # IDA regulariser
     geometry: str = "euclidean"  # where queries and keys live
     c: float = 1.0  # ball curvature parameter, k = -c

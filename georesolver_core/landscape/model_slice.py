@@ -39,7 +39,7 @@ from georesolver_core.validate import check_curvature, check_eps, check_positive
 @dataclass(frozen=True)
 class SliceModelConfig:
     geometry: str = "poincare"  # where the prototype keys live
-    kernel: str = "ida"  # "ida" or "softmax" (see loss.KERNELS)
+    kernel: str = "ida"  # "ida" or "softmax" (see attention.layer.KERNEL_CHOICES)
     c: float = 1.0  # ball curvature parameter, k = -c
     eps: float = 0.05  # IDA regulariser
     tau: float = 1.0  # softmax temperature

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.landscape.descent import (
     OUTCOMES,
@@ -30,7 +31,6 @@ from georesolver_core.landscape.descent import (
 )
 from georesolver_core.landscape.grid import LandscapeGrid, Patch, default_extent, landscape_grid
 from georesolver_core.landscape.hessian import HessianSpectrum, hessian_sweep
-from georesolver_core.landscape.loss import KERNELS
 from georesolver_core.landscape.two_key import PLProfile, TwoKeyLine, mu_over, pl_profile
 from georesolver_core.theory import landscape as th
 from georesolver_core.validate import check_curvature
@@ -81,7 +81,7 @@ def two_key_study(
     ``line``: the other fields of ``TwoKeyLine`` (eps, delta, tau, c, basin, ...).
     """
     line = TwoKeyLine(geometry, **line)
-    ida, soft = (pl_profile(k, line, dtype=dtype, device=device) for k in KERNELS)
+    ida, soft = (pl_profile(k, line, dtype=dtype, device=device) for k in KERNEL_CHOICES)
     eps, delta, tau = line.eps, line.delta, line.tau
     # A softmax constant of exactly 0 means exp(-Delta^2/tau) underflowed in this dtype: the ratio
     # is then unbounded at this precision, not a number to print.
@@ -124,8 +124,8 @@ def pl_sweeps(geometry: str, *, n_basin: int = 401, **line) -> PLSweeps:
     line = TwoKeyLine(geometry, **line)
     hi = 3.0 if GEOMETRIES[geometry].closed else SWEEP_DELTA[1]
     eps, delta = np.asarray(SWEEP_EPS), np.geomspace(SWEEP_DELTA[0], hi, SWEEP_POINTS)
-    by_eps = {k: mu_over(k, line, "eps", eps, n_basin=n_basin) for k in KERNELS}
-    by_delta = {k: mu_over(k, line, "delta", delta, n_basin=n_basin) for k in KERNELS}
+    by_eps = {k: mu_over(k, line, "eps", eps, n_basin=n_basin) for k in KERNEL_CHOICES}
+    by_delta = {k: mu_over(k, line, "delta", delta, n_basin=n_basin) for k in KERNEL_CHOICES}
     return PLSweeps(
         eps=eps,
         delta=delta,
@@ -242,7 +242,7 @@ def run_descent(
     keys = patch.random_keys(setup.n, seed=setup.seed, dtype=dtype).to(device)
     starts = patch.ring_starts(setup.n_starts, dtype=dtype).to(device)
     results = {}
-    for kernel in KERNELS:
+    for kernel in KERNEL_CHOICES:
         loss = dict(kernel=kernel, eps=setup.eps, geometry=geometry, c=setup.c, tau=setup.tau)
         grid = landscape_grid(keys, extent=patch.extent, resolution=setup.resolution, **loss)
         paths = descent_paths(starts, keys, lr=setup.lr, steps=setup.steps, max_step=step, **loss)
@@ -264,7 +264,7 @@ def hessian_study(
     ns = [n for n in HESSIAN_NS if n <= n_max]
     if not ns:
         raise ValueError(f"n_max must be >= {HESSIAN_NS[0]} (got {n_max})")
-    return {k: hessian_sweep(ns, kernel=k, geometry=geometry, eps=eps, rho=rho, c=c) for k in KERNELS}
+    return {k: hessian_sweep(ns, kernel=k, geometry=geometry, eps=eps, rho=rho, c=c) for k in KERNEL_CHOICES}
 
 
 def hessian_table(spectra: dict[str, list[HessianSpectrum]]) -> list[dict]:

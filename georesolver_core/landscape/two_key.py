@@ -38,7 +38,7 @@ from georesolver_core.geometry import (
     geodesic,
     pairwise_sq_distance,
 )
-from georesolver_core.landscape.loss import KERNELS, LossSetup, check_kernel
+from georesolver_core.landscape.loss import LossSetup, check_kernel
 from georesolver_core.validate import check_curvature, check_positive_int, check_range
 
 
@@ -315,7 +315,6 @@ def mu_over(
 
 
 __all__ = [
-    "KERNELS",
     "PLProfile",
     "TwoKeyLine",
     "geodesic_path",

@@ -22,11 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from georesolver_core.attention import ida_weights_from_sq
+from georesolver_core.attention import KERNEL_CHOICES, ida_weights_from_sq
 from georesolver_core.tasks.noisy import flip_labels
 from georesolver_core.validate import check_eps, check_positive_int, check_range
-
-KERNELS = ("softmax", "ida")
 
 
 @dataclass(frozen=True)
@@ -70,8 +68,8 @@ def fit_noisy(
     seed: int = 0,
 ) -> MemorisationResult:
     """Train one attention layer on noisy labels; training error (noisy) and test error (clean)."""
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {list(KERNELS)} (got {kernel!r})")
+    if kernel not in KERNEL_CHOICES:
+        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
     check_positive_int("n", n, 2, 10_000)
     check_positive_int("d_h", d_h, 1, 10_000)
     check_range("eta", eta, 0.0, 0.5)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from georesolver_core.viz.landscape_descent import PATH_COLORS
 from georesolver_core.viz.landscape_model import history_figure, model_slice_figure
 from georesolver_core.viz.landscape_pl import (
-    KERNEL_LABELS,
     fitted_shape,
     hessian_figure,
     pl_profile_figure,
@@ -20,7 +19,6 @@ from georesolver_core.viz.landscape_pl import (
 from georesolver_core.viz.landscape_surface import landscape_figure
 
 __all__ = [
-    "KERNEL_LABELS",
     "PATH_COLORS",
     "fitted_shape",
     "hessian_figure",

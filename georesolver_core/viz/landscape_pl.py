@@ -13,8 +13,6 @@ from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.verdicts import fit_loglog_slope
 from georesolver_core.viz.style import base_layout, kernel_colour, log_axis
 
-KERNEL_LABELS = KERNEL_CHOICES  # the kernels of the landscape pages, labelled once in attention.layer
-
 
 def kernel_color(kernel: str) -> str:
     return kernel_colour(kernel, "#333333")
@@ -39,7 +37,7 @@ def pl_profile_figure(profiles: list, height: int = 640) -> go.Figure:
     )
     for p in profiles:
         col = kernel_color(p.kernel)
-        name = KERNEL_LABELS.get(p.kernel, p.kernel)
+        name = KERNEL_CHOICES.get(p.kernel, p.kernel)
         hover = "s = %{x:.4g}<br>%{y:.4g}<extra>" + name + "</extra>"
         for row, y in enumerate((p.loss, p.grad_sq, p.ratio), start=1):
             legend = dict(name=name) if row == 1 else dict(showlegend=False)  # one legend entry per kernel
@@ -151,7 +149,7 @@ def hessian_figure(spectra: dict, height: int = 500) -> go.Figure:
     )
     for kernel, specs in spectra.items():
         col = kernel_color(kernel)
-        name = KERNEL_LABELS.get(kernel, kernel)
+        name = KERNEL_CHOICES.get(kernel, kernel)
         xs, ys, neg = [], [], []
         for s in specs:
             live = np.abs(s.eigenvalues) > 1e-9 * s.curvature  # flat directions have no place on a log axis
