@@ -57,6 +57,10 @@ _.hcc_stored_bits  # theory/compression.py
 _.hyperbolic_volume_asymptote  # theory/geometry.py
 _.l_hida_error_bound_summary  # theory/hida.py
 _.concentration_tail_paper  # theory/statements.py
+_.far_key_relative_bound  # theory/statements.py
+_.hyperbolic_lower_bound_paper  # theory/statements.py
+_.poincare_volume_element  # theory/statements.py
+_.ida_noise_test_error_bound  # theory/training.py
 _.hypergate_gradient_lower_bound  # theory/training.py
 _.softmax_memorisation_test_error  # theory/training.py
 _.subtree_closure  # wordnet/closure.py

@@ -192,9 +192,7 @@ def measure_escape_ida(quick: bool = False):
             (w, g, float(ev.min()), float(ev.max()), float(ev.abs().max() / ev.abs().min()), int((ev < 0).sum()))
         )
     v_f, s_f, p_f = verdict_scaling(ns, fixed, exponent=0.0, tol=0.35, what="escape steps (fixed step 0.1)")
-    v_s, s_s, p_s = verdict_scaling(
-        ns, scaled, exponent=0.0, tol=0.35, what="escape steps (step 1/(2 |lambda|max))"
-    )
+    v_s, s_s, _ = verdict_scaling(ns, scaled, exponent=0.0, tol=0.35, what="escape steps (step 1/(2 |lambda|max))")
     verdict, summary = verdict_readings(
         {
             "fixed step lr = 0.1 for every n": (v_f, f"{s_f}: {fixed[0]:.0f} (n = {ns[0]}) -> {fixed[-1]:.0f}"),

@@ -43,11 +43,6 @@ def gsr_bytes_paper(n_pool, k, dim, precision_bytes):
     return (_f(n_pool) + _f(k)) * _f(dim) * _f(precision_bytes)
 
 
-def a2a_bytes_paper(batch, k, dim, precision_bytes):
-    """Theorem 10.2's bytes for all-to-all MoE: B K d_h x precision, linear in the batch."""
-    return _f(batch) * _f(k) * _f(dim) * _f(precision_bytes)
-
-
 def dmg_null_spawn_rate(z, gamma_over_sigma=0.0, iters=200):
     """Spawn rate of the threshold on i.i.d. Gaussian losses with (tau_base - mu_0)/sigma_0 + kappa' = z.
 
