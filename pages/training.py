@@ -299,7 +299,7 @@ def _text_gap(text_runs: list[TrainingJob]) -> None:
 
 
 # --- the study: softmax against the inverse-distance kinds, tuned alike (train.lm_study) ------------------
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=1)  # one shipped file
 def _study_report() -> dict:
     return lm_study.read_report(STUDY)
 
