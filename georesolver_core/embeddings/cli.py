@@ -33,6 +33,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark", action="store_true", help="the side-by-side benchmark (see embeddings.benchmark)"
     )
+    p.add_argument(
+        "--method",
+        default="train",
+        choices=("train", "fast", "construct"),
+        help="train: the recipe trainer (default); fast: the large-batch Poincaré trainer for big closures; "
+        "construct: Sarkar's construction at d = 2, no training",
+    )
+    p.add_argument("--tau", type=float, default=None, help="construct: edge length (default: per dataset)")
+    p.add_argument("--batch-size", type=int, default=None, help="fast: pairs per step (default 4096)")
+    p.add_argument("--out-points", default=None, help="write names and points (float32) to this .npz")
     p.add_argument("--json", action="store_true", help="one JSON document (on stdout unless --out)")
     p.add_argument("--out", default=None, help="write the JSON document here")
 
@@ -88,6 +98,32 @@ def check_out(out: str | None) -> None:
         raise ValueError(f"out must be a file this process can write (got {out!r})")
 
 
+def _new_methods(closure, args) -> int:
+    """embed --method fast / construct: the report on stdout or --out, the points to --out-points."""
+    from georesolver_core.embeddings.fast import FastConfig
+    from georesolver_core.embeddings.runs import DEFAULT_TAU, embed_construct, embed_fast
+
+    if args.method == "construct":
+        tau = args.tau if args.tau is not None else DEFAULT_TAU.get(args.dataset, 3.0)
+        doc = embed_construct(closure, tau=tau, out_points=args.out_points)
+    else:
+        picked = {"dim": args.dim, "seed": args.seed, "lr": args.lr, "burn_in": args.burn_in}
+        picked["batch_size"], picked["epochs"] = args.batch_size, args.epochs
+        config = FastConfig(**{k: v for k, v in picked.items() if v is not None})
+        doc = embed_fast(
+            closure,
+            config,
+            time_budget_s=args.budget,
+            out_points=args.out_points,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    m = doc["metrics"]
+    print(f"{doc['dataset']}: {args.method}: MAP {m['map']:.4f}, mean rank {m['mean_rank']:.3f}", file=sys.stderr)
+    if args.json or args.out:
+        _emit(doc, args)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         check_out(args.out)
@@ -104,10 +140,13 @@ def main(args: argparse.Namespace) -> int:
             )
             _emit(doc, args)
             return 0
+        check_out(args.out_points)
         closure = load_dataset(args.dataset)
         if args.counts:
             print(closure.summary())
             return 0
+        if args.method in ("fast", "construct"):
+            return _new_methods(closure, args)
         config = recipe(args.geometry, **_overrides(args))
         doc = embed_closure(closure, config, time_budget_s=args.budget, callbacks={"on_epoch_end": _progress()})
     except ValueError as err:

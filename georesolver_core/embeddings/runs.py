@@ -1,0 +1,147 @@
+"""Headless runs behind ``embed --method fast`` and ``embed --method construct``: train or construct a closure's
+embedding, export its points (``fast.write_points``) and measure the exported file, so the reported figures
+are the file's, recomputable by anyone (``fast.read_points`` + any evaluator of the published protocol).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from georesolver_core.embeddings.construct import construct_closure, spanning_parents
+from georesolver_core.embeddings.fast import FastConfig, FastPoincareTrainer, read_points, write_points
+from georesolver_core.embeddings.sparse import sparse_reconstruction, sparse_relation
+from georesolver_core.embeddings.wordnet import published
+from georesolver_core.wordnet.closure import Closure
+
+# construct: the edge length per dataset, chosen by the MAP measured over a tau sweep (see the report)
+DEFAULT_TAU = {"wordnet-mammals": 3.0, "wordnet-mammals-db": 3.0, "wordnet-nouns": 1.5}
+
+
+def edge_relation(closure: Closure):
+    """The hierarchy's direct edges, both ways, as a SparseRelation: the graph Sala et al. (2018) reconstruct
+    (a node's neighbours are its parents and children), beside the closure's hyponym -> ancestor relation."""
+    d = np.asarray(closure.direct, dtype=np.int64).reshape(-1, 2)
+    return sparse_relation(np.concatenate([d, d[:, ::-1]]), closure.n_nodes)
+
+
+def measure_points(closure: Closure, points, *, edges: bool = True) -> dict:
+    """Mean rank and MAP of (N, D) Poincaré points on the closure (published protocol) and, with ``edges``,
+    on the direct edges (Sala et al.'s graph reconstruction); exact, sparse (no (N, N) matrix)."""
+    x = torch.as_tensor(np.asarray(points, dtype=np.float64))
+    out = {
+        "closure": sparse_reconstruction(x, sparse_relation(closure.pairs, closure.n_nodes), geometry="poincare")
+    }
+    if edges:
+        out["edges"] = sparse_reconstruction(x, edge_relation(closure), geometry="poincare")
+    return out
+
+
+def embed_fast(
+    closure: Closure,
+    config: FastConfig,
+    *,
+    time_budget_s: float,
+    out_points: str | None = None,
+    log: Callable[[str], object] | None = None,
+) -> dict:
+    """Train with ``FastPoincareTrainer`` for ``time_budget_s`` seconds; the best sampled MAP's points are written
+    to ``out_points`` (atomically, each time they improve: a killed run leaves the last complete embedding),
+    and at the end measured exactly from what was written (float32). Returns the JSON-ready report."""
+    start, cpu0 = time.perf_counter(), time.process_time()
+    relation = sparse_relation(closure.pairs, closure.n_nodes)
+    trainer = FastPoincareTrainer(relation, config)
+
+    def save(t: FastPoincareTrainer) -> None:
+        if out_points:
+            write_points(out_points, closure.nodes, t.best_points, epoch=t.best["epoch"])
+
+    def report(record: dict) -> None:
+        if log is not None:
+            log(
+                f"epoch {record['epoch']}: loss {record['loss']:.4f}, {record['train_seconds']:.0f} s "
+                f"(cpu {record['train_cpu_seconds']:.0f} s), sampled MAP {record['sampled_map']:.3f}, "
+                f"mean rank {record['sampled_mean_rank']:.2f}"
+            )
+
+    best = trainer.run(time_budget_s=time_budget_s, on_eval=report, on_best=save)
+    train_wall, train_cpu = time.perf_counter() - start, time.process_time() - cpu0
+    eval_start = time.perf_counter()
+    if out_points:
+        names, pts = read_points(out_points)
+        if names != list(closure.nodes):
+            raise ValueError(f"out_points {out_points!r} does not hold this closure's nodes in order")
+    else:
+        pts = trainer.best_points.float().double().numpy()  # what a float32 file would hold
+    metrics = measure_points(closure, pts, edges=False)["closure"]
+    return {
+        "dataset": closure.name,
+        "n_nodes": closure.n_nodes,
+        "n_pairs": closure.n_pairs,
+        "method": "fast",
+        "geometry": "poincare",
+        "c": 1.0,
+        "settings": {**trainer.settings(), "time_budget_s": time_budget_s},
+        "metrics": metrics,
+        "metrics_of": "the exported float32 points, every node ranked exactly (published protocol)",
+        "published": published("poincare", config.dim, nouns=closure.n_nodes > 5000),
+        "best": best,
+        "epochs_run": trainer.epoch,
+        "history": trainer.history,
+        "train_seconds": train_wall,
+        "train_cpu_seconds": train_cpu,
+        "eval_seconds": time.perf_counter() - eval_start,
+        "wall_seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu0,
+        "threads": torch.get_num_threads(),
+        "load_average_1_5_15min": list(os.getloadavg()),
+        "points_file": os.path.basename(out_points) if out_points else None,
+    }
+
+
+def embed_construct(closure: Closure, *, tau: float, out_points: str | None = None) -> dict:
+    """Sarkar's construction (d = 2) of the closure's spanning tree at scale ``tau``, measured on the closure
+    and on the direct edges; points written to ``out_points`` when given. Returns the JSON-ready report."""
+    start, cpu0 = time.perf_counter(), time.process_time()
+    points = construct_closure(closure, tau=tau)
+    build_cpu = time.process_time() - cpu0
+    if out_points:
+        write_points(out_points, closure.nodes, points, tau=tau)
+    m = measure_points(closure, points)
+    parent = spanning_parents(closure.n_nodes, closure.direct)
+    radius = 2.0 * np.arctanh(np.minimum(np.linalg.norm(points, axis=1), 1.0 - 1e-16))
+    return {
+        "dataset": closure.name,
+        "n_nodes": closure.n_nodes,
+        "n_pairs": closure.n_pairs,
+        "method": "construct",
+        "geometry": "poincare",
+        "c": 1.0,
+        "dim": 2,
+        "tau": tau,
+        "tree_depth": int(_depths(parent).max()),
+        "max_children": int(np.bincount(parent[parent >= 0]).max()) if (parent >= 0).any() else 0,
+        "max_radius": float(radius.max()),
+        "metrics": m["closure"],
+        "edge_metrics": m["edges"],
+        "build_cpu_seconds": build_cpu,
+        "wall_seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu0,
+        "points_file": os.path.basename(out_points) if out_points else None,
+    }
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Depth of every node in a forest given by parent ids (-1 for roots)."""
+    depth = np.zeros(parent.shape[0], dtype=np.int64)
+    todo = parent >= 0
+    anc = parent.copy()
+    while todo.any():
+        depth[todo] += 1
+        anc[todo] = parent[anc[todo]]
+        todo = anc >= 0
+    return depth
