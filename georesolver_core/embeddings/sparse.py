@@ -91,6 +91,10 @@ def from_dense(relation) -> SparseRelation:
 # the ball's d = arcosh(1 + 2c|u - w|^2 / ((1 - c|u|^2)(1 - c|w|^2))), the plane's |u - w|, the sphere's
 # arccos <u, w>. |u - w|^2 comes from the Gram form |u|^2 + |w|^2 - 2 <u, w> (one matmul per chunk): in
 # float64 it cancels to ~1e-16 of |u|^2, which reorders only distances equal to ~8 digits.
+# Up to this dimension |u - w|^2 is summed from the coordinate differences ((r, N, D) temporaries): a disk
+# construction puts deep nodes 1e-12 from each other near the rim, where the Gram form's cancellation
+# (~1e-16 of |u|^2) would swamp them.
+DIRECT_DIM = 3
 _ROW_KEYS = {
     "poincare": lambda sq, yy, g, c: sq / (1.0 - c * yy),
     "euclidean": lambda sq, yy, g, c: sq,
@@ -104,7 +108,10 @@ def row_keys(x: torch.Tensor, y: torch.Tensor, *, geometry: str, c: float = 1.0)
         raise ValueError(f"geometry must be one of {sorted(_ROW_KEYS)} (got {geometry!r})")
     xx, yy = (x * x).sum(-1)[:, None], (y * y).sum(-1)[None]  # (r, 1), (1, N)
     gram = x @ y.T  # (r, N)
-    sq = (xx + yy - 2.0 * gram).clamp_min(0.0)
+    if x.shape[-1] <= DIRECT_DIM:  # few coordinates: |u - w|^2 from the differences, no cancellation
+        sq = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+    else:
+        sq = (xx + yy - 2.0 * gram).clamp_min(0.0)
     return _ROW_KEYS[geometry](sq, yy, gram, c)
 
 
