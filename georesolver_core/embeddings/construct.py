@@ -114,6 +114,11 @@ def sarkar_construction(parent: np.ndarray, *, tau: float) -> np.ndarray:
         level = kids
     if not placed.all():
         raise ValueError("parent must describe a forest: some nodes are not below any root")
+    # past hyperbolic radius ~37 float64 rounds |z| to 1 (the rim, infinitely far): keep such points a
+    # float64 step inside it, where they are finite but no longer told apart (the precision wall)
+    norm = np.abs(z)
+    cap = 1.0 - 2.0 * float(np.finfo(np.float64).eps)
+    z = np.where(norm > cap, z * (cap / np.maximum(norm, cap)), z)
     return np.stack([z.real, z.imag], axis=1)
 
 

@@ -246,9 +246,10 @@ class FastPoincareTrainer:
         return asdict(self.config)
 
 
-def points_archive(names, points: torch.Tensor | np.ndarray, **meta) -> dict[str, np.ndarray]:
+def points_archive(names, points: torch.Tensor | np.ndarray, *, dtype=np.float32, **meta) -> dict[str, np.ndarray]:
     """The arrays of an embedding file: ``names`` (N,) unicode, ``points`` (N, D) float32 (Poincaré ball,
-    c = 1), and scalar metadata; every array loads with ``np.load(..., allow_pickle=False)``."""
+    c = 1; ``dtype`` float64 for points float32 cannot resolve, a construction deep in the tree), and scalar
+    metadata; every array loads with ``np.load(..., allow_pickle=False)``."""
     pts = np.asarray(points.detach().cpu() if isinstance(points, torch.Tensor) else points, dtype=np.float64)
     names = np.asarray(list(names), dtype=str)
     if pts.ndim != 2 or pts.shape[0] != names.shape[0]:
@@ -256,23 +257,25 @@ def points_archive(names, points: torch.Tensor | np.ndarray, **meta) -> dict[str
     norms = np.linalg.norm(pts, axis=1)
     if not np.isfinite(pts).all() or (norms >= 1.0).any():
         raise ValueError("points must be finite and inside the unit ball (|x| < 1)")
-    # float32 rounding can put a point at |x| = 1: pull those back by float32's resolution near 1
-    pts32 = pts.astype(np.float32)
-    n32 = np.linalg.norm(pts32.astype(np.float64), axis=1)
-    cap = 1.0 - 2.0 * float(np.finfo(np.float32).eps)
-    over = n32 > cap
-    pts32[over] = (pts[over] * (cap / norms[over])[:, None]).astype(np.float32)
-    out = {"names": names, "points": pts32}
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64 (got {dtype})")
+    # rounding can put a point at |x| = 1: pull those back by the dtype's resolution near 1
+    small = pts.astype(dtype)
+    rounded = np.linalg.norm(small.astype(np.float64), axis=1)
+    cap = 1.0 - 2.0 * float(np.finfo(dtype).eps)
+    over = rounded > cap
+    small[over] = (pts[over] * (cap / norms[over])[:, None]).astype(dtype)
+    out = {"names": names, "points": small}
     out.update({k: np.asarray(v) for k, v in meta.items()})
     return out
 
 
-def write_points(path, names, points, **meta) -> None:
+def write_points(path, names, points, *, dtype=np.float32, **meta) -> None:
     """Write ``points_archive`` as a compressed .npz, atomically: a reader (or a killed run) sees the old
     file or the new one, never half of one."""
     from georesolver_core.train.checkpoint import write_atomic
 
-    arrays = points_archive(names, points, **meta)
+    arrays = points_archive(names, points, dtype=dtype, **meta)
     write_atomic(path, lambda f: np.savez_compressed(f, **arrays))
 
 
