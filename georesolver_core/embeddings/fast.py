@@ -51,13 +51,13 @@ BALL_MARGIN = 1e-5
 @dataclass(frozen=True)
 class FastConfig:
     dim: int = 10  # the ball's dimension
-    lr: float = 0.05  # step per pair (the loss is a sum over the batch)
+    lr: float = 0.2  # step per pair (the loss is a sum over the batch)
     batch_size: int = 4096  # pairs per step
     negatives: int = 50  # negatives per pair (Nickel & Kiela: 50)
     block: int = 32  # consecutive pairs sharing one draw of negatives
-    burn_in: int = 10  # epochs at lr / 10 first
-    cooldown: float = 0.3  # last fraction of the time budget, lr decaying linearly to lr / 10
-    max_step: float = 1.0  # largest move of one row in one step (ambient norm)
+    burn_in: int = 5  # epochs at lr / 10 first
+    cooldown: float = 0.5  # last fraction of the time budget, lr decaying linearly to lr / 10
+    max_step: float = 0.05  # largest move of one row in one step (ambient norm): hubs must not jump
     epochs: int = 100_000  # the time budget usually stops first
     init_scale: float = 1e-3  # uniform(-s, s) start, near the origin
     seed: int = 0
