@@ -4,6 +4,9 @@ python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare -
 python -m georesolver_core embed --dataset wordnet-nouns --counts
 python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
+python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --budget 3000 --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
+python -m georesolver_core embed --dataset wordnet-mammals --method construct --tau 5 --out-points mammals_d2.npz
+python -m georesolver_core embed --leaderboard --dataset wordnet-nouns --nouns-report assets/wordnet_nouns.json --budget 60 --out assets/wordnet_leaderboard.json
 """
 
 from __future__ import annotations
@@ -32,6 +35,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counts", action="store_true", help="build the closure and print its node and pair counts")
     p.add_argument(
         "--benchmark", action="store_true", help="the side-by-side benchmark (see embeddings.benchmark)"
+    )
+    p.add_argument(
+        "--leaderboard",
+        action="store_true",
+        help="mammals and nouns at d = 2, 5, 10: trained, constructed, gensim, quoted (embeddings.leaderboard)",
+    )
+    p.add_argument(
+        "--nouns-report",
+        default=None,
+        help="leaderboard: the report of a noun run (embed --method fast --out) to list as its trained row",
     )
     p.add_argument(
         "--method",
@@ -98,6 +111,31 @@ def check_out(out: str | None) -> None:
         raise ValueError(f"out must be a file this process can write (got {out!r})")
 
 
+def _leaderboard(args) -> int:
+    """embed --leaderboard: mammals always; the nouns (construction, and the trained row of --nouns-report)
+    with --dataset wordnet-nouns."""
+    from georesolver_core.embeddings.leaderboard import run_leaderboard
+
+    closures = {"wordnet-mammals": load_dataset("wordnet-mammals")}
+    reports = {}
+    if args.dataset == "wordnet-nouns":
+        closures["wordnet-nouns"] = load_dataset("wordnet-nouns")
+    if args.nouns_report:
+        if args.dataset != "wordnet-nouns":
+            raise ValueError("nouns_report needs --dataset wordnet-nouns (the closure its rows are measured on)")
+        reports["wordnet-nouns"] = args.nouns_report
+    doc = run_leaderboard(
+        closures,
+        budget_s=args.budget,
+        reports=reports,
+        seed=args.seed,
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+        on_row=(lambda partial: _emit(partial, args)) if args.out else None,
+    )
+    _emit(doc, args)
+    return 0
+
+
 def _new_methods(closure, args) -> int:
     """embed --method fast / construct: the report on stdout or --out, the points to --out-points."""
     from georesolver_core.embeddings.fast import FastConfig
@@ -141,6 +179,8 @@ def main(args: argparse.Namespace) -> int:
             _emit(doc, args)
             return 0
         check_out(args.out_points)
+        if args.leaderboard:
+            return _leaderboard(args)
         closure = load_dataset(args.dataset)
         if args.counts:
             print(closure.summary())
