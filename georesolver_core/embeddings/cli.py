@@ -6,7 +6,8 @@ python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --lr 20 --burn
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
 python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --budget 3000 --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
 python -m georesolver_core embed --dataset wordnet-mammals --method construct --tau 5 --out-points mammals_d2.npz
-python -m georesolver_core embed --leaderboard --dataset wordnet-nouns --nouns-report assets/wordnet_nouns.json --budget 60 --out assets/wordnet_leaderboard.json
+python -m georesolver_core embed --leaderboard --dataset wordnet-mammals --budget 60 --out assets/wordnet_leaderboard.json
+python -m georesolver_core embed --leaderboard --dataset wordnet-nouns --nouns-report assets/wordnet_nouns.json --out assets/wordnet_leaderboard.json
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tau", type=float, default=None, help="construct: edge length (default: per dataset)")
     p.add_argument("--batch-size", type=int, default=None, help="fast: pairs per step (default 4096)")
+    p.add_argument("--cpu-budget", action="store_true", help="fast: --budget counts CPU seconds, not wall seconds")
     p.add_argument("--out-points", default=None, help="write names and points (float32) to this .npz")
     p.add_argument("--json", action="store_true", help="one JSON document (on stdout unless --out)")
     p.add_argument("--out", default=None, help="write the JSON document here")
@@ -112,27 +114,30 @@ def check_out(out: str | None) -> None:
 
 
 def _leaderboard(args) -> int:
-    """embed --leaderboard: mammals always; the nouns (construction, and the trained row of --nouns-report)
-    with --dataset wordnet-nouns."""
-    from georesolver_core.embeddings.leaderboard import run_leaderboard
+    """embed --leaderboard: the rows of --dataset (mammals or nouns; the nouns' trained row from
+    --nouns-report), merged into --out: rows of the other dataset already there are kept."""
+    from georesolver_core.embeddings.leaderboard import merge_leaderboard, run_leaderboard
 
-    closures = {"wordnet-mammals": load_dataset("wordnet-mammals")}
-    reports = {}
-    if args.dataset == "wordnet-nouns":
-        closures["wordnet-nouns"] = load_dataset("wordnet-nouns")
-    if args.nouns_report:
-        if args.dataset != "wordnet-nouns":
-            raise ValueError("nouns_report needs --dataset wordnet-nouns (the closure its rows are measured on)")
-        reports["wordnet-nouns"] = args.nouns_report
+    if args.dataset not in ("wordnet-mammals", "wordnet-nouns"):
+        raise ValueError(
+            f"dataset must be wordnet-mammals or wordnet-nouns for --leaderboard (got {args.dataset!r})"
+        )
+    if args.nouns_report and args.dataset != "wordnet-nouns":
+        raise ValueError("nouns_report needs --dataset wordnet-nouns (the closure its rows are measured on)")
+    old = None
+    if args.out and Path(args.out).is_file():
+        old = json.loads(Path(args.out).read_text(encoding="utf-8"))
     doc = run_leaderboard(
-        closures,
+        {args.dataset: load_dataset(args.dataset)},
         budget_s=args.budget,
-        reports=reports,
+        reports={args.dataset: args.nouns_report} if args.nouns_report else None,
+        train=("wordnet-mammals",),
         seed=args.seed,
         log=lambda line: print(line, file=sys.stderr, flush=True),
-        on_row=(lambda partial: _emit(partial, args)) if args.out else None,
+        on_row=(lambda partial: _emit(merge_leaderboard(old, partial), args)) if args.out else None,
+        points_dir=Path(args.out).parent if args.out else None,
     )
-    _emit(doc, args)
+    _emit(merge_leaderboard(old, doc), args)
     return 0
 
 
@@ -154,6 +159,7 @@ def _new_methods(closure, args) -> int:
             time_budget_s=args.budget,
             out_points=args.out_points,
             log=lambda line: print(line, file=sys.stderr, flush=True),
+            cpu_budget=args.cpu_budget,
         )
     m = doc["metrics"]
     print(f"{doc['dataset']}: {args.method}: MAP {m['map']:.4f}, mean rank {m['mean_rank']:.3f}", file=sys.stderr)
