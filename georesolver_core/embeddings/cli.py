@@ -144,11 +144,18 @@ def _leaderboard(args) -> int:
 def _new_methods(closure, args) -> int:
     """embed --method fast / construct: the report on stdout or --out, the points to --out-points."""
     from georesolver_core.embeddings.fast import FastConfig
-    from georesolver_core.embeddings.runs import DEFAULT_TAU, embed_construct, embed_fast
+    from georesolver_core.embeddings.runs import (
+        DEFAULT_TAU,
+        SAMPLE_ABOVE,
+        SAMPLE_ROWS,
+        embed_construct,
+        embed_fast,
+    )
 
     if args.method == "construct":
         tau = args.tau if args.tau is not None else DEFAULT_TAU.get(args.dataset, 3.0)
-        doc = embed_construct(closure, tau=tau, out_points=args.out_points)
+        sample = SAMPLE_ROWS if closure.n_nodes > SAMPLE_ABOVE else None  # an estimate: metrics_rows says so
+        doc = embed_construct(closure, tau=tau, out_points=args.out_points, sample=sample)
     else:
         picked = {"dim": args.dim, "seed": args.seed, "lr": args.lr, "burn_in": args.burn_in}
         picked["batch_size"], picked["epochs"] = args.batch_size, args.epochs
