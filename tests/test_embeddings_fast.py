@@ -138,16 +138,16 @@ def test_points_archive_refuses_points_outside_the_ball():
 _WRITER = """
 import sys, numpy as np
 from georesolver_core.embeddings.fast import write_points
-names = [f"node{i}" for i in range(20000)]
+names = [f"node{i}" for i in range(5000)]
 k = 0
 while True:
     k += 1
-    write_points(sys.argv[1], names, np.full((20000, 10), 0.01 * (k % 50), dtype=np.float64), epoch=k)
+    write_points(sys.argv[1], names, np.full((5000, 10), 0.01 * (k % 50), dtype=np.float64), epoch=k)
     print(k, flush=True)
 """
 
 
-def test_a_killed_writer_leaves_the_last_complete_embedding(tmp_path):
+def test_a_killed_writer_leaves_a_whole_file_not_a_mix(tmp_path):
     path = tmp_path / "points.npz"
     proc = subprocess.Popen(
         [sys.executable, "-c", _WRITER, str(path)],
@@ -166,9 +166,47 @@ def test_a_killed_writer_leaves_the_last_complete_embedding(tmp_path):
     names, pts = read_points(path)
     with np.load(path, allow_pickle=False) as z:
         epoch = int(z["epoch"])
-    assert len(names) == 20000 and pts.shape == (20000, 10)
+    assert len(names) == 5000 and pts.shape == (5000, 10)
     assert np.allclose(pts, 0.01 * (epoch % 50), atol=1e-6)  # one whole version, not a mix
     assert not [p for p in os.listdir(tmp_path) if p != "points.npz" and not p.endswith(".tmp")]
+
+
+_TRAINING = """
+import sys, numpy as np, torch
+sys.path.insert(0, "tests")
+from test_embeddings_fast import random_closure
+from georesolver_core.embeddings.fast import FastConfig, FastPoincareTrainer, write_points
+from georesolver_core.embeddings.sparse import sparse_relation
+_, pairs = random_closure(1000, seed=6)
+cfg = FastConfig(dim=5, lr=0.05, batch_size=512, sample=100, eval_every_s=0.0, burn_in=0)
+t = FastPoincareTrainer(sparse_relation(pairs, 1000), cfg)
+def save(t):
+    write_points(sys.argv[1], [f"n{i}" for i in range(1000)], t.best_points, epoch=t.best["epoch"])
+    print(t.best["epoch"], flush=True)
+t.run(time_budget_s=600.0, on_best=save)
+"""
+
+
+def test_a_killed_training_run_leaves_its_last_complete_embedding(tmp_path):
+    path = tmp_path / "run.npz"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _TRAINING, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+    )
+    try:
+        epochs = [int(proc.stdout.readline()) for _ in range(2)]  # two improvements written
+        proc.send_signal(signal.SIGKILL)  # mid-training, maybe mid-write
+    finally:
+        proc.wait(timeout=30)
+    names, pts = read_points(path)
+    with np.load(path, allow_pickle=False) as z:
+        epoch = int(z["epoch"])
+    assert names == [f"n{i}" for i in range(1000)] and pts.shape == (1000, 5)
+    assert np.isfinite(pts).all() and float(np.linalg.norm(pts, axis=1).max()) < 1.0
+    assert epoch >= epochs[-1]  # the last one written whole (or a later one)
 
 
 def test_embed_fast_and_construct_write_points_that_match_their_report(tmp_path):
