@@ -4,6 +4,7 @@ import embeddings_controls as widgets
 import embeddings_live as live
 import embeddings_source as source
 import embeddings_tabs as panels
+import embeddings_trees as trees
 import embeddings_wordnet as wn
 import streamlit as st
 import torch
@@ -13,7 +14,9 @@ from knobs import Knob, draw, page_knobs
 from georesolver_core.embeddings import OPTIMIZERS, lab
 from georesolver_core.viz.embeddings import MAX_LABELS
 
-TABS = ("Three geometries", "Norm vs depth", "Onto the sphere", "WordNet benchmark", "Data & downloads")
+TABS = (
+    "Three geometries", "Norm vs depth", "Onto the sphere", "WordNet benchmark", "Trees in the disk", "Data & downloads",
+)  # fmt: skip
 KNOBS = page_knobs(
     "embeddings",
     # the data (app/embeddings_source.py); the source is linked by its key (links.linked_choice), not its label
@@ -53,6 +56,9 @@ KNOBS = page_knobs(
     Knob("emb_recentre", "toggle", "Centre on it", bind=None,
          help="A Möbius translation (an isometry) moves the found node to the centre."),
     # below the live run
+    Knob("emb_tau", "slider", "Construction scale tau (edge length)", 5.0, lo=0.5, hi=12.0, step=0.5,
+         help="Sarkar's construction puts every edge at hyperbolic length tau. Larger: siblings further apart "
+         "(less distortion) but deep nodes nearer the rim, where float64 runs out of digits."),
     Knob("emb_tab", "tabs", "Tab", options=TABS, extra=(("on_change", "rerun"),)),
     Knob("emb_claims", "toggle", "Show the claims' panels"),
 )  # fmt: skip
@@ -104,9 +110,13 @@ with tabs[2]:
         panels.onto_the_sphere(hier, saved, s.seed)
 with tabs[3]:
     if tabs[3].open:
+        trees.leaderboard()
         wn.benchmark_tab(source.mammals()[0], seed=s.seed)
 with tabs[4]:
     if tabs[4].open:
+        trees.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
+with tabs[5]:
+    if tabs[5].open:
         panels.data_and_downloads(hier)
 
 st.header("The paper's claims for this page, measured")

@@ -76,6 +76,11 @@ def test_the_widgets_drawn_over_every_source_are_exactly_the_knob_table():
             keys.add("emb_tab")  # tabs carry no key in AppTest: their labels are the row's options
         drawn[source] = keys
         assert set(_settings(at.sidebar)) == set(_table("shared settings")), source
+    at = _open(emb_source="tree")  # a tab's own knobs are drawn only while it is open
+    at.session_state["emb_tab"] = "Trees in the disk"
+    at.run()
+    drawn["trees tab"] = set(_settings(at.main)) - drawn["tree"]
+    assert drawn["trees tab"] == {"emb_tau"}
     table = _table("embeddings")
     every = set().union(*drawn.values())
     assert every == set(table) | NO_ROW, (sorted(every - set(table) - NO_ROW), sorted(set(table) - every))

@@ -4,6 +4,10 @@ python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare -
 python -m georesolver_core embed --dataset wordnet-nouns --counts
 python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
+python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --budget 3000 --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
+python -m georesolver_core embed --dataset wordnet-mammals --method construct --tau 5 --out-points mammals_d2.npz
+python -m georesolver_core embed --leaderboard --dataset wordnet-mammals --budget 60 --out assets/wordnet_leaderboard.json
+python -m georesolver_core embed --leaderboard --dataset wordnet-nouns --nouns-report assets/wordnet_nouns.json --out assets/wordnet_leaderboard.json
 """
 
 from __future__ import annotations
@@ -33,6 +37,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark", action="store_true", help="the side-by-side benchmark (see embeddings.benchmark)"
     )
+    p.add_argument(
+        "--leaderboard",
+        action="store_true",
+        help="mammals and nouns at d = 2, 5, 10: trained, constructed, gensim, quoted (embeddings.leaderboard)",
+    )
+    p.add_argument(
+        "--nouns-report",
+        default=None,
+        help="leaderboard: the report of a noun run (embed --method fast --out) to list as its trained row",
+    )
+    p.add_argument(
+        "--method",
+        default="train",
+        choices=("train", "fast", "construct"),
+        help="train: the recipe trainer (default); fast: the large-batch Poincaré trainer for big closures; "
+        "construct: Sarkar's construction at d = 2, no training",
+    )
+    p.add_argument("--tau", type=float, default=None, help="construct: edge length (default: per dataset)")
+    p.add_argument("--batch-size", type=int, default=None, help="fast: pairs per step (default 4096)")
+    p.add_argument("--cpu-budget", action="store_true", help="fast: --budget counts CPU seconds, not wall seconds")
+    p.add_argument("--out-points", default=None, help="write names and points (float32) to this .npz")
     p.add_argument("--json", action="store_true", help="one JSON document (on stdout unless --out)")
     p.add_argument("--out", default=None, help="write the JSON document here")
 
@@ -88,6 +113,68 @@ def check_out(out: str | None) -> None:
         raise ValueError(f"out must be a file this process can write (got {out!r})")
 
 
+def _leaderboard(args) -> int:
+    """embed --leaderboard: the rows of --dataset (mammals or nouns; the nouns' trained row from
+    --nouns-report), merged into --out: rows of the other dataset already there are kept."""
+    from georesolver_core.embeddings.leaderboard import merge_leaderboard, run_leaderboard
+
+    if args.dataset not in ("wordnet-mammals", "wordnet-nouns"):
+        raise ValueError(
+            f"dataset must be wordnet-mammals or wordnet-nouns for --leaderboard (got {args.dataset!r})"
+        )
+    if args.nouns_report and args.dataset != "wordnet-nouns":
+        raise ValueError("nouns_report needs --dataset wordnet-nouns (the closure its rows are measured on)")
+    old = None
+    if args.out and Path(args.out).is_file():
+        old = json.loads(Path(args.out).read_text(encoding="utf-8"))
+    doc = run_leaderboard(
+        {args.dataset: load_dataset(args.dataset)},
+        budget_s=args.budget,
+        reports={args.dataset: args.nouns_report} if args.nouns_report else None,
+        train=("wordnet-mammals",),
+        seed=args.seed,
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+        on_row=(lambda partial: _emit(merge_leaderboard(old, partial), args)) if args.out else None,
+        points_dir=Path(args.out).parent if args.out else None,
+    )
+    _emit(merge_leaderboard(old, doc), args)
+    return 0
+
+
+def _new_methods(closure, args) -> int:
+    """embed --method fast / construct: the report on stdout or --out, the points to --out-points."""
+    from georesolver_core.embeddings.fast import FastConfig
+    from georesolver_core.embeddings.runs import (
+        DEFAULT_TAU,
+        SAMPLE_ABOVE,
+        SAMPLE_ROWS,
+        embed_construct,
+        embed_fast,
+    )
+
+    if args.method == "construct":
+        tau = args.tau if args.tau is not None else DEFAULT_TAU.get(args.dataset, 3.0)
+        sample = SAMPLE_ROWS if closure.n_nodes > SAMPLE_ABOVE else None  # an estimate: metrics_rows says so
+        doc = embed_construct(closure, tau=tau, out_points=args.out_points, sample=sample)
+    else:
+        picked = {"dim": args.dim, "seed": args.seed, "lr": args.lr, "burn_in": args.burn_in}
+        picked["batch_size"], picked["epochs"] = args.batch_size, args.epochs
+        config = FastConfig(**{k: v for k, v in picked.items() if v is not None})
+        doc = embed_fast(
+            closure,
+            config,
+            time_budget_s=args.budget,
+            out_points=args.out_points,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+            cpu_budget=args.cpu_budget,
+        )
+    m = doc["metrics"]
+    print(f"{doc['dataset']}: {args.method}: MAP {m['map']:.4f}, mean rank {m['mean_rank']:.3f}", file=sys.stderr)
+    if args.json or args.out:
+        _emit(doc, args)
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         check_out(args.out)
@@ -104,10 +191,15 @@ def main(args: argparse.Namespace) -> int:
             )
             _emit(doc, args)
             return 0
+        check_out(args.out_points)
+        if args.leaderboard:
+            return _leaderboard(args)
         closure = load_dataset(args.dataset)
         if args.counts:
             print(closure.summary())
             return 0
+        if args.method in ("fast", "construct"):
+            return _new_methods(closure, args)
         config = recipe(args.geometry, **_overrides(args))
         doc = embed_closure(closure, config, time_budget_s=args.budget, callbacks={"on_epoch_end": _progress()})
     except ValueError as err:

@@ -91,6 +91,10 @@ def from_dense(relation) -> SparseRelation:
 # the ball's d = arcosh(1 + 2c|u - w|^2 / ((1 - c|u|^2)(1 - c|w|^2))), the plane's |u - w|, the sphere's
 # arccos <u, w>. |u - w|^2 comes from the Gram form |u|^2 + |w|^2 - 2 <u, w> (one matmul per chunk): in
 # float64 it cancels to ~1e-16 of |u|^2, which reorders only distances equal to ~8 digits.
+# Up to this dimension |u - w|^2 is summed from the coordinate differences ((r, N, D) temporaries): a disk
+# construction puts deep nodes 1e-12 from each other near the rim, where the Gram form's cancellation
+# (~1e-16 of |u|^2) would swamp them.
+DIRECT_DIM = 3
 _ROW_KEYS = {
     "poincare": lambda sq, yy, g, c: sq / (1.0 - c * yy),
     "euclidean": lambda sq, yy, g, c: sq,
@@ -104,16 +108,28 @@ def row_keys(x: torch.Tensor, y: torch.Tensor, *, geometry: str, c: float = 1.0)
         raise ValueError(f"geometry must be one of {sorted(_ROW_KEYS)} (got {geometry!r})")
     xx, yy = (x * x).sum(-1)[:, None], (y * y).sum(-1)[None]  # (r, 1), (1, N)
     gram = x @ y.T  # (r, N)
-    sq = (xx + yy - 2.0 * gram).clamp_min(0.0)
+    if x.shape[-1] <= DIRECT_DIM:  # few coordinates: |u - w|^2 from the differences, no cancellation
+        sq = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+    else:
+        sq = (xx + yy - 2.0 * gram).clamp_min(0.0)
     return _ROW_KEYS[geometry](sq, yy, gram, c)
 
 
 def sparse_reconstruction(
-    points: torch.Tensor, relation: SparseRelation, *, geometry: str, c: float = 1.0, rows: int = 16
+    points: torch.Tensor,
+    relation: SparseRelation,
+    *,
+    geometry: str,
+    c: float = 1.0,
+    rows: int = 16,
+    nodes: torch.Tensor | None = None,
 ) -> dict:
     """Mean rank and MAP of edge reconstruction (``metrics.reconstruction``'s protocol and tie rule) of
     points (N, D) on a SparseRelation, ``rows`` nodes u at a time: never an (N, N) matrix (16 rows: the
     (rows, N) temporaries stay small; 256 rows ran 9x slower per row here on the noun closure).
+
+    ``nodes``: rank only these rows u (each still against all N nodes, exactly): mean rank over their pairs,
+    MAP over those with a relation; a sample of rows estimates the full figures (None: every row).
 
     Per row u only the candidates w with key(u, w) <= the largest key of a related v can count, so only
     those are sorted (all N early in training, a few once u's relatives are its nearest nodes)."""
@@ -121,42 +137,51 @@ def sparse_reconstruction(
     n = relation.n
     if points.shape[0] != n:
         raise ValueError(f"points must have one row per node, {n} (got {points.shape[0]})")
-    if relation.n_pairs == 0:
-        return {"mean_rank": math.nan, "map": math.nan}
     x = points.detach().double()
     rel = relation.to(x.device)
+    if nodes is None:
+        nodes = torch.arange(n, device=x.device)
+    else:
+        nodes = torch.as_tensor(nodes, dtype=torch.int64, device=x.device).flatten()
+        if nodes.numel() and (int(nodes.min()) < 0 or int(nodes.max()) >= n):
+            raise ValueError(
+                f"nodes must be node ids in [0, {n - 1}] (got {int(nodes.min())}..{int(nodes.max())})"
+            )
     degree = rel.degree()  # (N,)
+    n_pairs = int(degree[nodes].sum())
+    if n_pairs == 0:
+        return {"mean_rank": math.nan, "map": math.nan}
     rank_sum, ap_sum = 0.0, 0.0
     with torch.no_grad():
-        for s in range(0, n, rows):
-            e = min(n, s + rows)
-            lo, hi = int(rel.indptr[s]), int(rel.indptr[e])
-            if hi == lo:
+        for s in range(0, nodes.numel(), rows):
+            ids = nodes[s : s + rows]  # (r,)
+            r = ids.numel()
+            deg = degree[ids]  # (r,)
+            if int(deg.sum()) == 0:
                 continue
-            key = row_keys(x[s:e], x, geometry=geometry, c=c)  # (r, N)
-            local = torch.arange(e - s, device=x.device)
-            key[local, local + s] = math.inf  # u itself never counts
-            u, v = rel.pairs[lo:hi, 0] - s, rel.pairs[lo:hi, 1]  # (p,) local row, related node
+            u = torch.repeat_interleave(torch.arange(r, device=x.device), deg)  # (p,) local row of each pair
+            v = rel.pairs[rel.indptr[ids][u] + _slots(u, r), 1]  # (p,) related node
+            key = row_keys(x[ids], x, geometry=geometry, c=c)  # (r, N)
+            key[torch.arange(r, device=x.device), ids] = math.inf  # u itself never counts
             k_uv = key[u, v]  # (p,)
-            deg = degree[s:e]
-            nbr = _padded(u, k_uv, e - s)  # (r, max deg) related keys, +inf padded
-            slot = _slots(u, e - s)
+            nbr = _padded(u, k_uv, r)  # (r, max deg) related keys, +inf padded
+            slot = _slots(u, r)
             nb_lt = (nbr[u] < k_uv[:, None]).sum(1)  # (p,) related nodes strictly before v
             nb_le = (nbr[u] <= k_uv[:, None]).sum(1)
-            top = torch.full((e - s,), -math.inf, dtype=key.dtype, device=x.device).scatter_reduce(
+            top = torch.full((r,), -math.inf, dtype=key.dtype, device=x.device).scatter_reduce(
                 0, u, k_uv, reduce="amax"
             )  # (r,) the farthest related node of each row
             cu, cw = torch.nonzero(key <= top[:, None], as_tuple=True)  # candidates, grouped by row
-            ordered = torch.sort(_padded(cu, key[cu, cw], e - s), dim=1).values  # (r, max candidates)
+            ordered = torch.sort(_padded(cu, key[cu, cw], r), dim=1).values  # (r, max candidates)
             all_lt = torch.searchsorted(ordered, nbr, right=False)[u, slot]  # (p,) #{w : key(u, w) < key(u, v)}
             all_le = torch.searchsorted(ordered, nbr, right=True)[u, slot]
             rank_sum += float((1 + all_lt - nb_lt).double().sum())
             prec = nb_le.double() / all_le.double()  # (p,)
-            ap = torch.zeros(e - s, dtype=torch.float64, device=x.device).index_add_(0, u, prec)
+            ap = torch.zeros(r, dtype=torch.float64, device=x.device).index_add_(0, u, prec)
             has = deg > 0
             ap_sum += float((ap[has] / deg[has].double()).sum())
-    n_related = int((degree > 0).sum())
-    return {"mean_rank": rank_sum / relation.n_pairs, "map": ap_sum / n_related}
+    n_related = int((degree[nodes] > 0).sum())
+    return {"mean_rank": rank_sum / n_pairs, "map": ap_sum / n_related}
 
 
 def _slots(row: torch.Tensor, n_rows: int) -> torch.Tensor:

@@ -1,0 +1,63 @@
+"""The Embeddings page's "Trees in the disk" tab and leaderboard under AppTest: the construction redraws as tau
+moves (both ends of the slider), the trained d = 2 mammals sit beside it, the shipped noun run loads from
+assets/ (a sample of points, its figures), and the leaderboard marks published rows as quoted."""
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.app_pages import ROOT
+
+PAGE = "../pages/embeddings.py"
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def _tab(name: str) -> AppTest:
+    at = AppTest.from_file("../app/main.py", default_timeout=90)
+    at.query_params["emb_source"] = "tree"  # the toy tree: the live run above the tabs stays small
+    at.query_params["emb_autoplay"] = "false"
+    at.switch_page(PAGE)
+    at.run()
+    at.session_state["emb_tab"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_constructed_and_trained_side_by_side_with_tau_live():
+    at = _tab("Trees in the disk")
+    labels = {m.label for m in at.metric}
+    assert {"constructed: MAP (closure)", "constructed: MAP (edges)"} <= labels
+    if (ROOT / "assets" / "wordnet_mammals_d2.npz").is_file():
+        assert "trained: MAP (closure)" in labels
+    edges = {}
+    for tau in (0.5, 5.0, 12.0):  # both ends of the slider and the default
+        at.slider(key="emb_tau").set_value(tau).run()
+        assert not at.exception, (tau, at.exception)
+        edges[tau] = float(next(m.value for m in at.metric if m.label == "constructed: MAP (edges)"))
+    assert edges[5.0] > edges[0.5] and edges[5.0] > edges[12.0]  # the trade the tab is about
+    assert at.get("plotly_chart")  # the disk pair is drawn
+
+
+@pytest.mark.skipif(not (ROOT / "assets" / "wordnet_nouns_d10.npz").is_file(), reason="noun run not shipped")
+def test_the_shipped_noun_run_loads_as_a_sample():
+    at = _tab("Trees in the disk")
+    table = next(d.value for d in at.dataframe if "synset" in d.value.columns)
+    assert len(table) == 2000 and table["d(0, x)"].is_monotonic_increasing
+    assert {"MAP", "Mean rank"} <= {m.label for m in at.metric}
+
+
+@pytest.mark.skipif(not (ROOT / "assets" / "wordnet_leaderboard.json").is_file(), reason="no leaderboard shipped")
+def test_leaderboard_table_marks_quoted_rows():
+    at = _tab("WordNet benchmark")
+    board = next(d.value for d in at.dataframe if "source" in d.value.columns)
+    quoted = board[board["method"] == "published (quoted)"]
+    assert len(quoted) and quoted["source"].str.startswith("quoted:").all() and quoted["CPU s"].isna().all()
+    measured = board[board["method"] != "published (quoted)"]
+    assert measured["source"].str.startswith("measured here").all() and (measured["CPU s"] >= 0).all()
