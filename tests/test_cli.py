@@ -6,7 +6,15 @@ import json
 import subprocess
 import sys
 
-from georesolver_core.claims import CLAIMS, VERDICTS, run_claim, verdict_inequality, verdict_scaling
+from georesolver_core.claims import (
+    CLAIMS,
+    NOT_DECIDED,
+    QUICK_UNDECIDED,
+    VERDICTS,
+    run_claim,
+    verdict_inequality,
+    verdict_scaling,
+)
 from tests.app_pages import ROOT, registered_pages
 
 
@@ -23,7 +31,8 @@ def test_claims_json_lists_every_registered_claim_with_a_verdict():
     assert [r["key"] for r in results] == list(CLAIMS)
     pages = {row[3] for row in registered_pages()}
     for r in results:
-        assert r["verdict"] in VERDICTS
+        # a quick run says NOT_DECIDED where its settings cannot decide (claims.QUICK_UNDECIDED)
+        assert r["verdict"] in VERDICTS or (r["verdict"] == NOT_DECIDED and r["key"] in QUICK_UNDECIDED)
         assert len(r["x"]) == len(r["measured"]) == len(r["bound"]) > 0
         assert r["summary"] and r["statement"] and r["bound_text"] and r["section"]
         assert r["page"] in pages, f"claim {r['key']} links to unregistered page {r['page']!r}"

@@ -106,7 +106,6 @@ def test_sparse_ranking_equals_dense_ranking_on_a_small_closure(dim):
 
 
 def test_fast_trainer_learns_and_its_file_reproduces_its_figures(tmp_path):
-    torch.set_num_threads(1)
     parent, pairs = random_closure(300, seed=2)
     rel = sparse_relation(pairs, 300)
     cfg = FastConfig(dim=5, lr=0.05, batch_size=256, block=32, burn_in=5, sample=300, eval_every_s=0.0, epochs=60)

@@ -141,7 +141,8 @@ def kv_study(report: dict, folder: str | Path, *, windows: int | None = None, wo
             "reproduced_test_nats": sweep["float_loss"] if windows is None else None,
             **sweep,
         })  # fmt: skip
-    page = next((m for m in models if (m["size"], m["kind"]) == PAGE_MODEL), models[0])
+    page = next((m for m in models if (m["size"], m["kind"]) == PAGE_MODEL), None)
+    page = page or next((m for m in models if m["kind"] == PAGE_MODEL[1]), models[0])  # another size's IDA
     top = {k: page[k] for k in ("model", "steps", "windows", "split", "context", "corpus", "float_loss",
                                 "float_bits_per_char", "rows")}  # fmt: skip
     return {"schema": KV_SCHEMA, **top, "page_model": {"size": page["size"], "kind": page["kind"]},
