@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from georesolver_core.train.lm_study import StudySize, mean_ci95, run_jobs
+from georesolver_core.train.lm_study import Run, StudySize, mean_ci95, run_jobs
 
 KV_SCHEMA = "georesolver-kv-study/1"
 FAMILIES = {"HCC": ("hcc", "hcc-rot"), "KIVI": ("kivi-channel", "kivi-token"), "quanto": ("quanto",)}
@@ -100,29 +100,19 @@ def kv_study(report: dict, folder: str | Path, *, windows: int | None = None, wo
     """The module doc's report for a finished study ``report`` whose runs live in ``folder``."""
     folder = Path(folder)
     say = progress or (lambda line: None)
-    entries = {}
+    entries = {}  # run key -> (the study's seed-0 run at the best rate, its held-out nats, checkpoint path)
     for size in report["sizes"]:
         s = StudySize(name=size["name"], **size["config"])
         for kind, k in size["kinds"].items():
             seed0 = next(r for r in k["seeds"] if r["seed"] == 0)
-            key = f"{s.name}-{kind}-lr{k['best_lr']:g}-seed0-steps{s.steps}"
-            entries[key] = (s, kind, k["best_lr"], seed0["test_nats"], folder / "checkpoints" / f"{key}.pt")
+            run = Run(s, kind, k["best_lr"], 0, s.steps)
+            entries[run.key] = (run, seed0["test_nats"], folder / "checkpoints" / f"{run.key}.pt")
     # 1. the tuned models again, checkpoints kept (skipped where a checkpoint is already there)
-    retrained = {}
-
-    def trained(key, result, done, total):
-        retrained[key] = result
-        say(f"[{done}/{total}] trained {key}: held-out {result['test_nats']:.4f} nats")
-
-    from dataclasses import asdict
-
-    configs = {
-        key: {"size": asdict(s), "kind": kind, "lr": lr, "seed": 0, "steps": s.steps, "checkpoint": str(path)}
-        for key, (s, kind, lr, _, path) in entries.items()
-        if not path.exists()
-    }
-    run_jobs(f"{__name__.rsplit('.', 1)[0]}.lm_study:run_job", configs, folder / "jobs", workers=workers,
-             on_result=trained)  # fmt: skip
+    configs = {key: run.config() | {"checkpoint": str(path)} for key, (run, _, path) in entries.items()
+               if not path.exists()}  # fmt: skip
+    run_jobs(f"{run_jobs.__module__}:run_job", configs, folder / "jobs", workers=workers,
+             on_result=lambda key, result, done, total: say(
+                 f"[{done}/{total}] trained {key}: held-out {result['test_nats']:.4f} nats"))  # fmt: skip
     # 2. every quantiser on each checkpoint
     sweeps = {}
 
@@ -130,13 +120,14 @@ def kv_study(report: dict, folder: str | Path, *, windows: int | None = None, wo
         sweeps[key] = result
         say(f"[{done}/{total}] swept {key}: float {result['float_loss']:.4f} nats")
 
-    run_jobs(f"{__name__}:kv_job", {key: {"checkpoint": str(e[4]), "windows": windows} for key, e in entries.items()},
+    run_jobs(f"{__name__}:kv_job", {key: {"checkpoint": str(path), "windows": windows}
+                                    for key, (_, _, path) in entries.items()},
              folder / "jobs", workers=workers, on_result=swept)  # fmt: skip
     models = []
-    for key, (s, kind, lr, study_nats, _) in entries.items():
+    for key, (run, study_nats, _) in entries.items():
         sweep = sweeps[key]
         models.append({
-            "size": s.name, "kind": kind, "best_lr": lr, "study_test_nats": study_nats,
+            "size": run.size.name, "kind": run.kind, "best_lr": run.lr, "study_test_nats": study_nats,
             # the float-key loss on the held-out windows is the retrained run's test nats
             "reproduced_test_nats": sweep["float_loss"] if windows is None else None,
             **sweep,
