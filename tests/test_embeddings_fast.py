@@ -112,7 +112,8 @@ def test_fast_trainer_learns_and_its_file_reproduces_its_figures(tmp_path):
     trainer = FastPoincareTrainer(rel, cfg)
     path = tmp_path / "pts.npz"
     names = [f"n{i}" for i in range(300)]
-    best = trainer.run(time_budget_s=60.0, on_best=lambda t: write_points(path, names, t.best_points))
+    # the epoch limit stops it: the budget only guards a stuck run (a loaded machine took over 60 s)
+    best = trainer.run(time_budget_s=900.0, on_best=lambda t: write_points(path, names, t.best_points))
     assert trainer.epoch == 60 and [r["epoch"] for r in trainer.history][-1] == 60
     assert trainer.history[0]["sampled_map"] < best["sampled_map"] and best["sampled_map"] > 0.8
     with np.load(path, allow_pickle=False) as z:  # no pickle needed: plain arrays only

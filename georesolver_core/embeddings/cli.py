@@ -56,6 +56,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tau", type=float, default=None, help="construct: edge length (default: per dataset)")
     p.add_argument("--batch-size", type=int, default=None, help="fast: pairs per step (default 4096)")
+    p.add_argument(
+        "--cooldown", type=float, default=None, help="fast: last fraction of the budget with a decaying rate"
+    )
+    p.add_argument(
+        "--lr-floor", type=float, default=None, help="fast: the cooldown's last rate as a fraction of lr"
+    )
     p.add_argument("--cpu-budget", action="store_true", help="fast: --budget counts CPU seconds, not wall seconds")
     p.add_argument("--out-points", default=None, help="write names and points (float32) to this .npz")
     p.add_argument("--json", action="store_true", help="one JSON document (on stdout unless --out)")
@@ -159,6 +165,7 @@ def _new_methods(closure, args) -> int:
     else:
         picked = {"dim": args.dim, "seed": args.seed, "lr": args.lr, "burn_in": args.burn_in}
         picked["batch_size"], picked["epochs"] = args.batch_size, args.epochs
+        picked["cooldown"], picked["lr_floor"] = args.cooldown, args.lr_floor
         config = FastConfig(**{k: v for k, v in picked.items() if v is not None})
         doc = embed_fast(
             closure,

@@ -56,7 +56,8 @@ class FastConfig:
     negatives: int = 50  # negatives per pair (Nickel & Kiela: 50)
     block: int = 32  # consecutive pairs sharing one draw of negatives
     burn_in: int = 5  # epochs at lr / 10 first
-    cooldown: float = 0.5  # last fraction of the time budget, lr decaying linearly to lr / 10
+    cooldown: float = 0.5  # last fraction of the time budget, lr decaying linearly to lr * lr_floor
+    lr_floor: float = 0.1  # the cooldown's last rate, as a fraction of lr
     max_step: float = 0.05  # largest move of one row in one step (ambient norm): hubs must not jump
     epochs: int = 100_000  # the time budget usually stops first
     init_scale: float = 1e-3  # uniform(-s, s) start, near the origin
@@ -72,6 +73,7 @@ class FastConfig:
         check_positive_int("block", self.block, 1, self.batch_size)
         check_positive_int("burn_in", self.burn_in, 0, 1_000_000)
         check_range("cooldown", self.cooldown, 0.0, 1.0)
+        check_range("lr_floor", self.lr_floor, 0.0, 1.0)
         check_range("max_step", self.max_step, 1e-6, 10.0)
         check_positive_int("epochs", self.epochs, 1, 10_000_000)
         check_range("init_scale", self.init_scale, 1e-9, 0.1)
@@ -174,6 +176,11 @@ class FastPoincareTrainer:
         return loss
 
     # --- epochs ---------------------------------------------------------------------------------------
+    def rim_fraction(self) -> float:
+        """Share of the points held at the rim by the projection (|x| > 1 - 2 BALL_MARGIN): there every
+        distance saturates and a point's depth in the hierarchy can no longer show in its radius."""
+        return float((self.points.norm(dim=-1) > 1.0 - 2.0 * BALL_MARGIN).double().mean())
+
     def sampled_metrics(self, points: torch.Tensor | None = None) -> dict:
         """MAP and mean rank of the sample's rows (exact per row, the published protocol)."""
         pts = self.points if points is None else points
@@ -223,6 +230,7 @@ class FastPoincareTrainer:
                     "train_seconds": self.train_seconds,
                     "train_cpu_seconds": self.train_cpu_seconds,
                     **{f"sampled_{k}": v for k, v in self.sampled_metrics().items()},
+                    "rim_fraction": self.rim_fraction(),
                 }
                 self.history.append(record)
                 if self.best is None or record["sampled_map"] > self.best["sampled_map"]:
@@ -236,13 +244,13 @@ class FastPoincareTrainer:
         return self.best
 
     def _rate(self, spent: float) -> float:
-        """lr / 10 during burn-in, lr, then down to lr / 10 linearly over the budget's last ``cooldown``."""
+        """lr / 10 during burn-in, lr, then down to lr * lr_floor linearly over the budget's last ``cooldown``."""
         cfg = self.config
         if self.epoch < cfg.burn_in:
             return cfg.lr / 10.0
         left = 1.0 - spent
         if cfg.cooldown > 0 and left < cfg.cooldown:
-            return cfg.lr * (0.1 + 0.9 * max(left, 0.0) / cfg.cooldown)
+            return cfg.lr * (cfg.lr_floor + (1.0 - cfg.lr_floor) * max(left, 0.0) / cfg.cooldown)
         return cfg.lr
 
     def settings(self) -> dict:

@@ -13,7 +13,13 @@ import numpy as np
 import torch
 
 from georesolver_core.embeddings.construct import construct_closure, spanning_parents
-from georesolver_core.embeddings.fast import FastConfig, FastPoincareTrainer, read_points, write_points
+from georesolver_core.embeddings.fast import (
+    BALL_MARGIN,
+    FastConfig,
+    FastPoincareTrainer,
+    read_points,
+    write_points,
+)
 from georesolver_core.embeddings.sparse import sparse_reconstruction, sparse_relation
 from georesolver_core.embeddings.wordnet import published
 from georesolver_core.wordnet.closure import Closure
@@ -83,7 +89,7 @@ def embed_fast(
             log(
                 f"epoch {record['epoch']}: loss {record['loss']:.4f}, {record['train_seconds']:.0f} s "
                 f"(cpu {record['train_cpu_seconds']:.0f} s), sampled MAP {record['sampled_map']:.3f}, "
-                f"mean rank {record['sampled_mean_rank']:.2f}"
+                f"mean rank {record['sampled_mean_rank']:.2f}, at the rim {record['rim_fraction']:.1%}"
             )
 
     best = trainer.run(time_budget_s=time_budget_s, on_eval=report, on_best=save, cpu_budget=cpu_budget)
@@ -110,6 +116,7 @@ def embed_fast(
         },
         "metrics": metrics,
         "metrics_of": "the exported float32 points, every node ranked exactly (published protocol)",
+        "rim_fraction": float((np.linalg.norm(pts, axis=1) > 1.0 - 2.0 * BALL_MARGIN).mean()),
         "published": published("poincare", config.dim, nouns=closure.n_nodes > 5000),
         "best": best,
         "epochs_run": trainer.epoch,
