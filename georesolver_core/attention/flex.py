@@ -72,8 +72,14 @@ def flex_applies(q: torch.Tensor, spec: KernelSpec) -> bool:
         and q.dtype == torch.float32
         and isinstance(spec.keys, AllKeys | Causal)
         and spec.counts is None
-        and spec.geometry in served(AUGMENTED)  # the geometry's kernel maths has a score hook
+        and flex_serves(spec.geometry)
     )
+
+
+def flex_serves(geometry: str) -> bool:
+    """Whether the geometry's kernel maths (``Geometry.tile``) has a score hook here; else impl="flex"
+    refuses it with a ValueError naming both."""
+    return geometry in served(AUGMENTED)
 
 
 def _sq_norm(x: torch.Tensor) -> torch.Tensor:
