@@ -317,6 +317,7 @@ def test_small_step_descent_decreases_the_loss(geometry):
     assert (np.diff(paths.loss, axis=0) <= 1e-12).all()
 
 
+@pytest.mark.parametrize("geometry", GEOS)
 def test_descent_from_near_the_target_reaches_the_global_minimum(geometry):
     ext = EXTENT[geometry]
     keys = random_keys(5, geometry=geometry, extent=ext, seed=0)
