@@ -154,9 +154,7 @@ def test_the_kernels_serve_it_or_refuse_it_by_name(bare):
         "compiled": lambda: CompiledIDA.apply(q, k, v, KernelSpec(0.1, NAME), 16, 16),
     }
     for kernel, call in refusals.items():
-        with pytest.raises(
-            ValueError, match=rf"one of \['euclidean', 'poincare', 'sphere'\] for the {kernel} kernel.*'{NAME}'"
-        ):
+        with pytest.raises(ValueError, match=rf"geometry must be one of .* for the {kernel} kernel .*'{NAME}'"):
             call()
     with pytest.raises(ValueError, match=f"flex kernel.*'{NAME}'"):
         ida_score_mod(KernelSpec(0.1, NAME))
