@@ -127,6 +127,11 @@ def test_the_kernels_pick_it_up(fourth):
 def bare(monkeypatch):
     """The fourth geometry with its maths only: no tile, landscape chart, Home panel or attention entry."""
     monkeypatch.setitem(GEOMETRIES, NAME, flat_geometry(NAME))
+    yield
+    import streamlit as st  # the pages' process-wide caches may hold results of the fourth geometry
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
 
 
 def test_its_maths_answers_what_callers_ask(bare):
@@ -171,6 +176,14 @@ def test_the_figures_draw_it_where_it_has_a_picture(bare):
     assert len(picture.data) > 0
     tree = balanced_tree(2, 2)
     assert embedding_view(torch.randn(tree.n_nodes, 2, dtype=torch.float64), tree, geometry=NAME).kind == "plane"
+
+
+def test_the_pages_take_it_bare(bare):
+    home = open_page("home.py")
+    assert not home.exception, [e.value for e in home.exception]
+    attention = open_page("attention.py")
+    attention.get_by_key("att_geometry").set_value(NAME).run()
+    assert not attention.exception, [e.value for e in attention.exception]
 
 
 def test_the_geometry_laws_take_it_with_nothing_added():
