@@ -26,9 +26,9 @@ def model_controls(table: dict[str, Knob], wordnet: bool) -> dict:
         epochs = draw(table["emb_wn_epochs"])
         st.caption(wn.recipe_caption(geometry))
         return dict(geometry=geometry, dim=dim, epochs=epochs)
-    uses_c = geometry in GEOMETRIES and GEOMETRIES[geometry].uses_c
+    curved = geometry in GEOMETRIES and GEOMETRIES[geometry].has_curvature_parameter
     c = draw(table["emb_c"], geometry=geometry)
-    learn_c = draw(table["emb_learn_c"], disabled=not uses_c)
+    learn_c = draw(table["emb_learn_c"], disabled=not curved)
     optimizer = draw(table["emb_opt"])
     lr = draw(table["emb_lr"])
     epochs = draw(table["emb_epochs"])
@@ -38,7 +38,7 @@ def model_controls(table: dict[str, Knob], wordnet: bool) -> dict:
         geometry=geometry,
         dim=dim,
         c=c,
-        learn_curvature=bool(learn_c) and uses_c,
+        learn_curvature=bool(learn_c) and curved,
         optimizer=optimizer or table["emb_opt"].default,
         lr=lr,
         epochs=epochs,

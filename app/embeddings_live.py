@@ -126,7 +126,7 @@ def draw(job: tc.LiveJob) -> None:
             col.metric(label, format(metrics[key], fmt), help=explain)
         cols[4].metric(
             "c (k = -c)",
-            f"{tr.model.c:.3g}" if GEOMETRIES[tr.config.geometry].uses_c else "n/a",
+            f"{tr.model.c:.3g}" if GEOMETRIES[tr.config.geometry].has_curvature_parameter else "n/a",
             help="The ball's curvature parameter (learnt when 'Learn the curvature' is on).",
         )
     if warning := lab.rim_warning(tr):

@@ -82,7 +82,7 @@ def curvature_slider(
     """
     from georesolver_core.geometry import GEOMETRIES
 
-    if not GEOMETRIES[geometry].uses_c and not always:
+    if not GEOMETRIES[geometry].has_curvature_parameter and not always:
         (container or st).caption(
             f"Curvature: fixed for {GEOMETRIES[geometry].label} (0 in the plane, +1 on the unit sphere); "
             "only the Poincaré ball has a c to set."

@@ -102,7 +102,11 @@ def lab() -> None:
     try:
         res = _lab(cfg, dtype_name, str(s.device))
     except ValueError as err:
-        fix = "keep the norm below 1/sqrt(c)" if GEOMETRIES[geometry].uses_c else "change the coordinates"
+        fix = (
+            "keep the norm below 1/sqrt(c)"
+            if GEOMETRIES[geometry].has_curvature_parameter
+            else "change the coordinates"
+        )
         st.error(f"The query could not be placed: {err}. Fix: {fix}; showing a random query instead.")
         res = _lab(cfg.random_query(), dtype_name, str(s.device))
 
@@ -167,7 +171,7 @@ def lab() -> None:
                 )
             st.markdown("\n".join(f"- {line}" for line in lines))
 
-    if d in (2, 2 + GEOMETRIES[geometry].extra_dims):  # the plane, the disc, or the 2-sphere in 3-D
+    if d in (2, GEOMETRIES[geometry].ambient_dim(2)):  # the plane, the disc, or the 2-sphere in 3-D
         ui.chart(
             geometry_scatter(
                 res.query,

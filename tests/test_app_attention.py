@@ -41,7 +41,7 @@ def test_extremes_in_each_geometry(at, geometry):
     _run(at, att_geometry=geometry)
     low = dict(att_n=1, att_d=2, att_eps=1e-8, att_temp=0.01, att_spread=0.1)
     high = dict(att_n=256, att_d=64, att_eps=100.0, att_temp=100.0, att_spread=3.0)
-    if geometry == "poincare":
+    if GEOMETRIES[geometry].has_curvature_parameter:
         low["att_c"], high["att_c"] = 0.1, 10.0
     _run(at, **low)
     _run(at, **high)

@@ -231,7 +231,7 @@ def test_tabs_comparison_norms_sphere_maps_and_data():
     at.button(key="emb_compare_run").click().run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
-    assert set(table["geometry"]) == {"Euclidean", "Poincaré ball", "Sphere"}
+    assert set(table["geometry"]) == {entry.label for entry in GEOMETRIES.values()}  # every geometry compared
     assert any("Section 5.2(A)" in m.value for m in at.markdown)
     for tab in ["Norm vs depth", "Onto the sphere", "Data & downloads"]:
         at.session_state["emb_tab"] = tab

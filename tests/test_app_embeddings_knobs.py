@@ -126,7 +126,9 @@ def test_learning_the_curvature_is_disabled_where_the_geometry_has_none():
     for geometry in GEOMETRIES:
         at.segmented_control(key="emb_geo").set_value(geometry).run()
         assert not at.exception, at.exception
-        assert at.toggle(key="emb_learn_c").disabled == (not GEOMETRIES[geometry].uses_c), geometry
+        assert at.toggle(key="emb_learn_c").disabled == (not GEOMETRIES[geometry].has_curvature_parameter), (
+            geometry
+        )
     at.segmented_control(key="emb_geo").set_value("poincare").run()
     at.toggle(key="emb_learn_c").set_value(True).run()
     at.button(key="emb_start").click().run()

@@ -178,6 +178,33 @@ def test_no_geometry_name_comparison_outside_the_geometry_package():
     assert not hits, "dispatch through geometry.GEOMETRIES instead:\n" + "\n".join(hits)
 
 
+# The registry entry's data fields and the flags they replaced: outside the geometry package code asks the
+# entry's questions instead (``is_compact``, ``has_curvature_parameter``, ``ambient_dim(d)``, ``norm`` ...).
+GEOMETRY_FLAG = re.compile(r"\buses_c\b|\bextra_dims\b|\.bounded\b|\.closed\b")
+# ``.closed`` is also a word of the job runners' own (``runner.closed``): a vocabulary that is not a geometry's
+NOT_A_GEOMETRY = ("georesolver_core/jobs/",)
+
+
+def test_no_geometry_flag_outside_the_geometry_package():
+    hits = []
+    for path, rel in source_files():
+        if rel.startswith(("georesolver_core/geometry/", *NOT_A_GEOMETRY)):
+            continue
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            if GEOMETRY_FLAG.search(line):
+                hits.append(f"{rel}:{lineno}: {line.strip()}")
+    assert not hits, "ask the geometry (GEOMETRIES[g].is_compact, .ambient_dim(d), ...) instead:\n" + "\n".join(
+        hits
+    )
+
+
+def test_the_flag_pattern_catches_the_forms_it_forbids():
+    for line in ("if geo.uses_c:", "d + GEOMETRIES[g].extra_dims", "not entry.bounded", "if geo.closed and x"):
+        assert GEOMETRY_FLAG.search(line), line
+    for line in ("geo.is_compact", "geo.has_bounded_coordinates", "enclosed = 1", "unbounded_set"):
+        assert not GEOMETRY_FLAG.search(line), line
+
+
 def test_the_comparison_pattern_catches_the_forms_it_forbids():
     for line in ('if geometry == "sphere":', "x if cfg.geometry != 'poincare' else y", 'if "ball" == geometry:'):
         assert GEOMETRY_COMPARISON.search(line), line

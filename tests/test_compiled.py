@@ -11,11 +11,12 @@ from georesolver_core.attention import compiled, ida
 from georesolver_core.attention.compiled import CompiledIDA
 from georesolver_core.attention.fused import fused_ida
 from georesolver_core.attention.reference import reference_ida
+from georesolver_core.attention.spec import served
 from georesolver_core.bench.run import BenchConfig, environment
 from georesolver_core.device import thread_count
 from tests.test_fused import qkv, rel, spec
 
-GEOMETRIES = ["euclidean", "poincare", "sphere"]
+GEOMETRIES = served(compiled.SIDES)  # the geometries it has formulas for (the others: refused, test_fused)
 
 
 def test_the_compiled_path_is_built_and_taken_where_a_compiler_is_present():

@@ -1,11 +1,15 @@
 """A fourth geometry, added by registry entries alone, is picked up by the kernels, the benchmarks, the
-figure builders and the pages, and is gone again afterwards.
+figure builders and the pages, and is gone again afterwards; one made of its maths alone is served or
+refused clearly everywhere.
 
-The geometry is a copy of flat space under another name ("flat": the Euclidean entry's maths, its own
-colour, label and Home panel) with one attention entry ("flat-ida", its own colour and speed target)
-measuring in it. Being the same
-space, every result can be checked against the Euclidean one, so the test sees that each reader really
-dispatches through the new entries and not through a name it knows.
+"flat" is flat space written out from its formulas (``tests/fourth_geometry.py``, not a copy of the
+Euclidean entry). Dressed for the app (its own colour, label, Home panel and landscape chart, and the
+flat-space kernel maths named as its tile) it comes with one attention entry ("flat-ida", its own colour
+and speed target) measuring in it. Being the same space, every result can be checked against the
+Euclidean one, so the test sees that each reader really dispatches through the new entries and not
+through a name it knows. Bare (its maths only: no tile, chart or panel), the kernels refuse it by name,
+the reference kernel and the figures serve it, and the geometry laws of ``tests/test_geometry.py`` take
+it with nothing added there.
 """
 
 from __future__ import annotations
@@ -21,22 +25,25 @@ import pytest
 import torch
 
 from georesolver_core.attention import ATTENTION, AttentionConfig, GeoAttention, ida, inverse_distance_kind
+from georesolver_core.attention.compiled import CompiledIDA
 from georesolver_core.attention.flex import augmented, ida_score_mod
 from georesolver_core.attention.fused import fused_supported
 from georesolver_core.attention.layer import AttentionKind, InverseDistanceKernel
 from georesolver_core.attention.spec import KernelSpec
 from georesolver_core.attention.timing import dense_timing
-from georesolver_core.geometry import GEOMETRIES, Panel, ball_volume
+from georesolver_core.geometry import GEOMETRIES, Chart, Panel, ball_volume, distance
 from georesolver_core.labs.cost_scaling import cost_scaling, default_kernels, label, scaling_kernels
 from georesolver_core.landscape import landscape_grid
 from georesolver_core.landscape.grid import charted
 from georesolver_core.tasks import balanced_tree
+from georesolver_core.theory.geometry import euclidean_ball_volume
 from georesolver_core.viz.attention import geometry_scatter
 from georesolver_core.viz.embeddings import embedding_view
 from georesolver_core.viz.hida import scaling_figure
 from georesolver_core.viz.home import arc_example, arc_figure, panel_geometries
 from georesolver_core.viz.landscape import landscape_figure
 from tests.app_pages import open_page
+from tests.fourth_geometry import flat_geometry
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME, KIND = "flat", "flat-ida"
@@ -45,13 +52,16 @@ KIND_COLOUR, KIND_TARGET = "#17becf", 1.5
 
 
 def entries() -> tuple:
-    """The new geometry's and attention entry's registry entries: the Euclidean maths under a new name."""
+    """The new geometry's and attention entry's registry entries: flat space from its formulas, dressed
+    for the app, and an IDA entry measuring in it."""
     geometry = dataclasses.replace(
-        GEOMETRIES["euclidean"],
-        name=NAME,
+        flat_geometry(NAME),
         label="Flat copy of R^d",
         colour=COLOUR,
+        chart=Chart("square of the plane", ("x", "y"), 1.5, max_extent=100.0),
         panel=Panel("Flat copy", lambda z: z),
+        ball_volume=lambda R, d, c=1.0: euclidean_ball_volume(R, d),
+        tile="Euclidean",  # flat space's kernel maths: the fused tile class and the flex score hook
     )
     kind = AttentionKind(
         "IDA (flat copy)",
@@ -113,14 +123,88 @@ def test_the_kernels_pick_it_up(fourth):
     torch.testing.assert_close(ours(x), theirs(x))
 
 
-def test_a_geometry_without_a_tile_class_runs_on_the_reference_kernel(monkeypatch):
-    geometry = dataclasses.replace(entries()[0], tile=None)
-    monkeypatch.setitem(GEOMETRIES, NAME, geometry)
+@pytest.fixture
+def bare(monkeypatch):
+    """The fourth geometry with its maths only: no tile, landscape chart, Home panel or attention entry."""
+    monkeypatch.setitem(GEOMETRIES, NAME, flat_geometry(NAME))
+    yield
+    import streamlit as st  # the pages' process-wide caches may hold results of the fourth geometry
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def test_its_maths_answers_what_callers_ask(bare):
+    geo, flat = GEOMETRIES[NAME], GEOMETRIES["euclidean"]
+    for question in ("is_compact", "is_flat", "is_embedded", "has_curvature_parameter", "has_bounded_coordinates"):
+        assert getattr(geo, question) == getattr(flat, question), question
+    assert geo.ambient_dim(3) == 3 and geo.rim(1.0) is None
+    x = torch.randn(5, 3, dtype=torch.float64)
+    v = torch.randn(5, 3, dtype=torch.float64)
+    torch.testing.assert_close(geo.norm(x, v), flat.norm(x, v))
+    torch.testing.assert_close(geo.metric(x, v, v), flat.metric(x, v, v))
+    y = x.flip(0)
+    assert torch.equal(distance(x, y, geometry=NAME), distance(x, y, geometry="euclidean"))
+
+
+def test_the_kernels_serve_it_or_refuse_it_by_name(bare):
     q, k, v = _qkv(n=300)
     assert not fused_supported(q, k, v, KernelSpec(0.1, NAME))
-    torch.testing.assert_close(
-        ida(q, k, v, eps=0.1, geometry=NAME), ida(q, k, v, eps=0.1, geometry="euclidean", impl="reference")
+    want = ida(q, k, v, eps=0.1, geometry="euclidean", impl="reference")
+    for impl in ("auto", "reference"):  # auto: the reference kernel, the fused one having no tile for it
+        torch.testing.assert_close(ida(q, k, v, eps=0.1, geometry=NAME, impl=impl), want)
+    refusals = {
+        "fused": lambda: ida(q, k, v, eps=0.1, geometry=NAME, impl="fused"),
+        "flex": lambda: ida(q, k, v, eps=0.1, geometry=NAME, impl="flex"),
+        "compiled": lambda: CompiledIDA.apply(q, k, v, KernelSpec(0.1, NAME), 16, 16),
+    }
+    for kernel, call in refusals.items():
+        with pytest.raises(ValueError, match=rf"geometry must be one of .* for the {kernel} kernel .*'{NAME}'"):
+            call()
+    with pytest.raises(ValueError, match=f"flex kernel.*'{NAME}'"):
+        ida_score_mod(KernelSpec(0.1, NAME))
+    with pytest.raises(ValueError, match=f"geometry must be one of .* for a landscape .*'{NAME}'"):
+        landscape_grid(torch.zeros(2, 2, dtype=torch.float64), geometry=NAME, kernel="ida", eps=0.1, extent=1.0)
+    with pytest.raises(ValueError, match=f"geometry must be one of .*'{NAME}'"):
+        ball_volume(NAME)
+
+
+def test_the_figures_draw_it_where_it_has_a_picture(bare):
+    assert NAME not in charted() and NAME not in panel_geometries()  # no chart, no Home panel: left out
+    keys = torch.tensor([[0.5, 0.0], [-0.5, 0.3]], dtype=torch.float64)
+    picture = geometry_scatter(keys[0].numpy(), keys.numpy(), [0.4, 0.6], geometry=NAME)
+    assert len(picture.data) > 0
+    tree = balanced_tree(2, 2)
+    assert embedding_view(torch.randn(tree.n_nodes, 2, dtype=torch.float64), tree, geometry=NAME).kind == "plane"
+
+
+def test_the_pages_take_it_bare(bare):
+    home = open_page("home.py")
+    assert not home.exception, [e.value for e in home.exception]
+    attention = open_page("attention.py")
+    attention.get_by_key("att_geometry").set_value(NAME).run()
+    assert not attention.exception, [e.value for e in attention.exception]
+
+
+def test_the_geometry_laws_take_it_with_nothing_added():
+    """tests/test_geometry.py with the bare fourth geometry registered (the plugin), in a fresh interpreter."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    run = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "tests.fourth_geometry",
+        "tests/test_geometry.py",
+    ]
+    listed = subprocess.run(
+        [*run, "--collect-only", "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
+    assert "[flat]" in listed.stdout, listed.stdout[-2000:]  # the fixture-parametrised laws take it
+    out = subprocess.run([*run, "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:]
 
 
 def test_the_cost_scaling_sweep_picks_it_up(fourth):

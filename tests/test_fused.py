@@ -14,13 +14,15 @@ import torch
 
 from georesolver_core.attention import ida, ida_weights
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_supported
+from georesolver_core.attention.fused_geometry import fused_serves
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench import peak_memory_mb
 from georesolver_core.geometry import GEOMETRIES as REGISTRY
 from georesolver_core.geometry import embed
 
-GEOMETRIES = list(REGISTRY)  # every geometry of the registry
+GEOMETRIES = [g for g in REGISTRY if fused_serves(g)]  # every geometry with a tile class
+REFUSED = [g for g in REGISTRY if not fused_serves(g)]  # the others: refused by name
 
 
 @pytest.fixture(autouse=True, params=["compiled", "python tiles"])
@@ -73,6 +75,19 @@ def grads(fn, inputs, gout):
     xs = [t.detach().clone().requires_grad_() for t in inputs]
     out = fn(*xs)
     return (out, *torch.autograd.grad(out, xs, gout.to(out.dtype)))
+
+
+@pytest.mark.parametrize("geometry", REFUSED)
+def test_a_geometry_without_a_tile_class_is_refused_by_name(geometry):
+    q, k, v = qkv(geometry, n=8, m=8)
+    for call in (
+        lambda: fused_ida(q, k, v, spec(eps=0.1, geometry=geometry)),
+        lambda: fused_ida_weights(q, k, spec(eps=0.1, geometry=geometry)),
+        lambda: ida(q, k, v, eps=0.1, geometry=geometry, impl="fused"),
+    ):
+        with pytest.raises(ValueError, match=f"fused kernel.*{geometry!r}"):
+            call()
+    assert not fused_supported(q, k, v, spec(eps=0.1, geometry=geometry))
 
 
 @pytest.mark.parametrize("geometry", GEOMETRIES)

@@ -168,7 +168,7 @@ def test_second_derivative_of_the_squared_distance_at_q_equal_k(geometry):
     hess = torch.autograd.functional.hessian(
         lambda q: pairwise_sq_distance(q, k, geometry=geometry, c=0.7, validate=False).sum(), k.clone()
     ).reshape(3, 3)
-    lam_sq = (2.0 / (1.0 - 0.7 * float(k.square().sum()))) ** 2 if geometry == "poincare" else 1.0
+    lam_sq = float(GEOMETRIES[geometry].conformal_factor(k[0], 0.7)) ** 2  # the metric's factor at k
     assert torch.allclose(hess, 2.0 * lam_sq * torch.eye(3, dtype=torch.float64), rtol=1e-9, atol=1e-9)
     keys = torch.cat([k, embed(torch.randn(4, 3, generator=g, dtype=torch.float64), geometry=geometry, c=0.7)])
     q = keys[:2].clone().requires_grad_()  # row 0 sits on key 0

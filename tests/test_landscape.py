@@ -14,7 +14,7 @@ from scipy.optimize import minimize, minimize_scalar
 from georesolver_core.attention import ida_weights
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.geometry import distance, expmap, sphere
+from georesolver_core.geometry import GEOMETRIES, distance, expmap, sphere
 from georesolver_core.landscape import (
     LossSetup,
     Patch,
@@ -61,13 +61,15 @@ def _loss_1d(s, *, kernel, geometry, eps, delta, tau):
     s = np.asarray(s, dtype=float)
     d1 = np.abs(s)
     d2 = np.abs(delta - s)
-    if geometry == "sphere":  # distances on a great circle wrap at pi
-        d1 = np.minimum(d1 % (2 * np.pi), 2 * np.pi - d1 % (2 * np.pi))
-        d2 = np.minimum(d2 % (2 * np.pi), 2 * np.pi - d2 % (2 * np.pi))
+    compact = GEOMETRIES[geometry].is_compact
+    if compact:  # distances on a closed geodesic (a great circle) wrap at the diameter (pi)
+        loop = 2 * GEOMETRIES[geometry].diameter
+        d1 = np.minimum(d1 % loop, loop - d1 % loop)
+        d2 = np.minimum(d2 % loop, loop - d2 % loop)
     if kernel == "ida":
         a, b = d1**2 + eps, d2**2 + eps
         u = a / (a + b)
-    elif geometry == "sphere":
+    elif compact:  # softmax's rho(d) = 1 - cos d there (landscape.loss)
         u = 1.0 / (1.0 + np.exp((np.cos(d1) - np.cos(d2)) / tau))
     else:
         u = 1.0 / (1.0 + np.exp((d2**2 - d1**2) / (2 * tau)))
@@ -76,10 +78,11 @@ def _loss_1d(s, *, kernel, geometry, eps, delta, tau):
 
 def _fd_mu(*, kernel, geometry, eps, delta, tau, basin, n_basin):
     f = lambda s: float(_loss_1d(s, kernel=kernel, geometry=geometry, eps=eps, delta=delta, tau=tau))  # noqa: E731
-    if kernel == "softmax" and geometry != "sphere":
+    diameter = GEOMETRIES[geometry].diameter
+    if kernel == "softmax" and not GEOMETRIES[geometry].is_compact:
         l_star = 0.0  # the logit gap grows linearly as s -> -inf
     else:
-        lo, hi = (-math.pi, math.pi) if geometry == "sphere" else (-delta, delta / 2)
+        lo, hi = (-diameter, diameter) if GEOMETRIES[geometry].is_compact else (-delta, delta / 2)
         grid = np.linspace(lo, hi, 20001)
         i = int(np.argmin([f(x) for x in grid]))
         h = grid[1] - grid[0]
@@ -150,7 +153,7 @@ def test_ida_mu_is_bounded_by_the_curvature_at_the_minimiser():
 @pytest.mark.parametrize("geometry", GEOS)
 def test_riemannian_gradient_matches_derivative_along_the_geodesic(geometry):
     """|grad L|^2 = (dL/ds)^2 on the geodesic through both keys (the gradient has no normal part there)."""
-    keys = two_key_keys(1.2, geometry=geometry, offset=0.3 if geometry != "sphere" else 0.0, dim=3)
+    keys = two_key_keys(1.2, geometry=geometry, offset=0.0 if GEOMETRIES[geometry].is_compact else 0.3, dim=3)
     s = torch.tensor([-0.2, 0.1, 0.35, 0.9], dtype=torch.float64)
     q = geodesic_path(keys, s, geometry=geometry).requires_grad_(True)
     kw = dict(kernel="ida", eps=1e-2, geometry=geometry)
@@ -175,12 +178,8 @@ def test_loss_star_is_the_infimum(geometry):
     for kernel in KERNEL_CHOICES:
         keys = two_key_keys(1.3, geometry=geometry)
         l_star, s_star = loss_star(keys, LossSetup(kernel, eps=1e-3, geometry=geometry))
-        s = torch.linspace(
-            -math.pi if geometry == "sphere" else -5,
-            math.pi if geometry == "sphere" else 5,
-            4001,
-            dtype=torch.float64,
-        )
+        span = min(GEOMETRIES[geometry].diameter, 5.0)  # the whole great circle on the sphere
+        s = torch.linspace(-span, span, 4001, dtype=torch.float64)
         vals = retrieval_loss(
             geodesic_path(keys, s, geometry=geometry), keys, kernel=kernel, eps=1e-3, geometry=geometry
         )
@@ -268,11 +267,12 @@ def test_chart_round_trip(geometry):
     uv = torch.tensor([[0.1, -0.3], [0.5, 0.2], [-0.6, -0.6]], dtype=torch.float64)
     x = chart_to_points(uv, geometry=geometry)
     torch.testing.assert_close(points_to_chart(x, geometry=geometry), uv)
-    if geometry == "sphere":
-        torch.testing.assert_close(x.norm(dim=-1), torch.ones(3, dtype=torch.float64))
-        # normal coordinates: the chart radius is the geodesic distance from the north pole
-        pole = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64).expand_as(x)
-        torch.testing.assert_close(distance(x, pole, geometry="sphere"), uv.norm(dim=-1))
+    geo = GEOMETRIES[geometry]
+    assert float(geo.outside(x, 1.0).max()) < 1e-12  # points of the space
+    if geo.is_embedded:
+        # normal coordinates: the chart radius is the geodesic distance from the origin (the north pole)
+        pole = geo.origin(x.shape[-1], dtype=torch.float64).expand_as(x)
+        torch.testing.assert_close(distance(x, pole, geometry=geometry), uv.norm(dim=-1))
 
 
 @pytest.mark.parametrize("geometry", GEOS)
@@ -283,9 +283,9 @@ def test_ida_grid_minimum_sits_at_the_target_key(geometry):
     assert np.linalg.norm(np.asarray(grid.global_min_uv) - target) <= 1.5 * grid.spacing
     fin = grid.loss[np.isfinite(grid.loss)]
     assert ((fin >= 0) & (fin <= 1)).all()
-    if geometry == "poincare":
+    if (rim := GEOMETRIES[geometry].rim(1.0)) is not None:  # the disk: no loss at or past the rim
         r = np.hypot(*np.meshgrid(grid.u, grid.v))
-        assert np.isnan(grid.loss[r >= 0.99]).all() and np.isfinite(grid.loss[r < 0.97]).all()
+        assert np.isnan(grid.loss[r >= 0.99 * rim]).all() and np.isfinite(grid.loss[r < 0.97 * rim]).all()
 
 
 @pytest.mark.parametrize("geometry", GEOS)
@@ -298,10 +298,10 @@ def test_descent_stays_on_the_manifold_and_caps_its_steps(geometry, kernel, dtyp
         starts, keys, geometry=geometry, kernel=kernel, eps=1e-2, lr=2.0, steps=60, max_step=0.05
     )
     pts = torch.as_tensor(paths.points)
-    if geometry == "poincare":
-        assert float(pts.norm(dim=-1).max()) < 1.0
-    if geometry == "sphere":
-        assert float((pts.norm(dim=-1) - 1).abs().max()) < 1e-5
+    geo = GEOMETRIES[geometry]
+    assert float(geo.outside(pts, 1.0).max()) < 1e-5  # on the sphere (to rounding), inside the ball
+    if (rim := geo.rim(1.0)) is not None:
+        assert float(pts.norm(dim=-1).max()) < rim
     steps = distance(pts[1:], pts[:-1], geometry=geometry)  # (T, S)
     assert float(steps.max()) <= 0.05 * (1 + 1e-3) + 1e-6
 
@@ -317,6 +317,7 @@ def test_small_step_descent_decreases_the_loss(geometry):
     assert (np.diff(paths.loss, axis=0) <= 1e-12).all()
 
 
+@pytest.mark.parametrize("geometry", GEOS)
 def test_descent_from_near_the_target_reaches_the_global_minimum(geometry):
     ext = EXTENT[geometry]
     keys = random_keys(5, geometry=geometry, extent=ext, seed=0)
@@ -367,14 +368,13 @@ def test_riemannian_hessian_matches_second_derivative_along_geodesics(geometry, 
     hess = riemannian_hessian(f, x, geometry=geometry)
     torch.testing.assert_close(hess, hess.T)
     g = torch.Generator().manual_seed(0)
-    if geometry == "sphere":
+    geo = GEOMETRIES[geometry]
+    if geo.is_embedded:  # the tangent space x^perp of the sphere, orthonormal columns
         from georesolver_core.landscape.hessian import tangent_basis
 
-        basis = tangent_basis(x)  # orthonormal columns
-    elif geometry == "poincare":
-        basis = torch.eye(3, dtype=torch.float64) / (2.0 / (1.0 - float(x @ x)))  # unit Riemannian length
-    else:
-        basis = torch.eye(3, dtype=torch.float64)
+        basis = tangent_basis(x)
+    else:  # the coordinate axes at unit Riemannian length
+        basis = torch.eye(3, dtype=torch.float64) / geo.conformal_factor(x, 1.0)
     for _ in range(3):
         a = torch.randn(basis.shape[1], generator=g, dtype=torch.float64)
         v = basis @ a
@@ -407,7 +407,7 @@ def test_softmax_hessian_has_the_translation_null_direction():
 @pytest.fixture(scope="module", params=GEOS)
 def trained(request):
     geometry = request.param
-    cfg = SliceModelConfig(geometry=geometry, steps=40, n_samples=128, dim=3 if geometry == "sphere" else 2)
+    cfg = SliceModelConfig(geometry=geometry, steps=40, n_samples=128, dim=GEOMETRIES[geometry].ambient_dim(2))
     with one_cpu_thread():
         return train_model(cfg)
 
@@ -425,14 +425,9 @@ def test_filter_normalisation(trained):
         if name == "keys":
             m = p.manifold
             torch.testing.assert_close(m.proju(p.detach(), d), d)  # tangent
-            if geometry == "poincare":
-                size = m.dist0(p.detach())
-                length = m.norm(p.detach(), d)
-            elif geometry == "sphere":
-                size = torch.arccos(p.detach()[:, -1].clamp(-1, 1))
-                length = d.norm(dim=-1)
-            else:
-                size, length = p.detach().norm(dim=-1), d.norm(dim=-1)
+            geo, c, x = GEOMETRIES[geometry], model.config.c, p.detach()
+            size = distance(geo.origin(x.shape[-1], dtype=x.dtype).expand_as(x), x, geometry=geometry, c=c)
+            length = geo.norm(x, d, c)  # the direction's Riemannian length: the key's distance from the origin
             torch.testing.assert_close(length, size, rtol=1e-4, atol=1e-6)
         elif p.dim() == 1:
             assert not d.any()  # biases stay put, as in Li et al.
@@ -445,9 +440,9 @@ def test_model_slice_stays_on_the_manifold(trained):
     sl = model_slice(trained, span=2.0, resolution=7)
     geometry = trained.model.config.geometry
     assert sl.max_violation <= 1e-5
-    if geometry == "sphere":
+    if GEOMETRIES[geometry].is_embedded:
         assert sl.additive_off_manifold > 0.9  # theta + a d1 + b d2 leaves the sphere almost everywhere
-    if geometry == "euclidean":
+    if not GEOMETRIES[geometry].has_bounded_coordinates:  # R^d: every coordinate is a point
         assert sl.additive_off_manifold == 0.0
     for k, v in trained.model.named_parameters():
         torch.testing.assert_close(v.detach(), before[k])  # parameters restored

@@ -24,8 +24,9 @@ TREE = balanced_tree(2, 2)  # 7 nodes
 def _points(geometry, dim, c=1.0, seed=0, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
     v = 0.8 * torch.randn(TREE.n_nodes, dim, generator=g, dtype=dtype)
-    if geometry == "sphere":
-        return project(torch.randn(TREE.n_nodes, dim + 1, generator=g, dtype=dtype), geometry="sphere")
+    if GEOMETRIES[geometry].is_embedded:  # random directions, over the whole sphere
+        ambient = GEOMETRIES[geometry].ambient_dim(dim)
+        return project(torch.randn(TREE.n_nodes, ambient, generator=g, dtype=dtype), geometry=geometry)
     return expmap0(v, geometry=geometry, c=c)
 
 
@@ -195,8 +196,7 @@ def test_root_at_centre_is_an_isometry(geometry, dim):
     x = _points(geometry, dim)
     moved = embedding_view(x, TREE, geometry=geometry, root_at_centre=True)
     centre = np.zeros(moved.coords.shape[1])
-    if geometry == "sphere":
-        centre[-1] = 1.0  # the north pole
+    centre[:] = GEOMETRIES[geometry].origin(centre.shape[0], dtype=torch.float64).numpy()  # the north pole
     np.testing.assert_allclose(moved.coords[0], centre, atol=1e-9)
     d_before = pairwise_distance(x, x, geometry=geometry)
     d_after = pairwise_distance(torch.from_numpy(moved.coords), torch.from_numpy(moved.coords), geometry=geometry)

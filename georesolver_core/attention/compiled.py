@@ -32,8 +32,7 @@ from torch.profiler import record_function
 
 from georesolver_core.attention.fused_geometry import TAU
 from georesolver_core.attention.reference import reference_ida
-from georesolver_core.attention.spec import Causal, KernelSpec
-from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.attention.spec import Causal, KernelSpec, kernel_maths, served
 
 SOURCE = Path(__file__).with_name("csrc") / "ida_cpu.cpp"
 # Tile shape (queries x keys per tile), tuned with `python -m georesolver_core bench` on a 2-core CPU.
@@ -102,7 +101,9 @@ def path_name() -> str:
 
 def applies(q: torch.Tensor, spec: KernelSpec) -> bool:
     """Whether the compiled kernel takes this call: CPU, float32 / float64, no key multiplicities."""
-    return q.device.type == "cpu" and spec.counts is None and _side(spec) is not None and module() is not None
+    return (
+        q.device.type == "cpu" and spec.counts is None and spec.geometry in served(SIDES) and module() is not None
+    )
 
 
 class _Flat:
@@ -178,7 +179,7 @@ SIDES = {"Euclidean": _Flat, "Poincare": _Ball, "Sphere": _Sphere}
 
 
 def _side(spec: KernelSpec):
-    return SIDES.get(GEOMETRIES[spec.geometry].tile)
+    return kernel_maths("compiled", spec.geometry, SIDES)
 
 
 class CompiledIDA(torch.autograd.Function):

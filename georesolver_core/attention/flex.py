@@ -40,7 +40,7 @@ import warnings
 
 import torch
 
-from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
+from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec, kernel_maths, served
 from georesolver_core.geometry import GEOMETRIES, check_points
 
 SERIES_BELOW = 1e-4  # below this x the hooks use their Taylor series (finite gradient at d = 0)
@@ -72,8 +72,14 @@ def flex_applies(q: torch.Tensor, spec: KernelSpec) -> bool:
         and q.dtype == torch.float32
         and isinstance(spec.keys, AllKeys | Causal)
         and spec.counts is None
-        and GEOMETRIES[spec.geometry].tile in AUGMENTED  # the geometry's kernel maths has a score hook
+        and flex_serves(spec.geometry)
     )
+
+
+def flex_serves(geometry: str) -> bool:
+    """Whether the geometry's kernel maths (``Geometry.tile``) has a score hook here; else impl="flex"
+    refuses it with a ValueError naming both."""
+    return geometry in served(AUGMENTED)
 
 
 def _sq_norm(x: torch.Tensor) -> torch.Tensor:
@@ -112,7 +118,7 @@ AUGMENTED = {"Euclidean": _flat_augmented, "Poincare": _ball_augmented, "Sphere"
 def augmented(q: torch.Tensor, k: torch.Tensor, spec: KernelSpec) -> tuple[torch.Tensor, torch.Tensor]:
     """q', k' of the module doc, whose dot product is the hook's argument x. (..., n, d), (..., m, d)
     -> (..., n, D), (..., m, D), D = d + 2 (Euclidean, ball) or d (sphere). Differentiable."""
-    return AUGMENTED[GEOMETRIES[spec.geometry].tile](q, k, spec.c)
+    return kernel_maths("flex", spec.geometry, AUGMENTED)(q, k, spec.c)
 
 
 def _series_or(x: torch.Tensor, series, exact) -> torch.Tensor:
@@ -162,6 +168,7 @@ SQ_DISTANCE = {
 
 def ida_score_mod(spec: KernelSpec):
     """The score hook x -> -log(d^2 + eps) of the spec's geometry (x = q'.k', module doc)."""
+    kernel_maths("flex", spec.geometry, SQ_DISTANCE)  # ValueError where the geometry has no hook
     return _score_mod(GEOMETRIES[spec.geometry].tile, float(spec.eps), float(spec.c))
 
 

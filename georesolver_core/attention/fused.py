@@ -30,7 +30,14 @@ from dataclasses import dataclass
 import torch
 
 from georesolver_core.attention import compiled
-from georesolver_core.attention.fused_geometry import TAU, TileGeometry, blocks, tile_geometry, transpose_into
+from georesolver_core.attention.fused_geometry import (
+    TAU,
+    TileGeometry,
+    blocks,
+    fused_serves,
+    tile_geometry,
+    transpose_into,
+)
 from georesolver_core.attention.fused_schedule import BLOCK_K, BLOCK_Q, BLOCK_Q_CAUSAL, Schedule
 from georesolver_core.attention.reference import reference_ida, reference_ida_weights
 from georesolver_core.attention.spec import AllKeys, Causal, KernelSpec
@@ -60,8 +67,9 @@ def fused_supported(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None, sp
         return False
     if min(q.shape[-2], k.shape[-2], q.shape[-1]) == 0 or (v is not None and v.shape[-1] == 0):
         return False
-    if (tile := tile_geometry(spec.geometry)) is None:  # the geometry has no tile class
+    if not fused_serves(spec.geometry):  # the geometry has no tile class
         return False
+    tile = tile_geometry(spec.geometry)
     # Each tile score is at most 1/eps~ and a row sums sum_j n_j of them: keep that inside the float range.
     total = k.shape[-2] if spec.counts is None else max(1.0, float(spec.counts.sum(-1).max()))
     eps_t = tile.scaled_eps(spec.eps, spec.c)
@@ -371,6 +379,7 @@ def _check_blocks(block_q: int | None, block_k: int | None, spec: KernelSpec) ->
 def _check_spec(spec: KernelSpec) -> None:
     if not isinstance(spec.keys, AllKeys | Causal):
         raise ValueError(f"the fused kernel takes keys=ALL_KEYS or CAUSAL (got {type(spec.keys).__name__})")
+    tile_geometry(spec.geometry)  # ValueError where the geometry has no tile class
 
 
 def fused_ida(

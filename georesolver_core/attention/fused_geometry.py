@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 import torch
 
-from georesolver_core.geometry import GEOMETRIES, euclidean, poincare
+from georesolver_core.attention.spec import kernel_maths, served
+from georesolver_core.geometry import euclidean, poincare
 from georesolver_core.geometry.sphere import sq_distance as sphere_sq_distance
 
 # Suspect threshold relative to |q|^2 + |k|^2: entries below it are recomputed exactly.
@@ -425,7 +426,17 @@ class Sphere(TileGeometry):
             g.sub_((x * g).sum(-1, keepdim=True) * x).div_(r)
 
 
-def tile_geometry(geometry: str) -> type[TileGeometry] | None:
-    """The tile class the geometry's registry entry names (``Geometry.tile``); None: no fused kernel."""
-    name = GEOMETRIES[geometry].tile
-    return None if name is None else {cls.__name__: cls for cls in TileGeometry.__subclasses__()}[name]
+def tile_classes() -> dict[str, type[TileGeometry]]:
+    """The fused kernel's tile classes by name, the names a registry entry's ``Geometry.tile`` gives."""
+    return {cls.__name__: cls for cls in TileGeometry.__subclasses__()}
+
+
+def fused_serves(geometry: str) -> bool:
+    """Whether the fused kernel has a tile class for the geometry (else it refuses it: ``tile_geometry``)."""
+    return geometry in served(tile_classes())
+
+
+def tile_geometry(geometry: str) -> type[TileGeometry]:
+    """The tile class the geometry's registry entry names (``Geometry.tile``); ValueError naming the
+    geometry and the fused kernel where it names none."""
+    return kernel_maths("fused", geometry, tile_classes())

@@ -20,6 +20,7 @@ import torch
 from georesolver_core.attention import compiled
 from georesolver_core.attention.flex import flex_applies, flex_checked, flex_ida
 from georesolver_core.attention.fused import fused_ida, fused_ida_weights, fused_preferred, fused_supported
+from georesolver_core.attention.fused_geometry import tile_geometry
 from georesolver_core.attention.fused_schedule import single_threaded
 from georesolver_core.attention.gathered import gathered_ida
 from georesolver_core.attention.reference import (
@@ -74,7 +75,7 @@ def _check_values(q, k, v, spec: KernelSpec) -> None:
     """Finite points of the geometry, finite values, and (flat space) coordinates whose squares do not overflow."""
     for name, x in (("q", q), ("k", k)):
         check_points(name, x, geometry=spec.geometry, c=spec.c)
-        if not GEOMETRIES[spec.geometry].bounded:  # points of the ball or the sphere are bounded already
+        if not GEOMETRIES[spec.geometry].has_bounded_coordinates:  # in the ball or on the sphere they are
             _check_magnitude(name, x)
     if v is not None:
         check_finite("v", v)
@@ -127,6 +128,8 @@ REFERENCE_MAX_PAIRS = 1 << 26
 def _use_fused(impl: str, q, k, v, spec: KernelSpec, batch: int = 1) -> bool:
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {list(IMPLS)} (got {impl!r})")
+    if impl == "fused":
+        tile_geometry(spec.geometry)  # ValueError naming the fused kernel and the geometry it has no tile for
     if impl == "fused" and not fused_supported(q, k, v, spec):
         raise ValueError(
             "impl='fused' needs q, k (and v) of one dtype (float32 or float64) on one device, keys=ALL_KEYS "

@@ -12,12 +12,34 @@ arguments repeated through every signature.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
-from georesolver_core.geometry import check_geometry
+from georesolver_core.geometry import GEOMETRIES, check_geometry
 from georesolver_core.validate import check_curvature, check_eps
+
+T = TypeVar("T")
+
+
+def served(maths: Mapping[str, object]) -> list[str]:
+    """The geometries a streaming kernel serves: those whose entry's ``Geometry.tile`` names its maths in
+    ``maths`` (the kernel's formulas by tile name: tile classes, score hooks, native sides)."""
+    return sorted(g for g, entry in GEOMETRIES.items() if entry.tile is not None and entry.tile in maths)
+
+
+def kernel_maths(kernel: str, geometry: str, maths: Mapping[str, T]) -> T:
+    """The kernel's formulas for the geometry; ValueError naming both, and the geometries it serves, where
+    it has none (the reference kernel, ``impl="reference"``, takes every geometry of the registry)."""
+    tile = GEOMETRIES[check_geometry(geometry)].tile
+    if tile is None or tile not in maths:
+        raise ValueError(
+            f"geometry must be one of {served(maths)} for the {kernel} kernel (got {geometry!r}: the {kernel} "
+            "kernel has no tile for it); use impl='reference'"
+        )
+    return maths[tile]
 
 
 @dataclass(frozen=True)

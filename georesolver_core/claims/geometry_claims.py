@@ -81,10 +81,10 @@ def uniform_in_geodesic_ball(
     (lambda_x / lambda_max)^d, lambda_x = 2 / (1 - c||x||^2) being geoopt's conformal factor, since the
     volume element of the ball is lambda_x^d dx. Only the metric enters, not the volume formula under test.
     """
-    if geometry not in GEOMETRIES or GEOMETRIES[geometry].closed:  # a geodesic ball of any radius: not the sphere
-        open_spaces = sorted(g for g, entry in GEOMETRIES.items() if not entry.closed)
+    if geometry not in GEOMETRIES or GEOMETRIES[geometry].is_compact:  # a geodesic ball of any radius
+        open_spaces = sorted(g for g, entry in GEOMETRIES.items() if not entry.is_compact)
         raise ValueError(f"geometry must be one of {open_spaces} (got {geometry!r})")
-    hyperbolic = GEOMETRIES[geometry].uses_c  # the ball: coordinates and volume element differ from the plane
+    hyperbolic = not GEOMETRIES[geometry].is_flat  # the ball: coordinates and volume element differ from the plane
     rho = math.tanh(math.sqrt(c) * r_max / 2) / math.sqrt(c) if hyperbolic else r_max
     kept, have = [], 0
     while have < n:

@@ -62,7 +62,7 @@ class GeometryComparison:
                 "mean rank": r.metrics["mean_rank"],
                 "average distortion": r.metrics["avg_distortion"],
                 "worst distortion": r.metrics["worst_distortion"],
-                "curvature c": r.c if GEOMETRIES[g].uses_c else None,
+                "curvature c": r.c if GEOMETRIES[g].has_curvature_parameter else None,
                 "epochs run": r.epochs,
                 "training seconds": r.seconds,
             }
@@ -90,7 +90,11 @@ def compare_geometries(
     share = None if budget_s is None else budget_s / len(geos)
     runs = {}
     for i, geo in enumerate(geos):
-        cfg = replace(config, geometry=geo, learn_curvature=config.learn_curvature and GEOMETRIES[geo].uses_c)
+        cfg = replace(
+            config,
+            geometry=geo,
+            learn_curvature=config.learn_curvature and GEOMETRIES[geo].has_curvature_parameter,
+        )
         tr = EmbeddingTrainer(hierarchy, cfg, device=device)
         start = time.perf_counter()
 

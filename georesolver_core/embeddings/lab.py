@@ -62,7 +62,9 @@ def _compared(comparison: GeometryComparison) -> dict[str, TrainedPoints]:
 def ball_points(trainer: EmbeddingTrainer | None, comparison: GeometryComparison | None) -> TrainedPoints | None:
     """The Poincaré embedding to carry onto the sphere: the live run once it has trained in the ball,
     else the comparison's ball run; None when neither exists."""
-    if trainer is not None and GEOMETRIES[trainer.config.geometry].uses_c and trainer.epoch > 0:  # the ball
+    if (
+        trainer is not None and GEOMETRIES[trainer.config.geometry].has_curvature_parameter and trainer.epoch > 0
+    ):  # the ball
         return _live(trainer)
     return _compared(comparison)["poincare"] if comparison is not None else None
 
@@ -79,7 +81,7 @@ def radius_by_depth(
     return {
         g: (hierarchy.depth, relative_radius(r.points, geometry=g, c=r.c).numpy())
         for g, r in runs.items()
-        if not GEOMETRIES[g].closed
+        if not GEOMETRIES[g].is_compact
     }
 
 

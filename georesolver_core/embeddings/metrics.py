@@ -164,8 +164,8 @@ def relative_radius(
     the plane. Measured in the frame training started from (every node begins near the origin), or, with
     ``centre``, after ``center_on`` moved that node to the centre. The sphere has no centre: no radius. (N,).
     """
-    if geometry not in GEOMETRIES or GEOMETRIES[geometry].closed:  # the sphere has no centre
-        open_spaces = sorted(g for g, entry in GEOMETRIES.items() if not entry.closed)
+    if geometry not in GEOMETRIES or GEOMETRIES[geometry].is_compact:  # the sphere has no centre
+        open_spaces = sorted(g for g, entry in GEOMETRIES.items() if not entry.is_compact)
         raise ValueError(f"geometry must be one of {open_spaces} for a radius (got {geometry!r})")
     x = points.detach().double()
     if centre is not None:

@@ -86,7 +86,7 @@ class EmbeddingConfig:
         check_positive_int("dim", self.dim, 1, 256)
         check_curvature(self.c)
         check_range("c", self.c, 1e-4, 1e4)
-        if self.learn_curvature and not GEOMETRIES[self.geometry].uses_c:
+        if self.learn_curvature and not GEOMETRIES[self.geometry].has_curvature_parameter:
             raise ValueError(f"learn_curvature needs geometry 'poincare' (got {self.geometry!r})")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)} (got {self.optimizer!r})")
@@ -104,7 +104,7 @@ class EmbeddingConfig:
 
     @property
     def ambient_dim(self) -> int:
-        return self.dim + GEOMETRIES[self.geometry].extra_dims
+        return GEOMETRIES[self.geometry].ambient_dim(self.dim)
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -154,7 +154,8 @@ class HierarchyEmbedding(nn.Module):
                 init = manifold.expmap0(tangent)
             else:
                 # tangent vectors at the origin; on the sphere at the north pole e_(dim+1): a zero last coordinate
-                tangent = torch.nn.functional.pad(tangent, (0, GEOMETRIES[config.geometry].extra_dims))
+                extra = GEOMETRIES[config.geometry].ambient_dim(config.dim) - config.dim
+                tangent = torch.nn.functional.pad(tangent, (0, extra))
                 init = expmap0(tangent, geometry=config.geometry, c=config.c)
         self.points = geoopt.ManifoldParameter(init, manifold=manifold)  # (N, ambient_dim)
         self._c = config.c

@@ -268,7 +268,7 @@ class EmbeddingTrainer:
     def _dense_step(self, u: torch.Tensor, cand: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """The optimiser's step on all points (the norm-order term and a learnt curvature touch every row)."""
         loss = nickel_kiela_loss(self.model(u, cand), valid)
-        if self.config.norm_order > 0 and not GEOMETRIES[self.config.geometry].closed:
+        if self.config.norm_order > 0 and not GEOMETRIES[self.config.geometry].is_compact:
             loss = loss + self.config.norm_order * norm_order_penalty(
                 self.model.origin_distance(), self._tree_edges, self._roots
             )

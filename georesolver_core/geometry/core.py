@@ -84,11 +84,13 @@ class Geometry:
     to_origin: Callable[
         [Tensor, Tensor, float], Tensor
     ]  # (x (N, d), p (d,), c): an isometry taking p to the origin
+    sectional_curvature: Callable[[float], float]  # k(c): 0 (the plane), -c (the ball), +1 (the sphere)
+    # lambda_x of the metric g_x(u, v) = lambda_x^2 <u, v> on tangent vectors at x: (..., d) -> (...)
+    # (1 in the plane and on the sphere, whose metric is the one of its ambient R^(d+1))
+    conformal_factor: Callable[[Tensor, float], Tensor]
     diameter: float = math.inf  # the largest distance between two points
     extra_dims: int = 0  # ambient coordinates beyond the intrinsic dimension (1 for the sphere)
-    uses_c: bool = False  # whether the curvature parameter c changes the space (the ball: k = -c)
     origin_name: str = "origin"  # what the base point is called in the UI
-    bounded: bool = True  # valid points have bounded coordinates (the ball, the sphere); not R^d
     colour: str = "#444444"  # the geometry's colour in every figure
     chart: Chart | None = None  # the loss-landscape chart (None: no landscape of this geometry)
     panel: Panel | None = None  # its Home panel (None: not on the Home figure)
@@ -98,10 +100,50 @@ class Geometry:
     # hook in ``attention.flex`` (None: the reference kernel only)
     tile: str | None = None
 
+    # The maths callers ask for. Outside this package code asks these, never the entry's name or data
+    # fields such as ``extra_dims`` (``tests/test_architecture.py`` greps for them).
+
+    def metric(self, x: Tensor, u: Tensor, v: Tensor, c: float = 1.0) -> Tensor:
+        """g_x(u, v) = lambda_x^2 <u, v>: the Riemannian inner product of tangent vectors at x. (..., d) x3 -> (...)."""
+        lam = self.conformal_factor(x, c)
+        return lam * lam * (u * v).sum(-1)
+
+    def norm(self, x: Tensor, v: Tensor, c: float = 1.0) -> Tensor:
+        """|v|_x = lambda_x |v|: the Riemannian length of a tangent vector v at x. (..., d), (..., d) -> (...)."""
+        return self.conformal_factor(x, c) * v.norm(dim=-1)
+
+    def ambient_dim(self, d: int) -> int:
+        """How many coordinates a point of the d-dimensional space has: d, or d + 1 on the sphere S^d in R^(d+1)."""
+        return d + self.extra_dims
+
     @property
-    def closed(self) -> bool:
-        """Compact without boundary (the sphere): geodesics close up, distances stop at the diameter."""
+    def is_embedded(self) -> bool:
+        """Whether points lie on a hypersurface of their coordinate space (the sphere in R^(d+1)): typed or
+        learned coordinates are projected onto it, charts are normal coordinates at the origin, and the
+        tangent space at the origin is spanned by the first d coordinate axes."""
+        return self.extra_dims > 0
+
+    @property
+    def is_compact(self) -> bool:
+        """Compact without boundary (the sphere): geodesics close up, distances stop at the diameter, and
+        no point is a centre (geodesic balls of every radius, radii measured from the origin)."""
         return math.isfinite(self.diameter)
+
+    @property
+    def is_flat(self) -> bool:
+        """Zero curvature for every c (the plane): coordinates and volume element are the Euclidean ones."""
+        return self.sectional_curvature(1.0) == 0.0 and self.sectional_curvature(2.0) == 0.0
+
+    @property
+    def has_curvature_parameter(self) -> bool:
+        """Whether the curvature parameter c changes the space (the ball: k = -c); elsewhere c is ignored."""
+        return self.sectional_curvature(1.0) != self.sectional_curvature(2.0)
+
+    @property
+    def has_bounded_coordinates(self) -> bool:
+        """Whether valid points have bounded coordinates (inside a rim, or on a compact space): else, as in
+        R^d, coordinates may be large enough for their squares to overflow."""
+        return self.rim(1.0) is not None or self.is_compact
 
 
 def _flat(fn):
@@ -113,9 +155,14 @@ def _flat(fn):
 _DISTANCES = ("pairwise_sq_distance", "pairwise_distance", "distance", "sq_distance", "sq_distance_from_gram")
 
 
-def _distances(module, *, uses_c: bool = False) -> dict[str, Callable]:
+def _distances(module, *, takes_c: bool = False) -> dict[str, Callable]:
     """A geometry module's distance formulas as registry fields; ``_flat`` where the space has no c."""
-    return {name: getattr(module, name) if uses_c else _flat(getattr(module, name)) for name in _DISTANCES}
+    return {name: getattr(module, name) if takes_c else _flat(getattr(module, name)) for name in _DISTANCES}
+
+
+def _unit_factor(x: Tensor, c: float) -> Tensor:
+    """lambda_x = 1: the metric is the Euclidean one of the coordinates (the plane, the sphere's ambient)."""
+    return x.new_ones(x.shape[:-1])
 
 
 def _zeros(d: int, *, dtype=None, device=None) -> Tensor:
@@ -174,7 +221,8 @@ GEOMETRIES: dict[str, Geometry] = {
         rim=lambda c: None,
         outside=lambda x, c: x.new_zeros(x.shape[:-1]),
         to_origin=lambda x, p, c: x - p,
-        bounded=False,
+        sectional_curvature=lambda c: 0.0,
+        conformal_factor=_unit_factor,
         colour="#1f77b4",
         chart=Chart("square of the plane", ("x", "y"), 1.5, max_extent=100.0),
         panel=Panel("Plane R^2", lambda z: z),
@@ -186,7 +234,7 @@ GEOMETRIES: dict[str, Geometry] = {
         "Poincaré ball",
         "-c",
         "hyperbolic space, d = arcosh(1 + 2||x-y||^2/((1-|x|^2)(1-|y|^2)))",
-        **_distances(poincare, uses_c=True),
+        **_distances(poincare, takes_c=True),
         project=lambda x, c: poincare.ball(c).projx(x),
         embed=lambda z, c: poincare.to_ball(z, c=c),
         manifold=_ball_manifold,
@@ -201,7 +249,8 @@ GEOMETRIES: dict[str, Geometry] = {
         rim=lambda c: 1.0 / math.sqrt(c),
         outside=lambda x, c: (math.sqrt(c) * x.norm(dim=-1) - 1.0).clamp_min(0.0),  # past the rim
         to_origin=poincare.to_origin,
-        uses_c=True,
+        sectional_curvature=lambda c: -c,
+        conformal_factor=poincare.conformal_factor,
         colour="#d62728",
         chart=Chart("the Poincaré disk", ("ball coordinate x_1", "ball coordinate x_2"), 1.0),
         panel=Panel("Poincaré disk (curvature -1)", lambda z: poincare.to_ball(z, c=1.0)),
@@ -228,6 +277,8 @@ GEOMETRIES: dict[str, Geometry] = {
         rim=lambda c: None,
         outside=lambda x, c: (x.norm(dim=-1) - 1.0).abs(),  # off the unit sphere, either way
         to_origin=_flat(sphere.to_origin),
+        sectional_curvature=lambda c: 1.0,
+        conformal_factor=_unit_factor,
         diameter=math.pi,
         origin_name="north pole",
         extra_dims=1,

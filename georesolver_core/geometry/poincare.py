@@ -86,6 +86,13 @@ def sq_distance(x: torch.Tensor, y: torch.Tensor, c: float = 1.0) -> torch.Tenso
     return _sq_dist_from_u(_u((diff * diff).sum(-1), (x * x).sum(-1), (y * y).sum(-1), c), c)
 
 
+def conformal_factor(x: torch.Tensor, c: float = 1.0) -> torch.Tensor:
+    """lambda_x = 2 / (1 - c|x|^2), the metric being lambda_x^2 times the Euclidean one. (..., d) -> (...).
+
+    Not clamped: callers pass validated points, strictly inside the rim."""
+    return 2.0 / (1.0 - c * (x * x).sum(-1))
+
+
 def riemannian_hessian(x: torch.Tensor, g: torch.Tensor, h: torch.Tensor, c: float = 1.0) -> torch.Tensor:
     """Riemannian Hessian of f at x (d,) from its Euclidean gradient g (d,) and Hessian h (d, d), in the
     orthonormal frame e_i / lambda_x. (d, d).

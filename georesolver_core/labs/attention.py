@@ -70,7 +70,7 @@ class LabConfig:
     def __post_init__(self):
         check_positive_int("n", self.n, 1, 4096)
         check_geometry(self.geometry)
-        check_positive_int("d", self.d, 1 + GEOMETRIES[self.geometry].extra_dims, 1024)
+        check_positive_int("d", self.d, GEOMETRIES[self.geometry].ambient_dim(1), 1024)
         check_eps(self.eps)
         if self.mode not in QUERY_MODES:
             raise ValueError(f"mode must be one of {sorted(QUERY_MODES)} (got {self.mode!r})")
@@ -156,7 +156,7 @@ def place_query(
     if q.numel() != d:
         raise ValueError(f"coords must have d = {d} numbers (got {q.numel()})")
     check_finite("coords", q)
-    if GEOMETRIES[geometry].extra_dims:  # the sphere: typed coordinates are normalised onto it
+    if GEOMETRIES[geometry].is_embedded:  # the sphere: typed coordinates are normalised onto it
         if float(q.norm()) == 0.0:
             raise ValueError("coords must not be the zero vector on the sphere: it has no direction")
         return project(q, geometry=geometry)

@@ -79,7 +79,7 @@ class TwoKeyConfig:
     @property
     def delta_clamped(self) -> bool:
         """Whether Delta is an angle above pi on the sphere (shown at SPHERE_FALLBACK_DELTA instead)."""
-        return GEOMETRIES[self.geometry].closed and self.delta > math.pi
+        return GEOMETRIES[self.geometry].is_compact and self.delta > math.pi
 
     @property
     def delta_used(self) -> float:
@@ -189,7 +189,7 @@ def slice_model_config(geometry: str, kernel: str, eps: float, steps: int, seed:
     """The page's classifier: 2-D embeddings in the geometry (on the sphere S^2 in R^3, the extra ambient
     dimension), 8 prototype keys, the other fields at SliceModelConfig's defaults."""
     check_geometry(geometry)
-    dim = 2 + GEOMETRIES[geometry].extra_dims
+    dim = GEOMETRIES[geometry].ambient_dim(2)
     return SliceModelConfig(geometry=geometry, kernel=kernel, eps=eps, steps=steps, seed=seed, dim=dim)
 
 

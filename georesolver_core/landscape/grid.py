@@ -61,7 +61,7 @@ def check_extent(extent: float, geometry: str, c: float = 1.0) -> float:
 
 def chart_to_points(uv: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Chart coordinates to points of the geometry. (..., 2) -> (..., 2) plane/disk, (..., 3) sphere."""
-    if GEOMETRIES[check_geometry(geometry)].extra_dims:  # the sphere: the chart is the tangent plane at e_3
+    if GEOMETRIES[check_geometry(geometry)].is_embedded:  # the sphere: the chart is the tangent plane at e_3
         v = torch.cat([uv, torch.zeros_like(uv[..., :1])], dim=-1)  # tangent at the pole e_3
         return expmap0(v, geometry=geometry)
     return uv
@@ -69,7 +69,7 @@ def chart_to_points(uv: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch
 
 def points_to_chart(x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:
     """Inverse of ``chart_to_points``. (..., 2 or 3) -> (..., 2)."""
-    if GEOMETRIES[check_geometry(geometry)].extra_dims:  # the sphere
+    if GEOMETRIES[check_geometry(geometry)].is_embedded:  # the sphere
         return logmap0(x, geometry=geometry)[..., :2]
     return x
 

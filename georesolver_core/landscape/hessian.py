@@ -41,18 +41,12 @@ def equidistant_setup(
     n = check_positive_int("n", n, 2, 512)
     geo = GEOMETRIES[geometry]
     rho = check_range("rho", rho, 1e-3, min(geo.diameter / 2, 10.0))
-    if geo.extra_dims:  # the sphere: q_0 the north pole of S^n in R^(n+1)
-        q0 = torch.zeros(n + 1, dtype=dtype)
-        q0[-1] = 1.0
-        keys = torch.zeros(n, n + 1, dtype=dtype)
-        keys[:, :n] = math.sin(rho) * torch.eye(n, dtype=dtype)
-        keys[:, -1] = math.cos(rho)
-        return q0, keys
-    radius = rho
-    if geo.uses_c:  # the ball: Euclidean radius of the hyperbolic sphere of radius rho about 0
-        c = check_curvature(c)
-        radius = math.tanh(math.sqrt(c) * rho / 2.0) / math.sqrt(c)
-    return torch.zeros(n, dtype=dtype), radius * torch.eye(n, dtype=dtype)
+    c = check_curvature(c) if geo.has_curvature_parameter else 1.0
+    # q_0 the origin (the north pole of S^n in R^(n+1)); keys exp_0(rho u_i), u_i the unit tangent vectors
+    # along the first n coordinate axes (sin(rho) e_i + cos(rho) e_(n+1) on the sphere)
+    q0 = geo.origin(geo.ambient_dim(n), dtype=dtype)  # (n or n + 1,)
+    axes = torch.eye(n, geo.ambient_dim(n), dtype=dtype)  # (n, n or n + 1)
+    return q0, geo.expmap0(rho * axes / geo.norm(q0, axes, c)[:, None], c)
 
 
 def riemannian_hessian(f, x: torch.Tensor, *, geometry: str, c: float = 1.0) -> torch.Tensor:

@@ -68,7 +68,7 @@ class LossSetup:
             # Hessian differentiates it twice, which a hand-written backward need not support.
             sq = pairwise_sq_distance(q, keys, geometry=self.geometry, c=self.c)  # (..., n, m)
             return ida_weights_from_sq(sq, eps=self.eps)
-        if GEOMETRIES[self.geometry].closed:  # the sphere: rho(d) = 1 - cos d, the dot product
+        if GEOMETRIES[self.geometry].is_compact:  # the sphere: rho(d) = 1 - cos d, the dot product
             check_points("q", q, geometry=self.geometry)
             check_points("keys", keys, geometry=self.geometry)
             logits = (q @ keys.transpose(-1, -2)) / self.tau  # (..., n, m): the dot product, = cos d / tau

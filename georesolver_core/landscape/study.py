@@ -68,7 +68,7 @@ class TwoKeyStudy:
 def softmax_pl_theta(geometry: str, eps, delta, tau: float):
     """The paper's softmax PL shape: Theorem 8.1's on the closed geometry (the sphere), Theorem 2 / 5.3's
     elsewhere. Vectorised over eps and delta."""
-    if GEOMETRIES[geometry].closed:
+    if GEOMETRIES[geometry].is_compact:
         return th.pl_softmax_sphere_theta(eps, delta)
     return th.pl_softmax_theta(eps, delta, tau)
 
@@ -122,7 +122,7 @@ def pl_sweeps(geometry: str, *, n_basin: int = 401, **line) -> PLSweeps:
     ``line``: the other fields of ``TwoKeyLine`` (eps, delta, tau, c, basin).
     """
     line = TwoKeyLine(geometry, **line)
-    hi = 3.0 if GEOMETRIES[geometry].closed else SWEEP_DELTA[1]
+    hi = 3.0 if GEOMETRIES[geometry].is_compact else SWEEP_DELTA[1]
     eps, delta = np.asarray(SWEEP_EPS), np.geomspace(SWEEP_DELTA[0], hi, SWEEP_POINTS)
     by_eps = {k: mu_over(k, line, "eps", eps, n_basin=n_basin) for k in KERNEL_CHOICES}
     by_delta = {k: mu_over(k, line, "delta", delta, n_basin=n_basin) for k in KERNEL_CHOICES}

@@ -49,7 +49,7 @@ def check_delta(delta: float, geometry: str) -> float:
         value = float(delta)
     except (TypeError, ValueError):
         value = math.nan
-    if GEOMETRIES[check_geometry(geometry)].closed:  # the sphere
+    if GEOMETRIES[check_geometry(geometry)].is_compact:  # the sphere
         if not 0.0 < value < math.pi:
             raise ValueError(f"delta (the angle theta on the sphere) must be a number in (0, pi) (got {delta!r})")
         return value
@@ -81,12 +81,12 @@ def two_key_keys(
     e2 = torch.zeros(dim, dtype=dtype)
     e2[1] = 1.0
     geo = GEOMETRIES[geometry]
-    if geo.closed:  # the sphere
+    if geo.is_compact:  # the sphere
         return torch.stack([e1, math.cos(delta) * e1 + math.sin(delta) * e2])  # (2, dim)
     if (rim := geo.rim(check_curvature(c))) is not None:  # the ball
         check_range("offset", offset, -0.95 * rim, 0.95 * rim)
         m = offset * e2
-        lam = 2.0 / (1.0 - c * offset * offset)  # conformal factor at m
+        lam = float(geo.norm(m.double(), e1.double(), c))  # |e1|_m, the conformal factor at m
         half = (delta / 2.0) / lam * e1  # tangent vector of Riemannian length delta/2
         keys = torch.stack([expmap(m, -half, geometry=geometry, c=c), expmap(m, half, geometry=geometry, c=c)])
         return check_points("keys (raise the precision or lower delta)", keys, geometry=geometry, c=c)
@@ -155,7 +155,7 @@ def loss_star(keys: torch.Tensor, setup: LossSetup) -> tuple[float, float | None
         q = geodesic_path(keys, torch.tensor([s], dtype=torch.float64), **geo)
         return float(setup.loss(q, keys)[0])
 
-    if not GEOMETRIES[setup.geometry].closed:  # a line, not a great circle
+    if not GEOMETRIES[setup.geometry].is_compact:  # a line, not a great circle
         if setup.kernel == "softmax":
             return 0.0, None
         s_star = ida_line_minimiser(delta, setup.eps)

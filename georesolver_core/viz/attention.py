@@ -160,7 +160,7 @@ def _extent(q: np.ndarray, keys: np.ndarray, geometry: str, c: float) -> tuple[f
     and the half-width of the square view around the origin."""
     if (rim := GEOMETRIES[geometry].rim(c)) is not None:  # the Poincaré disk
         return rim, 1.05 * rim
-    if GEOMETRIES[geometry].closed:
+    if GEOMETRIES[geometry].is_compact:
         return 1.0, 1.15
     return None, 1.15 * float(np.abs(np.vstack([keys, q[None]])).max() or 1.0)
 
@@ -185,7 +185,7 @@ def geometry_scatter(
     """
     q, keys, w = np.asarray(q, float), np.asarray(keys, float), np.asarray(weights, float)
     d = keys.shape[1]
-    if not (d == 2 or (d == 3 and GEOMETRIES[geometry].closed)):  # the plane/disk/circle, or S^2
+    if not (d == 2 or (d == 3 and GEOMETRIES[geometry].is_compact)):  # the plane/disk/circle, or S^2
         raise ValueError(f"keys must be 2-D (or 3-D on the sphere) to draw (got d = {d}, geometry {geometry!r})")
     color = GEOMETRIES[geometry].colour
     labels = key_labels(len(keys))

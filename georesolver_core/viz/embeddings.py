@@ -95,10 +95,10 @@ def embedding_view(
         for name, dep, nv, dv in zip(safe, hierarchy.depth, norms, dist0, strict=True)
     ]
     label = GEOMETRIES[geometry].label
-    if GEOMETRIES[geometry].closed and d == 3:  # S^2 in R^3
+    if GEOMETRIES[geometry].is_compact and d == 3:  # S^2 in R^3
         kind, coords, lines, note = "sphere", x.numpy(), _join(arcs.numpy()), "coordinates in R^3"
     elif d <= 2:
-        rim, closed = GEOMETRIES[geometry].rim(c) is not None, GEOMETRIES[geometry].closed
+        rim, closed = GEOMETRIES[geometry].rim(c) is not None, GEOMETRIES[geometry].is_compact
         kind = "disk" if rim else "circle" if closed else "plane"
         coords, lines = _pad2(x.numpy()), _join(_pad2(arcs.numpy()))
         note = {

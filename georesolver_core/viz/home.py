@@ -70,7 +70,7 @@ def panel_geometries() -> list[str]:
 
 def _on_globe(geo: str) -> bool:
     """Points in R^3 on a closed surface (the sphere): drawn as a globe, in 3-D or as its picture."""
-    return GEOMETRIES[geo].closed and GEOMETRIES[geo].extra_dims == 1
+    return GEOMETRIES[geo].is_compact and GEOMETRIES[geo].ambient_dim(2) == 3
 
 
 LABELS_UP_TO = 7  # key labels k1, k2, ... are drawn up to this many keys; from 8 on they run into each other
