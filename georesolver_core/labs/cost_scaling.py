@@ -24,6 +24,7 @@ from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.timing import Timing
 from georesolver_core.budget import check_attention_io
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.peak_memory import peak_memory_mb
 from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
 from georesolver_core.validate import check_positive_int
 from georesolver_core.verdicts import fit_loglog_slope
@@ -214,7 +215,7 @@ def cost_scaling_steps(
                 call()
                 times.append(time.perf_counter() - t0)
             rep.seconds[kern].append(statistics.median(times))
-            rep.peak_mb[kern].append(_peak_mb(call, str(device).split(":")[0]) if memory else None)
+            rep.peak_mb[kern].append(peak_memory_mb(call, str(device).split(":")[0]) if memory else None)
             done += 1
             yield done / total, f"{label(kern)} at n = {n}: {rep.seconds[kern][-1]:.3g} s", _fit(rep)
     return _fit(rep)
@@ -282,12 +283,6 @@ def format_scaling(rep: ScalingReport) -> str:
         verdict = {True: "met", False: "NOT met", None: "not measured"}[j.met]
         lines.append(f"{j.label:<{width}} slope {s:>6}  target {j.target:<20} {verdict}")
     return "\n".join(lines)
-
-
-def _peak_mb(fn, device: str):
-    from georesolver_core.bench.memory import peak_memory_mb  # the bench package imports this module
-
-    return peak_memory_mb(fn, device)
 
 
 def hida_bench_kernels() -> dict:
