@@ -61,7 +61,8 @@ class FPPattern:
 def fp_pattern(n: int, window: int, n_global: int, causal: bool = False) -> FPPattern:
     """S_i for i = 0..n-1 with band |i - j| <= ``window`` and ``n_global`` global positions (causal: j <= i)."""
     keys = fp_index(n, window=window, n_global=n_global, causal=causal)
-    return FPPattern(keys.visible(n, n).numpy(), fp_stats(n, window=window, n_global=n_global, causal=causal))
+    stats = fp_stats(n, window=window, n_global=n_global, causal=causal)
+    return FPPattern(mask=keys.visible(n, n).numpy(), stats=stats)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def l_error_sweep(n: int, d: int, eps: float, ms, *, seed: int = 0) -> LErrorSwe
         anchors, _ = hyperbolic_kmeans(k, int(m), generator=_gen(seed + 3))
         errs.append(float((l_hida(q, k, v, anchors, eps=eps) - dense).norm()))
         nys.append(float((l_hida_nystrom(q, k, v, anchors, eps=eps) - dense).norm()))
-    return LErrorSweep(n, eps, [int(m) for m in ms], errs, nys, float(v.norm()))
+    return LErrorSweep(n=n, eps=eps, m=[int(m) for m in ms], l_hida=errs, nystrom=nys, v_fro=float(v.norm()))
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,10 @@ def c_hida_stream(
     assignment = pairwise_sq_distance(keys, final, geometry="poincare").argmin(-1).numpy()
     hist = model.history[:, 0].numpy() if record else None
     return StreamResult(
-        keys.numpy(), labels.numpy(), hist, model.counts[0].numpy(), assignment, loss, cum, checkpoints, best,
-        [float(cum[t - 1] - b) for t, b in zip(checkpoints, best, strict=True)], diam, n_summaries,
+        keys=keys.numpy(), labels=labels.numpy(), history=hist, counts=model.counts[0].numpy(), assignment=assignment,
+        online_loss=loss, cumulative_loss=cum, checkpoints=checkpoints, best_fixed=best,
+        regret=[float(cum[t - 1] - b) for t, b in zip(checkpoints, best, strict=True)], diameter=diam,
+        n_summaries=n_summaries,
     )  # fmt: skip
 
 
@@ -189,8 +192,9 @@ def fp_retrieval(
     err = rel(fp)
     outside = float(err[~inside].mean()) if bool((~inside).any()) else float("nan")
     return RetrievalResult(
-        n, rows.numel(), float((err < 0.1).double().mean()), float((rel(dense) < 0.1).double().mean()),
-        float(inside.double().mean()), outside,
+        n=n, probes=rows.numel(), fp_rate=float((err < 0.1).double().mean()),
+        dense_rate=float((rel(dense) < 0.1).double().mean()), coverage=float(inside.double().mean()),
+        fp_error_outside=outside,
     )  # fmt: skip
 
 
@@ -231,17 +235,20 @@ def error_vs_dense(
             kw = {"window": x, "n_global": 1} if knob == "w" else {"window": 1, "n_global": x}
             errs.append(rel(fp_hida(q, k, v, eps=eps, **kw), dense))
             work.append(fp_stats(n, **kw).work_fraction)
-        out.append(ErrorVsDense(f"fp-hida ({knob})", values, errs, work))
+        out.append(ErrorVsDense(variant=f"fp-hida ({knob})", values=values, error=errs, work_fraction=work))
     errs = []
     for m in values:
         anchors, _ = hyperbolic_kmeans(k, m, generator=_gen(seed + 3))
         errs.append(rel(l_hida(q, k, v, anchors, eps=eps), dense))
-    out.append(ErrorVsDense("l-hida (m)", values, errs, [m / n for m in values]))
+    out.append(
+        ErrorVsDense(variant="l-hida (m)", values=values, error=errs, work_fraction=[m / n for m in values])
+    )
     errs = []
     with torch.no_grad():
         for c in values:
             errs.append(rel(CHIDA(c, d, eps=eps)(q[None], k[None], v[None])[0], dense_causal))
-    out.append(ErrorVsDense("c-hida (c)", values, errs, [min(c, n) / n for c in values]))
+    work = [min(c, n) / n for c in values]
+    out.append(ErrorVsDense(variant="c-hida (c)", values=values, error=errs, work_fraction=work))
     return out
 
 
@@ -267,4 +274,7 @@ def disk_view(n_anchors: int, n_summaries: int, T: int, *, n_clusters: int = 4, 
     anchors, labels = hyperbolic_kmeans(keys, n_anchors, generator=_gen(seed + 11))
     tokens = np.arange(1, T + 1)
     bound = c_hida_regret_bound(tokens, n_summaries, stream.diameter)
-    return DiskView(stream.keys, anchors.numpy(), labels.numpy(), stream, tokens, bound)
+    return DiskView(
+        keys=stream.keys, anchors=anchors.numpy(), anchor_assignment=labels.numpy(), stream=stream, tokens=tokens,
+        regret_bound=bound,
+    )  # fmt: skip
