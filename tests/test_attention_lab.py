@@ -263,15 +263,15 @@ def test_degradation_helpers_are_consistent():
 
 @pytest.mark.parametrize("geometry", GEOS)
 def test_eps_sweep_sharpens_to_one_hot(geometry, dtype):
-    k = random_points(geometry, 6, 3, dtype=dtype)
-    sweep = al.eps_sweep(k[2], k, eps_values=np.logspace(-10, 2, 25), geometry=geometry)
+    config = al.LabConfig(geometry=geometry, n=6, d=3, eps=0.1, mode="key", j=2)
+    sweep = al.attention_lab(config, dtype=dtype, sweep_eps=np.logspace(-10, 2, 25)).sweep
     np.testing.assert_allclose(sweep.ida.sum(axis=1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(sweep.softmax.sum(), 1.0, rtol=1e-5)
     own = sweep.ida[:, 2]
     assert (np.diff(own) <= 1e-6).all()  # as eps grows, the matching key only loses weight
     assert own[0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ValueError, match="eps_values must be a"):
-        al.eps_sweep(k[0], k, eps_values=[0.1, -1.0], geometry=geometry)
+        al.check_eps_values([0.1, -1.0])
 
 
 def test_the_lab_checks_eps_once_and_measures_each_distance_matrix_once(monkeypatch):
@@ -341,10 +341,8 @@ def test_attention_lab_rejects_bad_arguments():
         al.attention_lab(al.LabConfig(geometry="euclidean", n=0, d=2, eps=0.1))
     with pytest.raises(ValueError, match="d must be an integer in"):
         al.attention_lab(al.LabConfig(geometry="sphere", n=3, d=1, eps=0.1))
-    with pytest.raises(ValueError, match="kernel must be one of"):
-        al.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="relu")
     with pytest.raises(ValueError, match="temperature must be a number in"):
-        al.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="softmax", temperature=0.0)
+        al.LabConfig(geometry="euclidean", n=3, d=2, eps=0.1, temperature=0.0)
 
 
 # --- figures --------------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import numpy as np
 import torch
 
 from georesolver_core.attention.kernel import ida_weights, softmax_weights
-from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import (
@@ -166,31 +165,8 @@ def place_query(
     return q
 
 
-def attention_weights(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    *,
-    kernel: str,
-    eps: float = 0.1,
-    temperature: float = 1.0,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-) -> torch.Tensor:
-    """Rows of attention weights for the lab. (..., n, d), (..., m, d) -> (..., n, m).
-
-    "ida": W_ij proportional to (d(q_i, k_j)^2 + eps)^-1 in the chosen geometry;
-    "softmax": softmax(q.k / (T sqrt d)) on the ambient coordinates (the geometry is not used).
-    """
-    if kernel not in KERNEL_CHOICES:  # "ida" (in the lab's geometry) or "softmax"
-        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
-    if kernel == "ida":
-        return ida_weights(q, k, eps=eps, geometry=geometry, c=c)
-    temperature = check_range("temperature", temperature, *TEMPERATURE_RANGE)
-    return _softmax(q, k, temperature)
-
-
 def _softmax(q: torch.Tensor, k: torch.Tensor, temperature: float) -> torch.Tensor:
-    """softmax(q.k / (T sqrt d)), T already checked. (..., n, d), (..., m, d) -> (..., n, m)."""
+    """softmax(q.k / (T sqrt d)) on the ambient coordinates, T checked by ``LabConfig``. (..., n, d), (..., m, d) -> (..., n, m)."""
     return softmax_weights(q, k, scale=1.0 / (temperature * math.sqrt(q.shape[-1])))
 
 
@@ -205,22 +181,6 @@ class EpsSweep:
     ida: np.ndarray  # (E, n)
     softmax: np.ndarray  # (n,)
     temperature: float
-
-
-def eps_sweep(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    *,
-    eps_values,
-    temperature: float = 1.0,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-) -> EpsSweep:
-    """IDA weights of q (d,) over keys k (n, d) for every eps in eps_values, from one distance row."""
-    eps_values = check_eps_values(eps_values)
-    sq = pairwise_sq_distance(q[None], k, geometry=geometry, c=c)  # (1, n)
-    soft = attention_weights(q[None], k, kernel="softmax", temperature=temperature)[0]  # (n,)
-    return _sweep(sq, eps_values, soft, temperature)
 
 
 def check_eps_values(eps_values) -> np.ndarray:
