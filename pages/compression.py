@@ -16,6 +16,7 @@ from georesolver_core.labs.compression import (
     BASELINES,
     MODELS,
     CompressionConfig,
+    EffectConfig,
     compression_lab,
     memory_table,
     quantised_attention,
@@ -88,7 +89,7 @@ def _lab(n, d, b, br, radius, direction, baseline, kind, seed, dtype_name):
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _effect(method, d, b_r, radius, direction, kind, seed):
-    return quantised_attention(method, d, b_r, radius, direction, kind, seed)
+    return quantised_attention(EffectConfig(method, d, b_r, radius, direction, kind, seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

@@ -14,7 +14,13 @@ from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.bench import throughput
 from georesolver_core.compression.worst_case import analytic_candidates, random_keys, worst_case
 from georesolver_core.geometry import to_ball
-from georesolver_core.labs.compression import MODELS, CompressionConfig, compression_lab, memory_table
+from georesolver_core.labs.compression import (
+    MODELS,
+    CompressionConfig,
+    EffectConfig,
+    compression_lab,
+    memory_table,
+)
 from georesolver_core.theory.compression import direction_error_range, hcc_error_bound
 from georesolver_core.viz.compression import (
     attention_effect_figure,
@@ -58,6 +64,16 @@ def test_lab_errors_are_the_dequantised_errors(lab):
 def test_compression_config_is_checked_on_construction(field, value, match):
     with pytest.raises(ValueError, match=match):
         CompressionConfig(**{"n": 10, "d": 4, "bits_dir": 4, "bits_radius": 6, field: value})
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [("method", "zip", "method must be one of"), ("d", 0, "d must be"), ("bits_radius", 0, "bits_radius"),
+     ("radius", "x", "radius must be"), ("kind", "x", "kind must be")],
+)  # fmt: skip
+def test_effect_config_is_checked_on_construction(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        EffectConfig(**{"method": "hcc", "d": 8, "bits_radius": 6, field: value})
 
 
 def test_storage_layout_equals_real_bytes_for_cache_shapes():

@@ -242,17 +242,40 @@ def _lab(config: CompressionConfig) -> CompressionLab:
     )
 
 
-def quantised_attention(
-    method: str, d: int, bits_radius: int, radius: str, direction: str, kind: str, seed: int
-) -> AttentionEffect:
-    """Attention over ``EFFECT_KEYS`` keys of dimension d (``kind``, drawn from ``seed``) with the keys quantised
-    by ``method`` at each of ``EFFECT_BITS`` bits, against exact keys (``compression.attention_effect``).
+@dataclass(frozen=True)
+class EffectConfig:
+    """Attention with keys quantised by one method (hashable: a page caches ``quantised_attention`` on it).
 
-    An HCC method takes the radius bits and the radius and direction modes; the others ignore them.
+    Validated on construction: ``method`` a QUANTIZERS key, d in [1, 2^14], the HCC options as ``hcc_params``
+    checks them (at any direction width), ``kind`` one of ``KEY_KINDS``. An HCC method uses the radius bits
+    and modes; the others ignore them.
     """
-    keys = random_keys(EFFECT_KEYS, d, kind, torch.Generator().manual_seed(seed))  # (m, d)
-    opts = _options(method, {"bits_radius": bits_radius, "radius": radius, "direction": direction})
-    return attention_effect(keys, method=method, bits=EFFECT_BITS, **opts)
+
+    method: str  # a QUANTIZERS key
+    d: int  # key dimension d_h
+    bits_radius: int  # HCC's radius bits, b_r
+    radius: str = "euclidean"  # HCC's radius mode
+    direction: str = "implicit"  # HCC's direction layout
+    kind: str = "tanh"  # a KEY_KINDS key: how the keys are drawn
+    seed: int = 0  # the generator of the keys
+
+    def __post_init__(self):
+        if self.method not in QUANTIZERS:
+            raise ValueError(f"method must be one of {sorted(QUANTIZERS)} (got {self.method!r})")
+        check_positive_int("d", self.d, 1, 1 << 14)
+        hcc_params(EFFECT_BITS[0], self.bits_radius, self.radius, self.direction)
+        if self.kind not in KEY_KINDS:
+            raise ValueError(f"kind must be one of {sorted(KEY_KINDS)} (got {self.kind!r})")
+
+
+def quantised_attention(config: EffectConfig) -> AttentionEffect:
+    """Attention over ``EFFECT_KEYS`` keys of dimension d (``kind``, drawn from ``seed``) with the keys quantised
+    by ``method`` at each of ``EFFECT_BITS`` bits, against exact keys (``compression.attention_effect``)."""
+    keys = random_keys(EFFECT_KEYS, config.d, config.kind, torch.Generator().manual_seed(config.seed))  # (m, d)
+    opts = _options(
+        config.method, {"bits_radius": config.bits_radius, "radius": config.radius, "direction": config.direction}
+    )
+    return attention_effect(keys, method=config.method, bits=EFFECT_BITS, **opts)
 
 
 def memory_table(
