@@ -8,7 +8,13 @@ from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention.fp_hida import default_n_global, default_window
 from georesolver_core.labs import hida as hida_lab
-from georesolver_core.labs.cost_scaling import cost_scaling_steps, default_kernels, judge_slopes, label
+from georesolver_core.labs.cost_scaling import (
+    ScalingConfig,
+    cost_scaling_steps,
+    default_kernels,
+    judge_slopes,
+    label,
+)
 from georesolver_core.viz.hida import (
     disk_figure,
     error_figure,
@@ -145,7 +151,9 @@ st.caption("Forward + backward, one head of size 64, float32, median of one call
 sweep_sig = (tuple(sorted(lens)), tuple(kernels), mem)
 tc.controls(
     "hida_scale",
-    tc.in_worker(cost_scaling_steps, sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024}),
+    tc.in_worker(
+        cost_scaling_steps, ScalingConfig(sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024})
+    ),
     sweep_sig,
     budget_s=SWEEP_BUDGET_S,
     disabled=len(lens) < 2 or not kernels,
