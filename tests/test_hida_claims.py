@@ -77,7 +77,7 @@ def test_figures_are_built_from_data():
     mask = fp_index(32, window=2, n_global=3).visible(32, 32).numpy()
     fig = viz.fp_pattern_figure(mask, "t")
     assert isinstance(fig, go.Figure) and np.array_equal(fig.data[0].z, mask.astype(float))
-    view = ex.disk_view(3, 2, 30)
+    view = ex.disk_view(ex.DiskConfig(3, 2, 30))
     disk = viz.disk_figure(view.keys, view.anchors, view.anchor_assignment)
     assert len(disk.data[1].x) == 3
     anim = viz.stream_animation_figure(view.keys, view.stream.history, frames=5)
@@ -87,7 +87,7 @@ def test_figures_are_built_from_data():
     assert len(reg.data) == 2
     sc = viz.scaling_figure([1, 2], {"fp-hida": [1.0, None]}, {"fp-hida": None}, {}, "s")
     assert len(sc.data) == 1
-    err = viz.error_figure(ex.error_vs_dense(16, 4, 0.1, steps=3))
+    err = viz.error_figure(ex.error_vs_dense(ex.ErrorSweepConfig(16, 4, 0.1, steps=3)))
     assert len(err.data) == 4
 
 
