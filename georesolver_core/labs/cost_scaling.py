@@ -186,7 +186,7 @@ def cost_scaling_steps(config: ScalingConfig):
     itemsize = torch.empty(0, dtype=dtype).element_size()
     check_attention_io("this scaling benchmark", batch, heads, lens[-1], head_dim, itemsize)
     max_len = dict(config.max_len or {})
-    rep = ScalingReport(lens, list(kernels), config=dict(
+    rep = ScalingReport(lens=lens, kernels=list(kernels), config=dict(
         batch=batch, heads=heads, head_dim=head_dim, eps=eps, repeats=repeats, backward=backward,
         n_anchors=n_anchors, n_summaries=n_summaries, dtype=str(dtype), device=str(device), max_len=max_len,
     ))  # fmt: skip
@@ -264,7 +264,7 @@ def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> lis
         p = predicted_exponent(kern, n_lo, n_hi)
         met = None if s is None else bool(abs(s - p) <= tol)
         target = f"{p:.2f} +- {tol:g}"
-        out.append(SlopeJudgement(kern, label(kern), s, p, target, met))
+        out.append(SlopeJudgement(kernel=kern, label=label(kern), slope=s, predicted=p, target=target, met=met))
     return out
 
 
@@ -316,8 +316,8 @@ def scaling_main(args: argparse.Namespace) -> int:
     kernels = tuple(k for k in (args.kernels or ()) if k in scaling_kernels()) or default_kernels()
     try:
         config = ScalingConfig(
-            lens,
-            kernels,
+            lens=lens,
+            kernels=kernels,
             eps=args.eps,
             repeats=args.repeats or 1,
             device=args.device or "cpu",

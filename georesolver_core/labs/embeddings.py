@@ -50,12 +50,15 @@ class TrainedPoints:
 
 
 def _live(trainer: EmbeddingTrainer) -> TrainedPoints:
-    return TrainedPoints(trainer.config.geometry, trainer.points(), trainer.model.c, "the live run")
+    return TrainedPoints(
+        geometry=trainer.config.geometry, points=trainer.points(), c=trainer.model.c, origin="the live run"
+    )
 
 
 def _compared(comparison: GeometryComparison) -> dict[str, TrainedPoints]:
     return {
-        g: TrainedPoints(g, torch.from_numpy(r.points), r.c, "the comparison") for g, r in comparison.runs.items()
+        g: TrainedPoints(geometry=g, points=torch.from_numpy(r.points), c=r.c, origin="the comparison")
+        for g, r in comparison.runs.items()
     }
 
 
