@@ -5,15 +5,16 @@ import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.extras.hankel_measure import speedup_sweep
 from georesolver_core.labs.hankel import (
     HS,
     DecayConfig,
     ErrorConfig,
     KernelConfig,
+    SpeedConfig,
     decay_lab,
     error_lab,
     kernel_lab,
+    speed_lab,
 )
 from georesolver_core.theory.hankel import rank_rule
 from georesolver_core.viz.hankel import decay_figure, error_figure, kernel_figure, rank_figure, speed_figure
@@ -127,11 +128,8 @@ if st.button("Time dense vs factorised", key="hk_speed", icon=":material/play_ar
     sizes = [m for m in (64, 128, 256, 512, 1024, 2048, 4096) if m <= max_size]
     with st.status("Timing on one thread ...", expanded=True) as status:
         bar = st.progress(0.0)
-        speeds[speed_key] = speedup_sweep(
-            sizes,
-            n_rank,
-            repeats=repeats,
-            threads=1,
+        speeds[speed_key] = speed_lab(
+            SpeedConfig(tuple(sizes), n_rank, repeats=repeats, threads=1),
             callback=lambda i, n: bar.progress(i / n, text=f"block size {sizes[i - 1]}"),
         )
         status.update(label="Timing finished", state="complete", expanded=False)

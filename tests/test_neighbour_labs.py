@@ -12,9 +12,11 @@ from georesolver_core.labs.hankel import (
     DecayConfig,
     ErrorConfig,
     KernelConfig,
+    SpeedConfig,
     decay_lab,
     error_lab,
     kernel_lab,
+    speed_lab,
 )
 from georesolver_core.labs.orthogonal import DriftConfig, OperatorConfig, drift_lab, operator_lab
 from georesolver_core.theory.hankel import rank_rule
@@ -29,6 +31,9 @@ def test_the_hankel_labs_measure_what_the_claims_measure():
     assert errors.errors == [output_error(h, rank_rule(1e-3)) for h in (4, 8)]
     view = kernel_lab(KernelConfig(length=32, split=8))
     assert view.kernel.shape == (8, 24) and view.length == 32
+    seen = []
+    speed = speed_lab(SpeedConfig((8, 16), 2, repeats=1), callback=lambda i, n: seen.append((i, n)))
+    assert speed.sizes == [8, 16] and speed.rank == 2 and seen == [(1, 2), (2, 2)] and len(speed.error) == 2
 
 
 @pytest.mark.parametrize(
@@ -42,6 +47,9 @@ def test_the_hankel_labs_measure_what_the_claims_measure():
         (lambda: DriftConfig(("cayley",), (1, 2), dim=1), "dim"),
         (lambda: DriftConfig(("cayley",), (1, 2), branch=-0.1), "branch"),
         (lambda: OperatorConfig(1.0, 1.5, 1.0, 0, 30, 60), "gamma"),
+        (lambda: SpeedConfig((), 2), "sizes"),
+        (lambda: SpeedConfig((8,), 0), "rank"),
+        (lambda: SpeedConfig((8,), 2, threads=0), "threads"),
     ],
 )
 def test_neighbour_configs_name_the_bad_argument(make, match):

@@ -1,12 +1,14 @@
 """The Hankel attention page's lab (seed 004): the cross block and its dyadic blocks
 (``kernel_lab(KernelConfig) -> KernelView``), the singular values of each block with the ranks they need and
-the decay judged against 4^-N (``decay_lab(DecayConfig) -> DecayLab``), and the error of the factorised
-output at the rank the seed's rule gives (``error_lab(ErrorConfig) -> OutputErrors``). The measurements
+the decay judged against 4^-N (``decay_lab(DecayConfig) -> DecayLab``), the error of the factorised
+output at the rank the seed's rule gives (``error_lab(ErrorConfig) -> OutputErrors``), and its speed
+against the dense block (``speed_lab(SpeedConfig) -> Speed``). The measurements
 themselves live in ``extras.hankel_measure``, where the claims make them too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from georesolver_core.extras.hankel import check_eps_unit
@@ -15,11 +17,13 @@ from georesolver_core.extras.hankel_measure import (
     DecayCheck,
     KernelView,
     Ranks,
+    Speed,
     decay_check,
     decay_sweep,
     kernel_view,
     output_error,
     rank_sweep,
+    speedup_sweep,
 )
 from georesolver_core.theory.hankel import rank_rule
 from georesolver_core.validate import check_positive_int
@@ -103,3 +107,40 @@ class OutputErrors:
 def error_lab(config: ErrorConfig) -> OutputErrors:
     hs, rank = _scales(config.h_max), rank_rule(config.eps)
     return OutputErrors(hs=hs, errors=[output_error(h, rank) for h in hs], rank=rank)
+
+
+@dataclass(frozen=True)
+class SpeedConfig:
+    """Dense H X against U (V^T X) on the dyadic block of each size, at one rank.
+
+    Validated on construction: sizes a non-empty list of block sizes >= 1, rank >= 1, repeats >= 1,
+    threads in [1, 256].
+    """
+
+    sizes: tuple[int, ...]  # block sizes m (m targets, r in [m, 2m))
+    rank: int  # N of the factorisation
+    repeats: int = 7  # timings per size (the median is kept)
+    threads: int = 1  # torch intra-op threads while timing
+    d_v: int = 64  # value dimension
+
+    def __post_init__(self):
+        if not self.sizes:
+            raise ValueError("sizes must name at least one block size (got none)")
+        for m in self.sizes:
+            check_positive_int("size", int(m), 1)
+        check_positive_int("rank", self.rank)
+        check_positive_int("repeats", self.repeats)
+        check_positive_int("threads", self.threads, 1, 256)
+        object.__setattr__(self, "sizes", tuple(self.sizes))
+
+
+def speed_lab(config: SpeedConfig, callback: Callable[[int, int], None] | None = None) -> Speed:
+    """``extras.hankel_measure.speedup_sweep`` at ``config``; ``callback(i, n)`` after each size."""
+    return speedup_sweep(
+        list(config.sizes),
+        config.rank,
+        d_v=config.d_v,
+        repeats=config.repeats,
+        threads=config.threads,
+        callback=callback,
+    )
