@@ -18,8 +18,9 @@ import streamlit as st
 import trainer_controls as tc
 import ui
 
-from georesolver_core.embeddings import EmbeddingTrainer, lab
+from georesolver_core.embeddings import EmbeddingTrainer
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.labs import embeddings as lab
 from georesolver_core.viz.embeddings import embedding_figure, embedding_view, lineage
 from georesolver_core.viz.embeddings import training_history_figure as history_figure
 

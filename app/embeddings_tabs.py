@@ -13,12 +13,12 @@ from georesolver_core.embeddings import (
     EmbeddingConfig,
     compare_hierarchy_capacity,
     history_table,
-    lab,
     node_table,
     sphere_maps,
 )
 from georesolver_core.embeddings.compare import compare_geometries
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.labs import embeddings as lab
 from georesolver_core.viz.embeddings import embedding_view, geometries_figure, norm_depth_figure
 
 COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)

@@ -10,9 +10,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from georesolver_core.embeddings import EmbeddingTrainer, lab
+from georesolver_core.embeddings import EmbeddingTrainer
 from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
 from georesolver_core.embeddings.wordnet import PUBLISHED_MAMMALS, WORDNET_RECIPES, published, recipe
+from georesolver_core.labs import embeddings as lab
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.viz.embeddings import group_by_ancestor
 

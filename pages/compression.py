@@ -15,6 +15,8 @@ from georesolver_core.device import DTYPES
 from georesolver_core.labs.compression import (
     BASELINES,
     MODELS,
+    CompressionConfig,
+    EffectConfig,
     compression_lab,
     memory_table,
     quantised_attention,
@@ -79,15 +81,15 @@ dtype_name = str(s.dtype).replace("torch.", "")
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _lab(n, d, b, br, radius, direction, baseline, kind, seed, dtype_name):
-    return compression_lab(
+    return compression_lab(CompressionConfig(
         n=n, d=d, bits_dir=b, bits_radius=br, radius=radius, direction=direction,
         baseline=baseline, kind=kind, seed=seed, dtype=DTYPES[dtype_name],
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _effect(method, d, b_r, radius, direction, kind, seed):
-    return quantised_attention(method, d, b_r, radius, direction, kind, seed)
+    return quantised_attention(EffectConfig(method, d, b_r, radius, direction, kind, seed))
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

@@ -11,7 +11,8 @@ import torch
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.embeddings import OPTIMIZERS, lab
+from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig
+from georesolver_core.labs import embeddings as lab
 from georesolver_core.viz.embeddings import MAX_LABELS
 
 TABS = (
@@ -86,7 +87,7 @@ try:
         config = wn.config(settings, seed=s.seed)
     else:
         dtype = "float64" if s.dtype == torch.float64 else "float32"
-        config = lab.embedding_config(**settings, seed=s.seed, dtype=dtype)
+        config = lab.page_schedule(EmbeddingConfig(**settings, seed=s.seed, dtype=dtype))
 except ValueError as err:
     right.error(f"These settings cannot train: {err}. Change the setting named above.", icon=":material/error:")
     config = None

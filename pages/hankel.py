@@ -5,19 +5,19 @@ import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.extras.hankel_measure import (
-    decay_check,
-    decay_sweep,
-    kernel_view,
-    output_error,
-    rank_sweep,
-    speedup_sweep,
+from georesolver_core.labs.hankel import (
+    HS,
+    DecayConfig,
+    ErrorConfig,
+    KernelConfig,
+    SpeedConfig,
+    decay_lab,
+    error_lab,
+    kernel_lab,
+    speed_lab,
 )
 from georesolver_core.theory.hankel import rank_rule
 from georesolver_core.viz.hankel import decay_figure, error_figure, kernel_figure, rank_figure, speed_figure
-
-EPS_LIST = (1e-2, 1e-3, 1e-4)
-HS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
 
 KNOBS = page_knobs(
     "hankel",
@@ -46,19 +46,17 @@ ui.page_header(
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _kernel(length, split, h0, delta):
-    return kernel_view(length, split, h0, delta)
+    return kernel_lab(KernelConfig(length, split, h0, delta))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _decay(h_max, top):
-    decay = decay_sweep([h for h in HS if h <= h_max], top=top)
-    return decay, rank_sweep(EPS_LIST, decay)
+    return decay_lab(DecayConfig(h_max, top))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _errors(h_max, eps):
-    hs = [h for h in HS if h <= h_max]
-    return hs, [output_error(h, rank_rule(eps)) for h in hs]
+    return error_lab(ErrorConfig(h_max, eps))
 
 
 # --- The kernel and its blocks -------------------------------------------------------------------------------
@@ -84,13 +82,14 @@ d1, d2, d3 = st.columns(3)
 h_max, normalised = draw(KNOBS["hk_hmax"], d1), draw(KNOBS["hk_norm"], d2)
 top = draw(KNOBS["hk_top"], d3)
 with st.spinner("Singular values of each block ..."):
-    decay, ranks = _decay(h_max, top)
+    measured = _decay(h_max, top)
+decay, ranks = measured.decay, measured.ranks
 left, right = st.columns(2)
 ui.chart(decay_figure(decay, normalised), key="hk_decay_fig", container=left)
 ui.chart(rank_figure(ranks), key="hk_rank_fig", container=right)
 
 norm = [sv for sv in decay.normalised()]
-check = decay_check(decay)  # verdicts.verdict_inequality over every index and block scale
+check = measured.check  # verdicts.verdict_inequality over every index and block scale
 worst, ok = check.worst, check.holds
 with st.container(border=True):
     st.markdown("**What the theory says vs what we measured, for these blocks**")
@@ -115,8 +114,11 @@ eps = draw(KNOBS["hk_eps"], e1)
 n_rank = rank_rule(eps)
 e2.metric("Rank from the rule ceil(log4(1/eps))", n_rank)
 with st.spinner("Factorised outputs ..."):
-    hs, errs = _errors(h_max, eps)
-ui.chart(error_figure(hs, errs, eps, f"Output error at rank {n_rank}, block r in [h, 2h)"), key="hk_error_fig")
+    errors = _errors(h_max, eps)
+ui.chart(
+    error_figure(errors.hs, errors.errors, eps, f"Output error at rank {n_rank}, block r in [h, 2h)"),
+    key="hk_error_fig",
+)
 
 s1, s2 = st.columns(2)
 max_size, repeats = draw(KNOBS["hk_max_size"], s1), draw(KNOBS["hk_repeats"], s2)
@@ -126,11 +128,8 @@ if st.button("Time dense vs factorised", key="hk_speed", icon=":material/play_ar
     sizes = [m for m in (64, 128, 256, 512, 1024, 2048, 4096) if m <= max_size]
     with st.status("Timing on one thread ...", expanded=True) as status:
         bar = st.progress(0.0)
-        speeds[speed_key] = speedup_sweep(
-            sizes,
-            n_rank,
-            repeats=repeats,
-            threads=1,
+        speeds[speed_key] = speed_lab(
+            SpeedConfig(tuple(sizes), n_rank, repeats=repeats, threads=1),
             callback=lambda i, n: bar.progress(i / n, text=f"block size {sizes[i - 1]}"),
         )
         status.update(label="Timing finished", state="complete", expanded=False)

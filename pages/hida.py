@@ -8,7 +8,13 @@ from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention.fp_hida import default_n_global, default_window
 from georesolver_core.labs import hida as hida_lab
-from georesolver_core.labs.cost_scaling import cost_scaling_steps, default_kernels, judge_slopes, label
+from georesolver_core.labs.cost_scaling import (
+    ScalingConfig,
+    cost_scaling_steps,
+    default_kernels,
+    judge_slopes,
+    label,
+)
 from georesolver_core.viz.hida import (
     disk_figure,
     error_figure,
@@ -52,7 +58,7 @@ KNOBS = page_knobs(
 # --- FP pattern ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)  # keyed on link-set sizes: bounded for the server's life
 def pattern(n: int, w: int, g: int, causal: bool):
-    return hida_lab.fp_pattern(n, w, g, causal)
+    return hida_lab.fp_pattern(hida_lab.PatternConfig(n, w, g, causal))
 
 
 st.header("1. FP-HIDA: which keys each query sees")
@@ -85,7 +91,7 @@ m, c, T = draw(KNOBS["hida_m"], d1), draw(KNOBS["hida_c"], d2), draw(KNOBS["hida
 
 @st.cache_data(show_spinner=False, max_entries=16)  # keyed on the seed a link sets
 def disk(m: int, c: int, T: int, seed: int):
-    return hida_lab.disk_view(m, c, T, seed=seed)
+    return hida_lab.disk_view(hida_lab.DiskConfig(m, c, T, seed=seed))
 
 
 view = disk(m, c, T, s.seed)
@@ -111,7 +117,7 @@ en, err_eps = draw(KNOBS["hida_err_n"], e1), draw(KNOBS["hida_err_eps"], e2)
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def errors(n: int, eps: float, seed: int):
-    return hida_lab.error_vs_dense(n, 8, eps, seed=seed)
+    return hida_lab.error_vs_dense(hida_lab.ErrorSweepConfig(n, 8, eps, seed=seed))
 
 
 if st.button("Sweep w, g, m, c", key="hida_err_run", icon=":material/play_arrow:"):
@@ -145,7 +151,9 @@ st.caption("Forward + backward, one head of size 64, float32, median of one call
 sweep_sig = (tuple(sorted(lens)), tuple(kernels), mem)
 tc.controls(
     "hida_scale",
-    tc.in_worker(cost_scaling_steps, sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024}),
+    tc.in_worker(
+        cost_scaling_steps, ScalingConfig(sweep_sig[0], sweep_sig[1], memory=mem, max_len={"c-hida": 1024})
+    ),
     sweep_sig,
     budget_s=SWEEP_BUDGET_S,
     disabled=len(lens) < 2 or not kernels,

@@ -7,7 +7,6 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.extras.orthogonal import RESIDUAL_KINDS
-from georesolver_core.extras.orthogonal_lab import norm_and_gain, operator_view
 from georesolver_core.extras.orthogonal_tasks import (
     RESIDUAL_TASKS,
     TaskConfig,
@@ -15,6 +14,7 @@ from georesolver_core.extras.orthogonal_tasks import (
     expected_params,
     summarise,
 )
+from georesolver_core.labs.orthogonal import DriftConfig, OperatorConfig, drift_lab, operator_lab
 from georesolver_core.theory.orthogonal import (
     cayley_gap_to_minus_one,
     ddl_orthogonality_defect,
@@ -58,13 +58,15 @@ TRAIN_BUDGET_S = 120.0  # seconds of training per run of the Train button (6 see
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _view(beta, gamma, ddl_beta, tilt, k_az, x_az):
-    return operator_view(beta, gamma, ddl_beta, tilt, k_az, x_az)
+    return operator_lab(OperatorConfig(beta, gamma, ddl_beta, tilt, k_az, x_az))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _drift(depth, dim, branch, seed):
     depths = sorted({d for d in (1, 2, 4, 8, 16, 32, 64, 128, 256) if d <= depth} | {depth})
-    return depths, *norm_and_gain(list(RESIDUAL_KINDS), depths, dim=dim, seed=seed, branch=branch, batch=32)
+    return drift_lab(
+        DriftConfig(tuple(RESIDUAL_KINDS), tuple(depths), dim=dim, seed=seed, branch=branch, batch=32)
+    )
 
 
 # --- One vector under each operator -------------------------------------------------------------------------
@@ -103,8 +105,10 @@ st.subheader("Norm drift through depth")
 d1, d2, d3 = st.columns(3)
 depth, dim, branch = draw(KNOBS["orth_depth"], d1), draw(KNOBS["orth_dim"], d2), draw(KNOBS["orth_branch"], d3)
 with st.spinner("Pushing vectors through the stacks ..."):
-    depths, drift, gain = _drift(depth, dim, branch, s.seed)
-ui.chart(norm_drift_figure(depths, drift, preserved=gain if branch > 0 else None), key="orth_drift_fig")
+    drift = _drift(depth, dim, branch, s.seed)
+ui.chart(
+    norm_drift_figure(drift.depths, drift.norm, preserved=drift.gain if branch > 0 else None), key="orth_drift_fig"
+)
 if branch == 0:
     st.caption(
         "Freshly initialised layers, mean over 32 random vectors, float32. The shortcut alone: Cayley and Householder "
@@ -112,10 +116,10 @@ if branch == 0:
         "shrinks, additive grows."
     )
 else:
-    grow = {k: v[-1] for k, v in drift.items()}
+    grow = {k: v[-1] for k, v in drift.norm.items()}
     st.caption(
         f"Freshly initialised layers, mean over 32 random vectors, float32. With branch scale {branch:g} **no kind "
-        f"preserves the norm** (at depth {depths[-1]}: Cayley x{grow.get('cayley', float('nan')):.3g}, Householder "
+        f"preserves the norm** (at depth {drift.depths[-1]}: Cayley x{grow.get('cayley', float('nan')):.3g}, Householder "
         f"x{grow.get('householder', float('nan')):.3g}): the branch adds up to {branch:g} sqrt(d) per layer. What an "
         "orthogonal shortcut still preserves is its own gain, |Q x| = |x| at every layer (dashed lines: the product "
         "of the shortcuts' gains along the same path: 1 for Cayley and Householder, not 1 for the other kinds)."

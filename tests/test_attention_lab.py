@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from georesolver_core.attention import ida_weights, softmax_weights
+from georesolver_core.attention import ida_weights, ida_weights_from_sq, softmax_weights
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.geometry import GEOMETRIES, check_points, distance, pairwise_distance
 from georesolver_core.labs import attention as al
@@ -260,15 +260,43 @@ def test_degradation_helpers_are_consistent():
 
 @pytest.mark.parametrize("geometry", GEOS)
 def test_eps_sweep_sharpens_to_one_hot(geometry, dtype):
-    k = random_points(geometry, 6, 3, dtype=dtype)
-    sweep = al.eps_sweep(k[2], k, eps_values=np.logspace(-10, 2, 25), geometry=geometry)
+    config = al.LabConfig(geometry=geometry, n=6, d=3, eps=0.1, mode="key", j=2)
+    sweep = al.attention_lab(config, dtype=dtype, sweep_eps=np.logspace(-10, 2, 25)).sweep
     np.testing.assert_allclose(sweep.ida.sum(axis=1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(sweep.softmax.sum(), 1.0, rtol=1e-5)
     own = sweep.ida[:, 2]
     assert (np.diff(own) <= 1e-6).all()  # as eps grows, the matching key only loses weight
     assert own[0] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(ValueError, match="eps_values must be a"):
-        al.eps_sweep(k[0], k, eps_values=[0.1, -1.0], geometry=geometry)
+        al.check_eps_values([0.1, -1.0])
+
+
+def test_the_lab_checks_eps_once_and_measures_each_distance_matrix_once(monkeypatch):
+    """One call: eps checked by the config, the kernel and the sweep as a whole (not once per sweep value);
+    the query's distances computed once for the bars and the sweep, the keys' once for the statistics."""
+    calls = {"check_eps": 0, "distances": []}
+    check_eps, pairwise = al.check_eps, al.pairwise_sq_distance
+
+    def counted_check(*args, **kwargs):
+        calls["check_eps"] += 1
+        return check_eps(*args, **kwargs)
+
+    def counted_distances(x, y, **kwargs):
+        calls["distances"].append((x.shape[0], y.shape[0]))
+        return pairwise(x, y, **kwargs)
+
+    monkeypatch.setattr(al, "check_eps", counted_check)
+    monkeypatch.setattr(al, "pairwise_sq_distance", counted_distances)
+    lab = al.attention_lab(al.LabConfig(geometry="poincare", n=8, d=2, eps=0.05, mode="key", j=1))
+    assert calls["check_eps"] == 3 and len(lab.sweep.eps) == 41  # the config, the sweep's smallest and largest
+    assert calls["distances"] == [(1, 8), (8, 8)]
+    with pytest.raises(ValueError, match="temperature"):
+        al.LabConfig(geometry="poincare", n=8, d=2, eps=0.05, temperature=0.0)
+
+
+def test_weights_from_squared_distances_unchecked_equal_the_checked():
+    sq = torch.rand(3, 5, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(ida_weights_from_sq(sq, eps=0.1, validate=False), ida_weights_from_sq(sq, eps=0.1))
 
 
 @pytest.mark.parametrize("geometry", GEOS)
@@ -310,10 +338,8 @@ def test_attention_lab_rejects_bad_arguments():
         al.attention_lab(al.LabConfig(geometry="euclidean", n=0, d=2, eps=0.1))
     with pytest.raises(ValueError, match="d must be an integer in"):
         al.attention_lab(al.LabConfig(geometry="sphere", n=3, d=1, eps=0.1))
-    with pytest.raises(ValueError, match="kernel must be one of"):
-        al.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="relu")
     with pytest.raises(ValueError, match="temperature must be a number in"):
-        al.attention_weights(torch.zeros(1, 2), torch.zeros(2, 2), kernel="softmax", temperature=0.0)
+        al.LabConfig(geometry="euclidean", n=3, d=2, eps=0.1, temperature=0.0)
 
 
 # --- figures --------------------------------------------------------------------------------------

@@ -14,7 +14,13 @@ from georesolver_core.compression.attention_effect import attention_effect
 from georesolver_core.compression.bench import throughput
 from georesolver_core.compression.worst_case import analytic_candidates, random_keys, worst_case
 from georesolver_core.geometry import to_ball
-from georesolver_core.labs.compression import MODELS, compression_lab, memory_table
+from georesolver_core.labs.compression import (
+    MODELS,
+    CompressionConfig,
+    EffectConfig,
+    compression_lab,
+    memory_table,
+)
 from georesolver_core.theory.compression import direction_error_range, hcc_error_bound
 from georesolver_core.viz.compression import (
     attention_effect_figure,
@@ -28,7 +34,7 @@ from georesolver_core.viz.compression import (
 
 @pytest.fixture(scope="module")
 def lab():
-    return compression_lab(n=300, d=16, bits_dir=4, bits_radius=6, baseline="kivi-channel")
+    return compression_lab(CompressionConfig(n=300, d=16, bits_dir=4, bits_radius=6, baseline="kivi-channel"))
 
 
 def test_lab_errors_are_the_dequantised_errors(lab):
@@ -39,6 +45,35 @@ def test_lab_errors_are_the_dequantised_errors(lab):
     assert set(lab.sweep["method"]) == set(QUANTIZERS)
     # the baseline gets the largest width whose real bytes fit in HCC's
     assert lab.stats.bits_per_key_baseline <= lab.stats.bits_per_key_hcc
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("n", 0, "n must be"),
+        ("d", 1 << 15, "d must be"),
+        ("bits_dir", 0, "bits_dir"),
+        ("bits_radius", 4.0, "bits_radius"),
+        ("radius", "spherical", "radius must be one of"),
+        ("direction", "some", "direction must be one of"),
+        ("baseline", "hcc", "baseline must be one of"),
+        ("kind", "gauss", "kind must be one of"),
+        ("dtype", torch.float16, "dtype must be one of"),
+    ],
+)
+def test_compression_config_is_checked_on_construction(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        CompressionConfig(**{"n": 10, "d": 4, "bits_dir": 4, "bits_radius": 6, field: value})
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [("method", "zip", "method must be one of"), ("d", 0, "d must be"), ("bits_radius", 0, "bits_radius"),
+     ("radius", "x", "radius must be"), ("kind", "x", "kind must be")],
+)  # fmt: skip
+def test_effect_config_is_checked_on_construction(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        EffectConfig(**{"method": "hcc", "d": 8, "bits_radius": 6, field: value})
 
 
 def test_storage_layout_equals_real_bytes_for_cache_shapes():

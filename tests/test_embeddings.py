@@ -17,7 +17,6 @@ from georesolver_core.embeddings import (
     distance_to_origin,
     distortion,
     embedding_metrics,
-    lab,
     nickel_kiela_loss,
     node_table,
     norm_order_penalty,
@@ -35,6 +34,7 @@ from georesolver_core.embeddings.sphere_maps import (
     sphere_map_table,
 )
 from georesolver_core.geometry import GEOMETRIES, ball, pairwise_distance, project
+from georesolver_core.labs import embeddings as lab
 from georesolver_core.tasks import balanced_tree, from_edges
 
 DTYPES = [torch.float32, torch.float64]
@@ -321,9 +321,9 @@ def test_sphere_map_notes_and_table_skip_a_failed_map(tree):
 
 
 def test_lab_schedule_sources_and_rim_warning(tree):
-    cfg = lab.embedding_config(epochs=40, lr=1.0)
+    cfg = lab.page_schedule(EmbeddingConfig(epochs=40, lr=1.0))
     assert (cfg.burn_in, cfg.eval_every) == (20, 2)  # burn-in at most half the run, 20 evaluations
-    assert lab.embedding_config(epochs=100).burn_in == lab.BURN_IN
+    assert lab.page_schedule(EmbeddingConfig(epochs=100)).burn_in == lab.BURN_IN
     assert lab.ball_points(None, None) is None and lab.radius_by_depth(tree, None, None) == {}
     sphere = EmbeddingTrainer(tree, replace(cfg, geometry="sphere", epochs=2))
     sphere.run()
@@ -401,7 +401,9 @@ def test_a_long_adam_run_keeps_every_parent_inside_its_children():
     """1000 epochs at the page's RiemannianAdam rate: without ``norm_order`` the root of this tree ends at
     norm 0.94, outside its children (0.86); the regulariser keeps it at the centre, not the epoch count."""
     tree = balanced_tree(2, 4)  # 31 nodes, 60 directed edges: one step per epoch
-    cfg = replace(lab.embedding_config(epochs=1000, lr=lab.LR_DEFAULT, batch_size=64), eval_every=1000)
+    cfg = replace(
+        lab.page_schedule(EmbeddingConfig(epochs=1000, lr=lab.LR_DEFAULT, batch_size=64)), eval_every=1000
+    )
     tr = EmbeddingTrainer(tree, cfg)
     tr.run()
     r = tr.points().double().norm(dim=-1)  # (N,)

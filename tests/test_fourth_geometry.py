@@ -32,7 +32,7 @@ from georesolver_core.attention.layer import AttentionKind, InverseDistanceKerne
 from georesolver_core.attention.spec import KernelSpec
 from georesolver_core.attention.timing import dense_timing
 from georesolver_core.geometry import GEOMETRIES, Chart, Panel, ball_volume, distance
-from georesolver_core.labs.cost_scaling import cost_scaling, default_kernels, label, scaling_kernels
+from georesolver_core.labs.cost_scaling import ScalingConfig, cost_scaling, default_kernels, label, scaling_kernels
 from georesolver_core.landscape import landscape_grid
 from georesolver_core.landscape.grid import charted
 from georesolver_core.tasks import balanced_tree
@@ -210,7 +210,7 @@ def test_the_geometry_laws_take_it_with_nothing_added():
 def test_the_cost_scaling_sweep_picks_it_up(fourth):
     assert {KIND, f"{KIND}-naive"} <= set(scaling_kernels())
     assert KIND not in default_kernels()  # a dense entry: timed when asked for, not in the HIDA sweep
-    rep = cost_scaling((16, 32), (KIND, f"{KIND}-naive"), head_dim=4, backward=False)
+    rep = cost_scaling(ScalingConfig((16, 32), (KIND, f"{KIND}-naive"), head_dim=4, backward=False))
     assert all(t > 0 for t in rep.seconds[KIND] + rep.seconds[f"{KIND}-naive"])
     assert rep.predicted[KIND] == 2.0 and label(KIND) == "IDA (flat copy) (fused)"
 

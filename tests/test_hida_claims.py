@@ -10,7 +10,13 @@ from georesolver_core.attention.fp_hida import fp_index
 from georesolver_core.claims import CLAIMS
 from georesolver_core.claims import hida_claims as hc
 from georesolver_core.labs import hida as ex
-from georesolver_core.labs.cost_scaling import cost_scaling, fitted_slope, format_scaling, judge_slopes
+from georesolver_core.labs.cost_scaling import (
+    ScalingConfig,
+    cost_scaling,
+    fitted_slope,
+    format_scaling,
+    judge_slopes,
+)
 from georesolver_core.theory import hida as th
 from georesolver_core.verdicts import HOLDS, VERDICTS
 from georesolver_core.viz import hida as viz
@@ -53,7 +59,9 @@ def test_c_hida_regret_random_order_tracks_the_mixture_and_sorted_order_does_not
 
 
 def test_cost_scaling_reports_times_slopes_and_targets():
-    rep = cost_scaling((32, 64), ("fp-hida", "l-hida", "c-hida"), head_dim=4, max_len={"c-hida": 32})
+    rep = cost_scaling(
+        ScalingConfig((32, 64), ("fp-hida", "l-hida", "c-hida"), head_dim=4, max_len={"c-hida": 32})
+    )
     assert rep.seconds["c-hida"][1] is None and rep.slopes["c-hida"] is None  # one point: no slope
     assert all(t > 0 for t in rep.seconds["fp-hida"]) and rep.slopes["fp-hida"] is not None
     assert rep.peak_mb["l-hida"] == [None, None]  # memory=False
@@ -62,14 +70,14 @@ def test_cost_scaling_reports_times_slopes_and_targets():
     assert "FP-HIDA" in format_scaling(rep)
     assert fitted_slope([1, 2, 4], [1, 4, 16]) == pytest.approx(2.0)
     with pytest.raises(ValueError, match="kernels"):
-        cost_scaling((32, 64), ("cosine",))
+        cost_scaling(ScalingConfig((32, 64), ("cosine",)))
 
 
 def test_figures_are_built_from_data():
     mask = fp_index(32, window=2, n_global=3).visible(32, 32).numpy()
     fig = viz.fp_pattern_figure(mask, "t")
     assert isinstance(fig, go.Figure) and np.array_equal(fig.data[0].z, mask.astype(float))
-    view = ex.disk_view(3, 2, 30)
+    view = ex.disk_view(ex.DiskConfig(3, 2, 30))
     disk = viz.disk_figure(view.keys, view.anchors, view.anchor_assignment)
     assert len(disk.data[1].x) == 3
     anim = viz.stream_animation_figure(view.keys, view.stream.history, frames=5)
@@ -79,7 +87,7 @@ def test_figures_are_built_from_data():
     assert len(reg.data) == 2
     sc = viz.scaling_figure([1, 2], {"fp-hida": [1.0, None]}, {"fp-hida": None}, {}, "s")
     assert len(sc.data) == 1
-    err = viz.error_figure(ex.error_vs_dense(16, 4, 0.1, steps=3))
+    err = viz.error_figure(ex.error_vs_dense(ex.ErrorSweepConfig(16, 4, 0.1, steps=3)))
     assert len(err.data) == 4
 
 

@@ -27,7 +27,8 @@ def test_supremum_is_at_least_every_probe_and_every_key(kernel, seed):
     k = random_points(n, 4, generator=g, dtype=torch.float64)  # (n, d)
     v = torch.randn(n, 3, generator=g, dtype=torch.float64)  # (n, dv)
     probes = lipschitz_probe_queries(k, eps=eps, n_random=8, n_near=8, generator=g)  # (Q, d)
-    sup, radius = sup_jacobian_norm(k, v, kernel=kernel, eps=eps, ascent=QUICK, generator=g, more_starts=probes)
+    found = sup_jacobian_norm(k, v, kernel=kernel, eps=eps, ascent=QUICK, generator=g, more_starts=probes)
+    sup, radius = found.norm, found.radius
     at_probes = float(query_jacobian_norms(probes, k, v, kernel=kernel, eps=eps).max())
     at_keys = float(query_jacobian_norms(k, k, v, kernel=kernel, eps=eps).max())  # n_each >= n: every key starts
     assert sup >= at_probes * (1 - 1e-9)

@@ -22,12 +22,8 @@ from georesolver_core.extras.orthogonal import (
     matched_hidden,
     mixer_params,
 )
-from georesolver_core.extras.orthogonal_lab import (
-    norm_drift,
-    operator_view,
-    orthogonality_defect,
-    worst_cayley_defect,
-)
+from georesolver_core.extras.orthogonal_lab import norm_drift, orthogonality_defect, worst_cayley_defect
+from georesolver_core.labs.orthogonal import DriftConfig, OperatorConfig, drift_lab, operator_lab
 from georesolver_core.theory.orthogonal import (
     cayley_gap_to_minus_one,
     ddl_orthogonality_defect,
@@ -186,7 +182,7 @@ def test_mixers_match_parameter_counts_and_orthogonal_kinds_keep_the_norm(one_th
 
 
 def test_figures_build_from_an_operator_view():
-    view = operator_view(1e4, 0.5, 2.0, 45, 30, 60)
+    view = operator_lab(OperatorConfig(1e4, 0.5, 2.0, 45, 30, 60))
     assert abs(abs(view.theta) - math.pi) < 1e-3  # beta = 1e4: close to, but not at, pi
     assert view.defects.cayley < 1e-12 and view.defects.ddl < 1e-12
     fig = operator_figure(view)
@@ -199,9 +195,8 @@ def test_figures_build_from_an_operator_view():
 
 
 def test_orthogonal_shortcuts_keep_their_gain_at_one_while_a_branch_grows_the_norm():
-    from georesolver_core.extras.orthogonal_lab import norm_and_gain
-
-    norms, gains = norm_and_gain(["cayley", "householder", "hybrid"], [1, 16], dim=8, branch=1.0, batch=8)
+    drift = drift_lab(DriftConfig(("cayley", "householder", "hybrid"), (1, 16), dim=8, branch=1.0, batch=8))
+    norms, gains = drift.norm, drift.gain
     for kind in ("cayley", "householder"):
         assert norms[kind][-1] > 1.5  # the branch grows the norm
         assert gains[kind] == pytest.approx([1.0, 1.0], abs=1e-4)  # the shortcut itself preserves it

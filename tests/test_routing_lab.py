@@ -56,15 +56,14 @@ def test_sphere_config_names_the_bad_argument(bad, match):
 
 def test_quality_verdicts_planted_violation_fails_and_the_measured_sweep_holds():
     sweep = quality_sweep(n_pool=12, n_queries=40, eps=0.05, seed=0)
-    (unit, _), (small, small_why) = judge_quality(sweep)
+    judged = judge_quality(sweep)
     # unit-norm values: the printed bound holds at every K; values of norm 0.1/sqrt(K_pool): it does not
-    assert unit == HOLDS
-    assert small == FAILS and "violated" in small_why
-    planted = dataclasses.replace(sweep, worst_error=[b * 1.01 + 1e-3 for b in sweep.paper_bound])
-    (unit_bad, why), _ = judge_quality(planted)
-    assert unit_bad == FAILS and "violated" in why
+    assert judged.unit_verdict == HOLDS
+    assert judged.small_verdict == FAILS and "violated" in judged.small_summary
+    planted = judge_quality(dataclasses.replace(sweep, worst_error=[b * 1.01 + 1e-3 for b in sweep.paper_bound]))
+    assert planted.unit_verdict == FAILS and "violated" in planted.unit_summary
     rescued = dataclasses.replace(sweep, small_bound=[e * 2 for e in sweep.small_error])
-    assert judge_quality(rescued)[1][0] == HOLDS
+    assert judge_quality(rescued).small_verdict == HOLDS
 
 
 def test_quality_lab_carries_the_verdicts_the_page_shows():

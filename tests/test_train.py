@@ -17,6 +17,7 @@ from georesolver_core.tasks import TASKS, make_task
 from georesolver_core.train import (
     MAX_STEPS,
     RunSpec,
+    StopReason,
     TrainConfig,
     build_trainer,
     cli,
@@ -64,6 +65,21 @@ def test_callbacks_are_called_and_can_stop():
     t = build_trainer(SMALL, TrainConfig(steps=100, batch_size=8, eval_every=2), [Listener()])
     t.run()
     assert t.step == 4 and seen == {"step": 4, "eval": 2} and "stopped at step 4" in t.message
+    assert t.stop_reason is StopReason.CALLBACK and t.final().to_dict()["stop_reason"] == "callback"
+
+
+@pytest.mark.parametrize(
+    "settings, reason",
+    [({"target_accuracy": 1e-9}, StopReason.TARGET), ({"max_seconds": 1e-9}, StopReason.TIME_LIMIT), ({}, None)],
+)
+def test_the_stop_reason_says_why_a_run_stopped(settings, reason):
+    t = build_trainer(SMALL, TrainConfig(steps=6, batch_size=8, eval_every=2, **settings))
+    t.run()
+    assert t.stop_reason is reason and t.final().stop_reason is reason
+    assert (t.step < 6) == (reason is not None) and (t.message is None) == (reason is None)
+    if reason is not None:  # a later run starts afresh: it stops again for its own reason
+        t.run(steps=1)
+        assert t.stop_reason is reason
 
 
 def test_run_in_slices_equals_one_run():
@@ -162,6 +178,9 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path):
     t.callbacks.append(Poison())
     t.run()
     assert t.diverged and t.step == 5 and "loss became nan at step 6" in t.message
+    assert t.stop_reason is StopReason.DIVERGED
+    t.run()  # a diverged run stays stopped
+    assert t.step == 5 and t.stop_reason is StopReason.DIVERGED and t.final().diverged
     assert "last good checkpoint (step 4)" in t.message
     data = load_checkpoint(tmp_path / "ck.pt")
     assert data["step"] == 4 and all(bool(torch.isfinite(v).all()) for v in data["model"].values())
@@ -278,6 +297,6 @@ def test_final_is_a_frozen_result_whose_dict_is_the_json_final():
     with pytest.raises(AttributeError):
         final.steps = 3  # frozen
     assert list(final.to_dict()) == [
-        "accuracy", "loss", "train_loss", "steps", "seconds", "cpu_seconds", "diverged", "message"
+        "accuracy", "loss", "train_loss", "steps", "seconds", "cpu_seconds", "diverged", "stop_reason", "message"
     ]  # fmt: skip
     assert final.to_dict()["steps"] == final.steps == 2 and final.accuracy == t.history[-1]["test_accuracy"]

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 import torch
 
+from georesolver_core.jobs import DONE
 from georesolver_core.labs.training import (
     MAX_TREE_DEPTH,
     TrainingLabConfig,
@@ -22,8 +23,9 @@ from georesolver_core.labs.training import (
     sentence_inputs,
     sentence_map,
 )
+from georesolver_core.labs.training_runs import DIVERGED, FINISHED, TrainingJob
 from georesolver_core.model.gate import gate_bound
-from georesolver_core.train import build_trainer
+from georesolver_core.train import StopReason, build_trainer
 from georesolver_core.verdicts import FAILS, HOLDS
 
 SMALL = dict(kernel="ida", width=16, layers=1, eps=0.1, lr=2e-3, steps=4, device="cpu")
@@ -131,3 +133,29 @@ def test_the_softmax_baseline_has_no_gates():
     assert model_gates(tr.model) == [] and record_gates(tr.model, tr.task.test_set().x[:2]) == []
     with pytest.raises(ValueError, match="non-empty"):
         record_gates(tr.model, tr.task.test_set().x[:0])
+
+
+class _Ended:
+    """A job handle whose job returned ``final``: what ``TrainingJob`` reads of a finished worker."""
+
+    stopping = False
+    state = DONE
+
+    def __init__(self, final: dict):
+        self.final = final
+
+    def state_for(self, seen: int) -> str:
+        return DONE
+
+    def result(self) -> dict:
+        return {"final": self.final}
+
+
+@pytest.mark.parametrize(
+    "reason, status",
+    [(None, FINISHED), ("target", FINISHED), ("time limit", FINISHED), ("diverged", DIVERGED)],
+)
+def test_a_run_says_why_it_stopped_by_its_stop_reason_not_its_message(reason, status):
+    job = TrainingJob(1, None, None, _Ended({"stop_reason": reason, "message": "loss reached nan, stopped"}))
+    assert job.stop_reason is (None if reason is None else StopReason(reason)) and job.status == status
+    assert job.diverged == (status == DIVERGED)

@@ -94,8 +94,9 @@ def test_benchmark_without_gensim_skips_its_row_with_a_note(monkeypatch):
 
 
 def test_a_closure_above_the_dense_limit_trains_sparse_and_reports_no_points(monkeypatch):
-    from georesolver_core.embeddings import lab, wordnet
+    from georesolver_core.embeddings import wordnet
     from georesolver_core.embeddings.sparse import SparseRelation
+    from georesolver_core.labs import embeddings as lab
 
     monkeypatch.setattr(wordnet, "MAX_DENSE_NODES", 3)  # the tiny closure counts as "large"
     closure = _tiny_closure()

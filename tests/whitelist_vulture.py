@@ -45,7 +45,7 @@ _.precision_floor  # attention/flex.py
 _.flex_formula  # attention/flex.py
 _.process_threads  # device.py
 _.ambient_dim  # embeddings/model.py
-_.progress_text  # embeddings/lab.py
+_.progress_text  # labs/embeddings.py
 _.factors_cache_info  # extras/hankel.py
 _.cayley_dense  # extras/orthogonal.py
 _.jobs_of  # jobs/runner.py

@@ -47,7 +47,12 @@ def _weights_from_sq(sq, eps, mask=None, counts=None):
 
 
 def ida_weights_from_sq(
-    sq_dist: torch.Tensor, *, eps: float, mask: torch.Tensor | None = None, counts: torch.Tensor | None = None
+    sq_dist: torch.Tensor,
+    *,
+    eps: float,
+    mask: torch.Tensor | None = None,
+    counts: torch.Tensor | None = None,
+    validate: bool = True,
 ) -> torch.Tensor:
     """Normalise inverse distances: W_ij = n_j (D_ij + eps)^-1 / sum_m n_m (D_im + eps)^-1. (..., n, m) -> (..., n, m).
 
@@ -55,7 +60,10 @@ def ida_weights_from_sq(
     (None: all ones). Written as ratios a_min / a_ij with a = D + eps (the analogue of softmax's
     max-subtraction): every term lies in (0, 1], so nothing overflows even when 1/eps would
     (eps < 1e-38 in float32). A row whose keys are all masked out gets zero weight.
+    ``validate=False`` skips the checks, for a caller that made them once (one matrix under many eps).
     """
+    if not validate:
+        return _weights_from_sq(sq_dist, eps, mask, counts)
     eps = check_eps(eps)
     check_finite("sq_dist", sq_dist)
     if sq_dist.numel() and float(sq_dist.detach().amin()) < 0:

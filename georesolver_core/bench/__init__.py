@@ -3,10 +3,10 @@
 - ``run``: the timed kernels, the configuration, the run and the command line;
 - ``report``: the JSON report's targets, table, scaling evidence, validation and text;
 - ``report_view``: the typed values a page reads of a report (header, targets, the live merge);
-- ``memory``: the peak-memory probe reported beside each time.
+- the peak-memory probe reported beside each time is ``georesolver_core.peak_memory`` (the cost-scaling lab,
+  below this package, uses it too).
 """
 
-from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.report import (
     COMPLEXITY_MIN_LEN,
     MAX_REPORT_BYTES,
@@ -38,6 +38,7 @@ from georesolver_core.bench.run import (
     memory_check,
     run_benchmark,
 )
+from georesolver_core.peak_memory import MEMORY_METHOD, memory_method, peak_memory_mb
 
 __all__ = [
     "COMPLEXITY_MIN_LEN",

@@ -6,7 +6,7 @@ The second table times the streaming inverse-distance kernels themselves (IDA, D
 no validation, no API layer) against PyTorch's fused ``scaled_dot_product_attention`` on the same shapes, in one process and one run, so that the
 ratios are comparable even on a noisy machine: every repeat times all kernels back to back and the
 reported time is the median over repeats after a warm-up. Peak memory is measured in a separate,
-untimed call (``bench.memory``); the report is judged and formatted by ``bench.report``.
+untimed call (``peak_memory``); the report is judged and formatted by ``bench.report``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from georesolver_core.attention.fused import fused_ida
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
-from georesolver_core.bench.memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.bench.profile import format_profile, profile_calls
 from georesolver_core.bench.public import LEAVES, headline, headline_bytes
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, format_table, judge
@@ -37,6 +36,7 @@ from georesolver_core.budget import check_memory, elements
 from georesolver_core.device import default_device, device_label, thread_count
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.labs.cost_scaling import hida_bench_kernels, scaling_main
+from georesolver_core.peak_memory import MEMORY_METHOD, memory_method, peak_memory_mb
 from georesolver_core.validate import check_eps, check_positive_int
 
 DEFAULT_SEQ_LENS = (256, 1024)  # the default run: under 2 minutes on a loaded 2-core CPU

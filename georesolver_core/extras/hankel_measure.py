@@ -1,4 +1,6 @@
-"""Measurements of dyadic Hankel attention (seed 004): decay per block, rank vs eps, output error, speed-up."""
+"""Measurements of dyadic Hankel attention (seed 004): decay per block, rank vs eps, output error, speed-up.
+
+The claims make them here; the page's lab (configs in, typed results out) is ``labs.hankel``."""
 
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ def decay_sweep(hs: Sequence[float], top: int = 12, delta: float = 1.0) -> Decay
     for h in hs:
         check_h(h)
     return Decay(
-        list(map(float, hs)), [block_singular_values(h, LEFT_FACTOR * int(h), delta, top=top).tolist() for h in hs]
+        hs=list(map(float, hs)),
+        singular_values=[block_singular_values(h, LEFT_FACTOR * int(h), delta, top=top).tolist() for h in hs],
     )
 
 
@@ -67,7 +70,7 @@ def decay_check(decay: Decay) -> DecayCheck:
     worst = np.asarray(decay.normalised(), dtype=float).max(axis=0)  # (top,)
     bound = singular_value_bound(np.arange(1, worst.size + 1))
     verdict, summary = verdict_inequality(worst, bound, relation="le")
-    return DecayCheck(worst.tolist(), bound.tolist(), verdict, summary)
+    return DecayCheck(worst=worst.tolist(), bound=bound.tolist(), verdict=verdict, summary=summary)
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ def rank_sweep(eps_list: Sequence[float], decay: Decay) -> Ranks:
     """Observed rank (smallest N with s_{N+1}/s_1 <= eps) per eps and h, beside the seed's rule."""
     eps_list = [check_eps_unit(e) for e in eps_list]
     obs = [[observed_rank(np.asarray(sv), e) for sv in decay.singular_values] for e in eps_list]
-    return Ranks(eps_list, decay.hs, obs, [rank_rule(e) for e in eps_list])
+    return Ranks(eps=eps_list, hs=decay.hs, observed=obs, rule=[rank_rule(e) for e in eps_list])
 
 
 @one_cpu_thread()
@@ -143,14 +146,14 @@ def speedup_sweep(
                 callback(i + 1, len(sizes))
     sizes = [int(m) for m in sizes]
     return Speed(
-        sizes,
-        rank,
-        out["d"],
-        out["f"],
-        [d / f for d, f in zip(out["d"], out["f"], strict=True)],
-        [m / (2 * rank) for m in sizes],
-        out["e"],
-        threads,
+        sizes=sizes,
+        rank=rank,
+        dense_ms=out["d"],
+        factored_ms=out["f"],
+        speedup=[d / f for d, f in zip(out["d"], out["f"], strict=True)],
+        flop_ratio=[m / (2 * rank) for m in sizes],
+        error=out["e"],
+        threads=threads,
     )
 
 
@@ -165,4 +168,4 @@ class KernelView:
 def kernel_view(length: int, split: int, h0: float = 4.0, delta: float = 1.0) -> KernelView:
     """The cross block of a sequence with its dyadic column blocks, for the picture."""
     s, r = boundary_distances(length, split, delta)
-    return KernelView(hankel_kernel(s, r).numpy(), dyadic_blocks(r, h0), length, split)
+    return KernelView(kernel=hankel_kernel(s, r).numpy(), blocks=dyadic_blocks(r, h0), length=length, split=split)

@@ -1,11 +1,12 @@
-"""What the Orthogonal residuals page and claims measure: defects, worst inputs, norm drift, a 3-D view."""
+"""What the Orthogonal residuals claims and page measure: defects, worst inputs, norm drift and gain.
+
+The page's lab (configs in, the 3-D view and the drift out) is ``labs.orthogonal``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -13,12 +14,7 @@ from georesolver_core.device import one_cpu_thread
 from georesolver_core.extras.orthogonal import (
     MixerConfig,
     ResidualMixer,
-    cayley_apply,
-    cayley_eigenvalues,
     cayley_matrix,
-    ddl_apply,
-    householder_apply,
-    hybrid_apply,
 )
 from georesolver_core.validate import check_positive_int, check_range
 
@@ -75,11 +71,20 @@ def norm_drift(
     ``branch`` > 0 adds a random residual branch branch * F(x) (a fresh tanh MLP per layer) to every kind, as
     in a transformer block whose shortcut is the mixer; 0 measures the shortcut alone.
     """
-    return norm_and_gain(kinds, depths, dim, seed, branch, batch)[0]
+    return norm_and_gain(kinds, depths, dim, seed, branch, batch).norm
 
 
-def norm_and_gain(kinds, depths, dim=16, seed=0, branch=0.0, batch=64) -> tuple[dict, dict]:
-    """(``norm_drift``, the shortcut gain) from one pass through the same layers.
+@dataclass(frozen=True)
+class NormGain:
+    """Mean norm ratio and shortcut gain of each residual kind at each depth, from one pass (``norm_and_gain``)."""
+
+    depths: list[int]  # the depths measured, sorted
+    norm: dict[str, list[float]]  # kind -> mean |x_L| / |x_0| at each depth (``norm_drift``)
+    gain: dict[str, list[float]]  # kind -> mean product of the shortcuts' gains |S_l(x)| / |x| up to each depth
+
+
+def norm_and_gain(kinds, depths, dim=16, seed=0, branch=0.0, batch=64) -> NormGain:
+    """``norm_drift`` and the shortcut gain from one pass through the same layers.
 
     The shortcut gain is what an orthogonal shortcut preserves whatever the branch: the mean of
     prod_{l <= L} |S_l(x_{l-1})| / |x_{l-1}| along the same trajectory, leaving out the branch's
@@ -108,75 +113,4 @@ def norm_and_gain(kinds, depths, dim=16, seed=0, branch=0.0, batch=64) -> tuple[
                     ratios.append(float((x.norm(dim=-1) / x0.norm(dim=-1)).mean()))
                     products.append(float(gain.mean()))
         norms[kind], gains[kind] = ratios, products
-    return norms, gains
-
-
-@dataclass(frozen=True)
-class OperatorDefects:
-    """||M^T M - I||_2 of each operator of the 3-D view (seed 003: 0 for Cayley and Householder)."""
-
-    cayley: float  # Q
-    householder: float  # H(k)
-    hybrid: float  # G = (1 - gamma) Q + gamma H, at most 4 gamma (1 - gamma)
-    ddl: float  # I - beta k k^T, |beta (beta - 2)|
-
-
-@dataclass(frozen=True)
-class OperatorView:
-    x: np.ndarray  # (3,) the input vector
-    images: dict[str, np.ndarray]  # operator name -> (3,) image of x
-    u: np.ndarray  # (3,) generator vectors and reflection normal, for drawing
-    v: np.ndarray
-    k: np.ndarray
-    eigenvalues: np.ndarray  # complex (3,) of Q, closed form
-    eigenvalues_numeric: np.ndarray  # complex (3,) of Q by torch.linalg.eigvals
-    defects: OperatorDefects
-    theta: float  # rotation angle of Q in radians
-
-
-def _unit_from_angles(azimuth_deg: float, elevation_deg: float) -> Tensor:
-    a, e = np.radians(azimuth_deg), np.radians(elevation_deg)
-    return torch.tensor([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)], dtype=torch.float64)
-
-
-@one_cpu_thread()
-def operator_view(
-    beta: float, gamma: float, ddl_beta: float, plane_tilt_deg: float, k_azimuth_deg: float, x_azimuth_deg: float
-) -> OperatorView:
-    """A vector x in R^3 under Q (generator u = e1, v in the plane tilted by plane_tilt), H(k), the hybrid and DDL."""
-    check_range("beta", beta, -1e6, 1e6)
-    check_range("gamma", gamma, 0.0, 1.0)
-    u = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
-    v = _unit_from_angles(90.0, plane_tilt_deg)  # tilt 0: v = e2, the rotation plane is the xy plane
-    k = _unit_from_angles(k_azimuth_deg, 0.0)
-    x = _unit_from_angles(x_azimuth_deg, 20.0)
-    eye = torch.eye(3, dtype=torch.float64)
-    mats = {
-        "Cayley Q": cayley_matrix(u, v, beta),
-        "Householder H": householder_apply(eye, k).T,
-        "hybrid G": hybrid_apply(eye, u, v, beta, k, gamma).T,
-        "DDL": ddl_apply(eye, k, ddl_beta).T,
-    }
-    images = {
-        "Cayley Q": cayley_apply(x, u, v, beta),
-        "Householder H": householder_apply(x, k),
-        "hybrid G": hybrid_apply(x, u, v, beta, k, gamma),
-        "DDL": ddl_apply(x, k, ddl_beta),
-    }
-    ev = cayley_eigenvalues(u, v, beta).numpy()
-    return OperatorView(
-        x=x.numpy(),
-        images={name: img.numpy() for name, img in images.items()},
-        u=u.numpy(),
-        v=v.numpy(),
-        k=k.numpy(),
-        eigenvalues=ev,
-        eigenvalues_numeric=torch.linalg.eigvals(mats["Cayley Q"]).numpy(),
-        defects=OperatorDefects(
-            cayley=orthogonality_defect(mats["Cayley Q"]),
-            householder=orthogonality_defect(mats["Householder H"]),
-            hybrid=orthogonality_defect(mats["hybrid G"]),
-            ddl=orthogonality_defect(mats["DDL"]),
-        ),
-        theta=float(np.angle(ev[0])),
-    )
+    return NormGain(depths=depths, norm=norms, gain=gains)

@@ -18,7 +18,6 @@ import numpy as np
 import torch
 
 from georesolver_core.attention.kernel import ida_weights, softmax_weights
-from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.attention.reference import ida_weights_from_sq
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import (
@@ -36,6 +35,7 @@ from georesolver_core.theory import attention as th
 from georesolver_core.validate import check_eps, check_finite, check_positive_int, check_range
 from georesolver_core.verdicts import HOLDS, verdict_inequality
 
+TEMPERATURE_RANGE = (1e-6, 1e6)  # softmax T
 QUERY_MODES = {
     "random": "a random point",
     "key": "equal to key j",
@@ -48,9 +48,9 @@ QUERY_MODES = {
 class LabConfig:
     """Keys, query and kernels of one lab view (hashable: a page caches ``attention_lab`` on it).
 
-    Validated on construction: n in [1, 4096], d in [1 + the geometry's extra dimensions, 1024],
-    eps > 0, ``mode`` a QUERY_MODES key; the indices and coordinates are checked where the query is
-    placed (``place_query``), against the keys drawn.
+    Validated on construction, once: n in [1, 4096], d in [1 + the geometry's extra dimensions, 1024],
+    eps > 0, temperature in [1e-6, 1e6], ``mode`` a QUERY_MODES key; the indices and coordinates are
+    checked where the query is placed (``place_query``), against the keys drawn.
     """
 
     geometry: str  # a GEOMETRIES key
@@ -72,6 +72,7 @@ class LabConfig:
         check_geometry(self.geometry)
         check_positive_int("d", self.d, GEOMETRIES[self.geometry].ambient_dim(1), 1024)
         check_eps(self.eps)
+        check_range("temperature", self.temperature, *TEMPERATURE_RANGE)
         if self.mode not in QUERY_MODES:
             raise ValueError(f"mode must be one of {sorted(QUERY_MODES)} (got {self.mode!r})")
         if self.coords is not None:  # any sequence of numbers; stored as a tuple to stay hashable
@@ -164,26 +165,8 @@ def place_query(
     return q
 
 
-def attention_weights(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    *,
-    kernel: str,
-    eps: float = 0.1,
-    temperature: float = 1.0,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-) -> torch.Tensor:
-    """Rows of attention weights for the lab. (..., n, d), (..., m, d) -> (..., n, m).
-
-    "ida": W_ij proportional to (d(q_i, k_j)^2 + eps)^-1 in the chosen geometry;
-    "softmax": softmax(q.k / (T sqrt d)) on the ambient coordinates (the geometry is not used).
-    """
-    if kernel not in KERNEL_CHOICES:  # "ida" (in the lab's geometry) or "softmax"
-        raise ValueError(f"kernel must be one of {sorted(KERNEL_CHOICES)} (got {kernel!r})")
-    if kernel == "ida":
-        return ida_weights(q, k, eps=eps, geometry=geometry, c=c)
-    temperature = check_range("temperature", temperature, 1e-6, 1e6)
+def _softmax(q: torch.Tensor, k: torch.Tensor, temperature: float) -> torch.Tensor:
+    """softmax(q.k / (T sqrt d)) on the ambient coordinates, T checked by ``LabConfig``. (..., n, d), (..., m, d) -> (..., n, m)."""
     return softmax_weights(q, k, scale=1.0 / (temperature * math.sqrt(q.shape[-1])))
 
 
@@ -200,25 +183,27 @@ class EpsSweep:
     temperature: float
 
 
-def eps_sweep(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    *,
-    eps_values,
-    temperature: float = 1.0,
-    geometry: str = "euclidean",
-    c: float = 1.0,
-) -> EpsSweep:
-    """IDA weights of q (d,) over keys k (n, d) for every eps in eps_values, one batched call."""
+def check_eps_values(eps_values) -> np.ndarray:
+    """A non-empty 1-D list of eps, each in ``check_eps``'s range, as a float array: checked once, by its
+    smallest and largest value (NaN fails both), not value by value."""
     eps_values = np.asarray(eps_values, dtype=float)
     if eps_values.ndim != 1 or eps_values.size == 0:
         raise ValueError(f"eps_values must be a non-empty 1-D list (got shape {eps_values.shape})")
-    for e in eps_values:
-        check_eps(e, "eps_values")
-    sq = pairwise_sq_distance(q[None], k, geometry=geometry, c=c)  # (1, n)
-    ida = torch.cat([ida_weights_from_sq(sq, eps=float(e)) for e in eps_values])  # (E, n)
-    soft = attention_weights(q[None], k, kernel="softmax", temperature=temperature)[0]
-    return EpsSweep(eps_values, ida.cpu().double().numpy(), soft.cpu().double().numpy(), float(temperature))
+    for e in (eps_values.min(), eps_values.max()):
+        check_eps(float(e), "eps_values")
+    return eps_values
+
+
+def _sweep(sq: torch.Tensor, eps_values: np.ndarray, soft: torch.Tensor, temperature: float) -> EpsSweep:
+    """The sweep from the query's squared distances (1, n), eps_values checked (``check_eps_values``)."""
+    check_finite("sq_dist", sq)  # once for the whole sweep: each eps below reuses it unchecked
+    ida = torch.cat([ida_weights_from_sq(sq, eps=float(e), validate=False) for e in eps_values])  # (E, n)
+    return EpsSweep(
+        eps=eps_values,
+        ida=ida.cpu().double().numpy(),
+        softmax=soft.cpu().double().numpy(),
+        temperature=float(temperature),
+    )
 
 
 # --- Everything the Attention lab shows for one configuration -------------------------------
@@ -245,7 +230,7 @@ RETRIEVAL_RTOL = 1e-5  # the lab computes weights in float32 (7 digits): a relat
 def retrieval_check(weight: float, bound: float, key: int) -> Retrieval:
     """Judge W_j >= 1/(1 + eps(n-1)/(r^2+eps)) for a query on key j (``verdict_inequality``, relation "ge")."""
     verdict, _ = verdict_inequality([weight], [bound], relation="ge", rtol=RETRIEVAL_RTOL)
-    return Retrieval(key, float(weight), float(bound), verdict)
+    return Retrieval(key=key, weight=float(weight), bound=float(bound), verdict=verdict)
 
 
 @dataclass
@@ -283,13 +268,14 @@ def attention_lab(
     keys = random_points(n, d, geometry=geometry, c=c, spread=spread, generator=g, dtype=torch.float64)
     q = place_query(keys, mode=mode, geometry=geometry, c=c, j=j, j2=config.j2, t=config.t, coords=config.coords,
                     spread=spread, generator=g)  # fmt: skip
+    eps_values = check_eps_values(np.logspace(-8, 2, 41) if sweep_eps is None else sweep_eps)
     kd, qd = keys.to(device, dtype), q.to(device, dtype)
     rows = torch.cat([qd[None], kd])  # (1 + n, d)
-    w_ida = ida_weights(rows, kd, eps=eps, geometry=geometry, c=c)  # (1 + n, n)
-    w_soft = attention_weights(rows, kd, kernel="softmax", temperature=temperature)  # (1 + n, n)
-    sq = pairwise_sq_distance(qd[None], kd, geometry=geometry, c=c)[0]  # (n,)
-    sweep = eps_sweep(qd, kd, eps_values=np.logspace(-8, 2, 41) if sweep_eps is None else sweep_eps,
-                      temperature=temperature, geometry=geometry, c=c)  # fmt: skip
+    w_ida = ida_weights(rows, kd, eps=eps, geometry=geometry, c=c)  # (1 + n, n): the kernel, fused where it pays
+    w_soft = _softmax(rows, kd, temperature)  # (1 + n, n)
+    sq_q = pairwise_sq_distance(qd[None], kd, geometry=geometry, c=c)  # (1, n): once, for the bars and the sweep
+    sq = sq_q[0]  # (n,)
+    sweep = _sweep(sq_q, eps_values, _softmax(qd[None], kd, temperature)[0], temperature)
     w0 = w_ida[0]
     retrieval = degraded = None
     head = dict(

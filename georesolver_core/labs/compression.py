@@ -1,5 +1,6 @@
-"""The Compression page's lab: errors, storage, the sweep and the memory table from one call
-(``compression_lab``), and attention with quantised keys against exact attention (``quantised_attention``).
+"""The Compression page's lab: errors, storage, the sweep and the ratio curve of one configuration
+(``compression_lab(CompressionConfig) -> CompressionLab``), the memory table (``memory_table``), and
+attention with quantised keys against exact attention (``quantised_attention``).
 
 All storage figures are real: keys are quantised, packed and counted (``CompressedKeys.nbytes``);
 the memory table scales the bytes of one head's keys, sized by ``storage_nbytes`` (the layout,
@@ -16,9 +17,10 @@ import pandas as pd
 import torch
 
 from georesolver_core.compression.attention_effect import AttentionEffect, attention_effect
+from georesolver_core.compression.hcc import hcc_params
 from georesolver_core.compression.methods import QUANTIZERS, quantize, storage_nbytes
-from georesolver_core.compression.worst_case import random_keys
-from georesolver_core.device import one_cpu_thread
+from georesolver_core.compression.worst_case import KEY_KINDS, random_keys
+from georesolver_core.device import DTYPES, one_cpu_thread
 from georesolver_core.results import Labelled
 from georesolver_core.theory.compression import hcc_compression_ratio, hcc_error_bound, kv_cache_bytes
 from georesolver_core.validate import check_positive_int
@@ -112,35 +114,57 @@ def budget_bits(method: str, shape: tuple[int, ...], budget_nbytes: int, hcc_opt
     return best
 
 
-def compression_lab(**kwargs) -> CompressionLab:
-    """Quantise n keys of dimension d of the given kind with HCC and with a baseline at the same budget.
+@dataclass(frozen=True)
+class CompressionConfig:
+    """One configuration of the Compression page (hashable: a page caches ``compression_lab`` on it).
 
-    Keywords: n, d, bits_dir, bits_radius, radius, direction, baseline, kind, seed, dtype (see ``_lab``).
+    Validated on construction: n in [1, 2^24], d in [1, 2^14], the HCC bits and modes as ``hcc_params``
+    checks them, ``baseline`` one of BASELINES, ``kind`` one of ``KEY_KINDS``, ``dtype`` one of ``DTYPES``.
+    """
+
+    n: int  # keys asked for (fewer are quantised when n d passes MAX_ELEMENTS)
+    d: int  # key dimension d_h
+    bits_dir: int  # HCC's bits per direction coordinate, b
+    bits_radius: int  # HCC's radius bits, b_r
+    radius: str = "euclidean"  # HCC's radius mode (hcc.RADII)
+    direction: str = "implicit"  # HCC's direction layout (hcc.DIRECTIONS)
+    baseline: str = "uniform"  # a BASELINES method, at HCC's storage
+    kind: str = "tanh"  # a KEY_KINDS key: how the keys are drawn
+    seed: int = 0  # the generator of the keys
+    dtype: torch.dtype = torch.float32  # a DTYPES value: the keys' precision
+
+    def __post_init__(self):
+        check_positive_int("n", self.n, 1, 1 << 24)
+        check_positive_int("d", self.d, 1, 1 << 14)
+        hcc_params(self.bits_dir, self.bits_radius, self.radius, self.direction)
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {list(BASELINES)} (got {self.baseline!r})")
+        if self.kind not in KEY_KINDS:
+            raise ValueError(f"kind must be one of {sorted(KEY_KINDS)} (got {self.kind!r})")
+        if self.dtype not in DTYPES.values():
+            raise ValueError(f"dtype must be one of {[str(t) for t in DTYPES.values()]} (got {self.dtype!r})")
+
+    @property
+    def hcc_options(self) -> dict:
+        """HCC's keyword options besides its direction bits: bits_radius, radius, direction."""
+        return {"bits_radius": self.bits_radius, "radius": self.radius, "direction": self.direction}
+
+
+def compression_lab(config: CompressionConfig) -> CompressionLab:
+    """Quantise the n keys of dimension d of ``config`` with HCC and with its baseline at the same budget;
+    the d = 2 keys of the disk, the bit sweep of every method and the ratio against d_h beside them.
+
     Runs on one CPU thread: many small tensors, where a second thread only adds synchronisation.
     """
     with one_cpu_thread():
-        return _lab(**kwargs)
+        return _lab(config)
 
 
-def _lab(
-    *,
-    n: int,
-    d: int,
-    bits_dir: int,
-    bits_radius: int,
-    radius: str = "euclidean",
-    direction: str = "implicit",
-    baseline: str = "uniform",
-    kind: str = "tanh",
-    seed: int = 0,
-    dtype: torch.dtype = torch.float32,
-) -> CompressionLab:
-    check_positive_int("n", n, 1, 1 << 24)
-    check_positive_int("d", d, 1, 1 << 14)
-    if baseline not in BASELINES:
-        raise ValueError(f"baseline must be one of {list(BASELINES)} (got {baseline!r})")
-    hopt = {"bits_radius": bits_radius, "radius": radius, "direction": direction}
-    g = torch.Generator().manual_seed(seed)
+def _lab(config: CompressionConfig) -> CompressionLab:
+    n, d, bits_dir, bits_radius = config.n, config.d, config.bits_dir, config.bits_radius
+    baseline, kind, dtype = config.baseline, config.kind, config.dtype
+    hopt = config.hcc_options
+    g = torch.Generator().manual_seed(config.seed)
     n_used = max(1, min(n, MAX_ELEMENTS // d))
     keys = random_keys(n_used, d, kind, g).to(dtype)  # (n_used, d)
     ck = quantize(keys, "hcc", bits=bits_dir, **hopt)
@@ -175,7 +199,7 @@ def _lab(
     sweep = pd.DataFrame(rows)
 
     ratio_rows = []
-    gr = torch.Generator().manual_seed(seed + 1)
+    gr = torch.Generator().manual_seed(config.seed + 1)
     for dd in RATIO_DIMS:
         kk = random_keys(min(sweep_keys(dd), n_used), dd, kind, gr).to(dtype)
         ratio_rows.append(
@@ -202,33 +226,56 @@ def _lab(
         mean_err_baseline=float(base_errors.mean()),
     )
     return CompressionLab(
-        hopt,
-        baseline,
-        bb,
-        n_used,
-        errors,
-        base_errors,
-        bound,
-        stats,
-        disk.double().numpy(),
-        disk_hcc.double().numpy(),
-        disk_base.double().numpy(),
-        sweep,
-        pd.DataFrame(ratio_rows),
+        hcc_options=hopt,
+        baseline=baseline,
+        baseline_bits=bb,
+        n_used=n_used,
+        errors=errors,
+        baseline_errors=base_errors,
+        bound=bound,
+        stats=stats,
+        disk_keys=disk.double().numpy(),
+        disk_hcc=disk_hcc.double().numpy(),
+        disk_baseline=disk_base.double().numpy(),
+        sweep=sweep,
+        ratio_by_dim=pd.DataFrame(ratio_rows),
     )
 
 
-def quantised_attention(
-    method: str, d: int, bits_radius: int, radius: str, direction: str, kind: str, seed: int
-) -> AttentionEffect:
-    """Attention over ``EFFECT_KEYS`` keys of dimension d (``kind``, drawn from ``seed``) with the keys quantised
-    by ``method`` at each of ``EFFECT_BITS`` bits, against exact keys (``compression.attention_effect``).
+@dataclass(frozen=True)
+class EffectConfig:
+    """Attention with keys quantised by one method (hashable: a page caches ``quantised_attention`` on it).
 
-    An HCC method takes the radius bits and the radius and direction modes; the others ignore them.
+    Validated on construction: ``method`` a QUANTIZERS key, d in [1, 2^14], the HCC options as ``hcc_params``
+    checks them (at any direction width), ``kind`` one of ``KEY_KINDS``. An HCC method uses the radius bits
+    and modes; the others ignore them.
     """
-    keys = random_keys(EFFECT_KEYS, d, kind, torch.Generator().manual_seed(seed))  # (m, d)
-    opts = _options(method, {"bits_radius": bits_radius, "radius": radius, "direction": direction})
-    return attention_effect(keys, method=method, bits=EFFECT_BITS, **opts)
+
+    method: str  # a QUANTIZERS key
+    d: int  # key dimension d_h
+    bits_radius: int  # HCC's radius bits, b_r
+    radius: str = "euclidean"  # HCC's radius mode
+    direction: str = "implicit"  # HCC's direction layout
+    kind: str = "tanh"  # a KEY_KINDS key: how the keys are drawn
+    seed: int = 0  # the generator of the keys
+
+    def __post_init__(self):
+        if self.method not in QUANTIZERS:
+            raise ValueError(f"method must be one of {sorted(QUANTIZERS)} (got {self.method!r})")
+        check_positive_int("d", self.d, 1, 1 << 14)
+        hcc_params(EFFECT_BITS[0], self.bits_radius, self.radius, self.direction)
+        if self.kind not in KEY_KINDS:
+            raise ValueError(f"kind must be one of {sorted(KEY_KINDS)} (got {self.kind!r})")
+
+
+def quantised_attention(config: EffectConfig) -> AttentionEffect:
+    """Attention over ``EFFECT_KEYS`` keys of dimension d (``kind``, drawn from ``seed``) with the keys quantised
+    by ``method`` at each of ``EFFECT_BITS`` bits, against exact keys (``compression.attention_effect``)."""
+    keys = random_keys(EFFECT_KEYS, config.d, config.kind, torch.Generator().manual_seed(config.seed))  # (m, d)
+    opts = _options(
+        config.method, {"bits_radius": config.bits_radius, "radius": config.radius, "direction": config.direction}
+    )
+    return attention_effect(keys, method=config.method, bits=EFFECT_BITS, **opts)
 
 
 def memory_table(

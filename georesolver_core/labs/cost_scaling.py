@@ -23,7 +23,9 @@ import torch
 from georesolver_core.attention.layer import ATTENTION
 from georesolver_core.attention.timing import Timing
 from georesolver_core.budget import check_attention_io
+from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.peak_memory import peak_memory_mb
 from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
 from georesolver_core.validate import check_positive_int
 from georesolver_core.verdicts import fit_loglog_slope
@@ -126,21 +128,37 @@ def fitted_slope(x, y) -> float | None:
     return fit_loglog_slope(x[keep], y[keep]) if keep.sum() >= 2 else None
 
 
-def cost_scaling(
-    lens=SCALING_LENS,
-    kernels=None,
-    *,
-    progress: Callable[[float, str], None] | None = None,
-    **options,
-) -> ScalingReport:
-    """Time each kernel at each length (forward, + backward unless ``backward=False``): ``cost_scaling_steps``
-    run to the end, reporting ``progress(fraction, text)`` after each timing. ``options`` are its keywords
-    (batch, heads, head_dim, eps, repeats, backward, memory, max_len, n_anchors, n_summaries, dtype, device).
+@dataclass(frozen=True)
+class ScalingConfig:
+    """One cost-scaling sweep: which kernels, at which lengths, on which inputs.
 
-    ``max_len`` caps a kernel's lengths (e.g. {"hida": 8192}: the dense kernel's n^2 cost would
-    take hours at 32768 on a CPU); skipped points are None and left out of the fit.
+    Checked once, when the sweep starts (``cost_scaling_steps``: in the worker, for a page): lengths of at
+    least 2 tokens, kernels a non-empty subset of ``scaling_kernels()``, repeats >= 1, dtype a DTYPES name,
+    the largest inputs within the attention I/O budget. Plain values only: a job carries it as JSON.
     """
-    run = cost_scaling_steps(lens, kernels, **options)  # kernels None: ``default_kernels()``
+
+    lens: tuple[int, ...] = SCALING_LENS  # sequence lengths n (timed in increasing order)
+    kernels: tuple[str, ...] | None = None  # ``scaling_kernels()`` entries (None: ``default_kernels()``)
+    batch: int = 1
+    heads: int = 1
+    head_dim: int = 64
+    eps: float = 0.1
+    repeats: int = 1  # timings per point (the median is kept)
+    backward: bool = True  # time forward + backward (False: forward only)
+    memory: bool = False  # measure the peak memory of each point too (``peak_memory_mb``)
+    # kernel -> largest length timed (e.g. {"hida": 8192}: the dense kernel's n^2 cost would take hours at
+    # 32768 on a CPU); skipped points are None and left out of the fit
+    max_len: dict[str, int] | None = None
+    n_anchors: int = 16  # L-HIDA's anchors
+    n_summaries: int = 16  # C-HIDA's summaries
+    dtype: str = "float32"  # a DTYPES name
+    device: str = "cpu"
+
+
+def cost_scaling(config: ScalingConfig, *, progress: Callable[[float, str], None] | None = None) -> ScalingReport:
+    """Time each kernel of ``config`` at each length (forward, + backward unless ``backward=False``):
+    ``cost_scaling_steps`` run to the end, reporting ``progress(fraction, text)`` after each timing."""
+    run = cost_scaling_steps(config)
     while True:
         try:
             frac, text, _ = next(run)
@@ -150,35 +168,25 @@ def cost_scaling(
             progress(frac, text)
 
 
-def cost_scaling_steps(
-    lens=SCALING_LENS,
-    kernels=None,
-    *,
-    batch: int = 1,
-    heads: int = 1,
-    head_dim: int = 64,
-    eps: float = 0.1,
-    repeats: int = 1,
-    backward: bool = True,
-    memory: bool = False,
-    max_len: dict | None = None,
-    n_anchors: int = 16,
-    n_summaries: int = 16,
-    dtype=torch.float32,
-    device="cpu",
-):
+def cost_scaling_steps(config: ScalingConfig):
     """``cost_scaling`` one timing at a time: yields (fraction done, text, the report so far, with its
     slopes fitted over the lengths timed) and returns the report. A page can stop it and keep what it timed."""
-    lens = sorted(check_positive_int("n", int(n), 2) for n in lens)
-    kernels = default_kernels() if kernels is None else kernels
+    batch, heads, head_dim, eps, repeats = config.batch, config.heads, config.head_dim, config.eps, config.repeats
+    backward, memory, device = config.backward, config.memory, config.device
+    n_anchors, n_summaries = config.n_anchors, config.n_summaries
+    lens = sorted(check_positive_int("n", int(n), 2) for n in config.lens)
+    kernels = default_kernels() if config.kernels is None else config.kernels
     unknown = [k for k in kernels if k not in scaling_kernels()]
     if unknown or not kernels:
         raise ValueError(f"kernels must be a non-empty subset of {list(scaling_kernels())} (got {list(kernels)})")
     check_positive_int("repeats", repeats, 1)
+    if config.dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {list(DTYPES)} (got {config.dtype!r})")
+    dtype = DTYPES[config.dtype]
     itemsize = torch.empty(0, dtype=dtype).element_size()
     check_attention_io("this scaling benchmark", batch, heads, lens[-1], head_dim, itemsize)
-    max_len = max_len or {}
-    rep = ScalingReport(lens, list(kernels), config=dict(
+    max_len = dict(config.max_len or {})
+    rep = ScalingReport(lens=lens, kernels=list(kernels), config=dict(
         batch=batch, heads=heads, head_dim=head_dim, eps=eps, repeats=repeats, backward=backward,
         n_anchors=n_anchors, n_summaries=n_summaries, dtype=str(dtype), device=str(device), max_len=max_len,
     ))  # fmt: skip
@@ -214,7 +222,7 @@ def cost_scaling_steps(
                 call()
                 times.append(time.perf_counter() - t0)
             rep.seconds[kern].append(statistics.median(times))
-            rep.peak_mb[kern].append(_peak_mb(call, str(device).split(":")[0]) if memory else None)
+            rep.peak_mb[kern].append(peak_memory_mb(call, str(device).split(":")[0]) if memory else None)
             done += 1
             yield done / total, f"{label(kern)} at n = {n}: {rep.seconds[kern][-1]:.3g} s", _fit(rep)
     return _fit(rep)
@@ -256,7 +264,7 @@ def judge_slopes(rep: ScalingReport, tol: float = PROPOSITION1_TOLERANCE) -> lis
         p = predicted_exponent(kern, n_lo, n_hi)
         met = None if s is None else bool(abs(s - p) <= tol)
         target = f"{p:.2f} +- {tol:g}"
-        out.append(SlopeJudgement(kern, label(kern), s, p, target, met))
+        out.append(SlopeJudgement(kernel=kern, label=label(kern), slope=s, predicted=p, target=target, met=met))
     return out
 
 
@@ -284,12 +292,6 @@ def format_scaling(rep: ScalingReport) -> str:
     return "\n".join(lines)
 
 
-def _peak_mb(fn, device: str):
-    from georesolver_core.bench.memory import peak_memory_mb  # the bench package imports this module
-
-    return peak_memory_mb(fn, device)
-
-
 def hida_bench_kernels() -> dict:
     """The sub-quadratic rows of the kernel benchmark: ATTENTION key -> (setting, run(q, k, v, eps, causal)).
 
@@ -313,10 +315,17 @@ def scaling_main(args: argparse.Namespace) -> int:
         lens = (256, 512, 1024)
     kernels = tuple(k for k in (args.kernels or ()) if k in scaling_kernels()) or default_kernels()
     try:
+        config = ScalingConfig(
+            lens=lens,
+            kernels=kernels,
+            eps=args.eps,
+            repeats=args.repeats or 1,
+            device=args.device or "cpu",
+            max_len={"hida": 8192},
+        )
         rep = cost_scaling(
-            lens, kernels, eps=args.eps, repeats=args.repeats or 1, device=args.device or "cpu",
-            max_len={"hida": 8192}, progress=lambda f, m: print(f"[{100 * f:5.1f}%] {m}", file=sys.stderr, flush=True),
-        )  # fmt: skip
+            config, progress=lambda f, m: print(f"[{100 * f:5.1f}%] {m}", file=sys.stderr, flush=True)
+        )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

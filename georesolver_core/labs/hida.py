@@ -58,10 +58,20 @@ class FPPattern:
     stats: FPStats  # |S_i| (mean, max, the bound) and the fraction of the dense work
 
 
-def fp_pattern(n: int, window: int, n_global: int, causal: bool = False) -> FPPattern:
+@dataclass(frozen=True)
+class PatternConfig:
+    """FP-HIDA's index sets at one size (checked by ``fp_index``, which builds them)."""
+
+    n: int  # queries and keys
+    window: int  # band |i - j| <= window
+    n_global: int  # global positions every query sees
+    causal: bool = False  # keys j <= i only
+
+
+def fp_pattern(config: PatternConfig) -> FPPattern:
     """S_i for i = 0..n-1 with band |i - j| <= ``window`` and ``n_global`` global positions (causal: j <= i)."""
-    keys = fp_index(n, window=window, n_global=n_global, causal=causal)
-    return FPPattern(keys.visible(n, n).numpy(), fp_stats(n, window=window, n_global=n_global, causal=causal))
+    n, sizes = config.n, dict(window=config.window, n_global=config.n_global, causal=config.causal)
+    return FPPattern(mask=fp_index(n, **sizes).visible(n, n).numpy(), stats=fp_stats(n, **sizes))
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,7 @@ def l_error_sweep(n: int, d: int, eps: float, ms, *, seed: int = 0) -> LErrorSwe
         anchors, _ = hyperbolic_kmeans(k, int(m), generator=_gen(seed + 3))
         errs.append(float((l_hida(q, k, v, anchors, eps=eps) - dense).norm()))
         nys.append(float((l_hida_nystrom(q, k, v, anchors, eps=eps) - dense).norm()))
-    return LErrorSweep(n, eps, [int(m) for m in ms], errs, nys, float(v.norm()))
+    return LErrorSweep(n=n, eps=eps, m=[int(m) for m in ms], l_hida=errs, nystrom=nys, v_fro=float(v.norm()))
 
 
 @dataclass(frozen=True)
@@ -150,8 +160,10 @@ def c_hida_stream(
     assignment = pairwise_sq_distance(keys, final, geometry="poincare").argmin(-1).numpy()
     hist = model.history[:, 0].numpy() if record else None
     return StreamResult(
-        keys.numpy(), labels.numpy(), hist, model.counts[0].numpy(), assignment, loss, cum, checkpoints, best,
-        [float(cum[t - 1] - b) for t, b in zip(checkpoints, best, strict=True)], diam, n_summaries,
+        keys=keys.numpy(), labels=labels.numpy(), history=hist, counts=model.counts[0].numpy(), assignment=assignment,
+        online_loss=loss, cumulative_loss=cum, checkpoints=checkpoints, best_fixed=best,
+        regret=[float(cum[t - 1] - b) for t, b in zip(checkpoints, best, strict=True)], diameter=diam,
+        n_summaries=n_summaries,
     )  # fmt: skip
 
 
@@ -189,8 +201,9 @@ def fp_retrieval(
     err = rel(fp)
     outside = float(err[~inside].mean()) if bool((~inside).any()) else float("nan")
     return RetrievalResult(
-        n, rows.numel(), float((err < 0.1).double().mean()), float((rel(dense) < 0.1).double().mean()),
-        float(inside.double().mean()), outside,
+        n=n, probes=rows.numel(), fp_rate=float((err < 0.1).double().mean()),
+        dense_rate=float((rel(dense) < 0.1).double().mean()), coverage=float(inside.double().mean()),
+        fp_error_outside=outside,
     )  # fmt: skip
 
 
@@ -213,11 +226,29 @@ def error_table(sweeps: list[ErrorVsDense]) -> list[dict]:
     ]
 
 
-def error_vs_dense(
-    n: int = 128, d: int = 8, eps: float = 0.1, *, seed: int = 0, steps: int = 6
-) -> list[ErrorVsDense]:
+@dataclass(frozen=True)
+class ErrorSweepConfig:
+    """The four size knobs against Dense-HIDA on n random points of the ball.
+
+    Validated on construction: n >= 2, d >= 1, eps as ``check_eps`` allows, steps >= 2.
+    """
+
+    n: int = 128  # queries and keys
+    d: int = 8  # dimension
+    eps: float = 0.1  # IDA regulariser
+    seed: int = 0  # the points' and values' generators
+    steps: int = 6  # sizes per knob, log spaced from 1 to n
+
+    def __post_init__(self):
+        check_positive_int("n", self.n, 2)
+        check_positive_int("d", self.d, 1)
+        check_eps(self.eps)
+        check_positive_int("steps", self.steps, 2)
+
+
+def error_vs_dense(config: ErrorSweepConfig) -> list[ErrorVsDense]:
     """The four size knobs swept from 1 to n (log spaced), each against Dense-HIDA on the same q, k, v."""
-    check_positive_int("n", n, 2)
+    n, d, eps, seed, steps = config.n, config.d, config.eps, config.seed, config.steps
     q, k = ball_points(n, d, seed=seed), ball_points(n, d, seed=seed + 1)
     v = torch.randn(n, d, generator=_gen(seed + 2), dtype=F64)
     dense = reference_ida(q, k, v, KernelSpec(eps, "poincare"))
@@ -231,17 +262,20 @@ def error_vs_dense(
             kw = {"window": x, "n_global": 1} if knob == "w" else {"window": 1, "n_global": x}
             errs.append(rel(fp_hida(q, k, v, eps=eps, **kw), dense))
             work.append(fp_stats(n, **kw).work_fraction)
-        out.append(ErrorVsDense(f"fp-hida ({knob})", values, errs, work))
+        out.append(ErrorVsDense(variant=f"fp-hida ({knob})", values=values, error=errs, work_fraction=work))
     errs = []
     for m in values:
         anchors, _ = hyperbolic_kmeans(k, m, generator=_gen(seed + 3))
         errs.append(rel(l_hida(q, k, v, anchors, eps=eps), dense))
-    out.append(ErrorVsDense("l-hida (m)", values, errs, [m / n for m in values]))
+    out.append(
+        ErrorVsDense(variant="l-hida (m)", values=values, error=errs, work_fraction=[m / n for m in values])
+    )
     errs = []
     with torch.no_grad():
         for c in values:
             errs.append(rel(CHIDA(c, d, eps=eps)(q[None], k[None], v[None])[0], dense_causal))
-    out.append(ErrorVsDense("c-hida (c)", values, errs, [min(c, n) / n for c in values]))
+    work = [min(c, n) / n for c in values]
+    out.append(ErrorVsDense(variant="c-hida (c)", values=values, error=errs, work_fraction=work))
     return out
 
 
@@ -258,13 +292,36 @@ class DiskView:
     regret_bound: np.ndarray  # (T,) Delta_H^2 c log t, Delta_H the stream's diameter (``theory.hida``)
 
 
-def disk_view(n_anchors: int, n_summaries: int, T: int, *, n_clusters: int = 4, seed: int = 0) -> DiskView:
+@dataclass(frozen=True)
+class DiskConfig:
+    """One clustered stream of T keys in the disk, with m anchors and c summaries.
+
+    Validated on construction: T >= 1, n_anchors in [1, T]; the summaries and clusters by ``c_hida_stream``.
+    """
+
+    n_anchors: int  # m: L-HIDA's k-means anchors
+    n_summaries: int  # c: C-HIDA's summaries
+    T: int  # keys in the stream
+    n_clusters: int = 4  # components of the mixture the keys come from
+    seed: int = 0
+
+    def __post_init__(self):
+        check_positive_int("T", self.T, 1)
+        check_positive_int("n_anchors", self.n_anchors, 1, self.T)
+
+
+def disk_view(config: DiskConfig) -> DiskView:
     """What the page draws in the disk: m anchors and c summaries absorbing the same T keys."""
-    check_positive_int("n_anchors", n_anchors, 1, T)
+    n_anchors, n_summaries, T, n_clusters, seed = (
+        config.n_anchors, config.n_summaries, config.T, config.n_clusters, config.seed
+    )  # fmt: skip
     # No best-fixed comparator here (k-means restarts per checkpoint): the regret claim measures that.
     stream = c_hida_stream(T, n_summaries, d=2, n_clusters=n_clusters, seed=seed, record=True, checkpoints=[])
     keys = torch.from_numpy(stream.keys)
     anchors, labels = hyperbolic_kmeans(keys, n_anchors, generator=_gen(seed + 11))
     tokens = np.arange(1, T + 1)
     bound = c_hida_regret_bound(tokens, n_summaries, stream.diameter)
-    return DiskView(stream.keys, anchors.numpy(), labels.numpy(), stream, tokens, bound)
+    return DiskView(
+        keys=stream.keys, anchors=anchors.numpy(), anchor_assignment=labels.numpy(), stream=stream, tokens=tokens,
+        regret_bound=bound,
+    )  # fmt: skip

@@ -108,13 +108,17 @@ def two_key_lab(config: TwoKeyConfig) -> TwoKeyLab:
     line = config.line()
     try:
         study = two_key_study(config.geometry, dtype=DTYPES[config.dtype], device=config.device, **line)
-        return TwoKeyLab(study, line["delta"], config.delta_clamped, config.dtype, None)
+        return TwoKeyLab(
+            study=study, delta=line["delta"], delta_clamped=config.delta_clamped, dtype=config.dtype, error=None
+        )
     except ValueError as err:
         delta = min(line["delta"], SPHERE_FALLBACK_DELTA)
         study = two_key_study(
             config.geometry, dtype=DTYPES["float64"], device=config.device, **(line | {"delta": delta})
         )
-        return TwoKeyLab(study, delta, config.delta_clamped, "float64", str(err))
+        return TwoKeyLab(
+            study=study, delta=delta, delta_clamped=config.delta_clamped, dtype="float64", error=str(err)
+        )
 
 
 def pl_sweep_lab(config: TwoKeyConfig) -> PLSweeps:
@@ -179,7 +183,7 @@ class HessianLab:
 def hessian_lab(config: HessianConfig) -> HessianLab:
     """``landscape.study.hessian_study`` at the config, with its table."""
     spectra = hessian_study(config.geometry, eps=config.eps, rho=config.rho, c=config.c, n_max=config.n_max)
-    return HessianLab(spectra, hessian_table(spectra))
+    return HessianLab(spectra=spectra, table=hessian_table(spectra))
 
 
 # --- 4. A trained model's slice ---------------------------------------------------------------------------
@@ -222,4 +226,4 @@ class SliceLab:
 def slice_lab(trained: TrainedModel, *, span: float = 1.0, resolution: int = 21, seed: int = 0) -> SliceLab:
     """L(theta(a, b)) for a, b in [-span, span] on a resolution x resolution grid (``model_slice``)."""
     sl = model_slice(trained, span=span, resolution=resolution, seed=seed)
-    return SliceLab(sl, float(trained.accuracy), list(trained.history))
+    return SliceLab(slice=sl, accuracy=float(trained.accuracy), history=list(trained.history))

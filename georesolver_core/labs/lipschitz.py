@@ -195,8 +195,18 @@ def max_jacobian_norm(k, v, *, kernel: str, eps: float = 0.1, ascent: Ascent = A
     return float(best.max()), best_q
 
 
-def sup_jacobian_norm(k, v, *, kernel: str, eps: float, ascent: Ascent, generator, more_starts=None):
-    """(sup_q ||d o/d q||_2 found by ``max_jacobian_norm``, max_j ||q - k_j|| over the best queries).
+@dataclass(frozen=True)
+class JacobianSup:
+    """Lemma 1's constant as the ascent found it, and how far from the keys the best queries lie."""
+
+    norm: float  # sup_q ||d o/d q||_2 found by ``max_jacobian_norm``, re-measured by autograd
+    radius: float  # max_j ||q - k_j|| over the best queries: the R of the bound
+
+
+def sup_jacobian_norm(
+    k, v, *, kernel: str, eps: float, ascent: Ascent, generator, more_starts=None
+) -> JacobianSup:
+    """sup_q ||d o/d q||_2 found by ``max_jacobian_norm``, and max_j ||q - k_j|| over the best queries.
 
     The norm is re-measured at the best queries by autograd through the kernel
     (``query_jacobian_norms``), so the reported value never rests on the closed form alone.
@@ -206,7 +216,7 @@ def sup_jacobian_norm(k, v, *, kernel: str, eps: float, ascent: Ascent, generato
     )
     with one_cpu_thread():  # small tensors: a second thread only adds synchronisation
         norms = query_jacobian_norms(qs, k, v, kernel=kernel, eps=eps)  # (S,): the library's own autograd path
-    return float(norms.max()), float(pairwise_distance(qs, k, geometry="euclidean").max())
+    return JacobianSup(norm=float(norms.max()), radius=float(pairwise_distance(qs, k, geometry="euclidean").max()))
 
 
 @dataclass(frozen=True)
@@ -242,16 +252,18 @@ def lipschitz_sweep(
         for layout, k in keys.items():
             probes = lipschitz_probe_queries(k, eps=eps, n_random=n_probes, n_near=n_probes, generator=g)  # (Q, d)
             search = dict(eps=eps, ascent=ascent, generator=g, more_starts=probes)
-            L, R = sup_jacobian_norm(k, v, kernel="ida", **search)
-            sup[f"ida_{layout}"].append(L)
-            radius[layout].append(R)
-            sup[f"soft_{layout}"].append(sup_jacobian_norm(k, v, kernel="softmax", **search)[0])
+            ida = sup_jacobian_norm(k, v, kernel="ida", **search)
+            sup[f"ida_{layout}"].append(ida.norm)
+            radius[layout].append(ida.radius)
+            sup[f"soft_{layout}"].append(sup_jacobian_norm(k, v, kernel="softmax", **search).norm)
             if layout == "random":
                 with one_cpu_thread():
                     norms = query_jacobian_norms(probes, k, v, kernel="ida", eps=eps)  # (Q,)
                 probed.append(float(norms.max()))
         k_max.append(float(keys["random"].norm(dim=-1).max()))
-    return LipschitzSweep(tuple(int(n) for n in ns), sup, radius, probed, v_max, k_max)
+    return LipschitzSweep(
+        ns=tuple(int(n) for n in ns), sup=sup, radius=radius, probed=probed, v_max=v_max, k_max=k_max
+    )
 
 
 @dataclass(frozen=True)
@@ -275,7 +287,7 @@ def lipschitz_across_spread(
     sup, fraction = [], []
     for r in rho:
         eps = float(r) * spread**2
-        L = sup_jacobian_norm(k, v, kernel="ida", eps=eps, ascent=ascent, generator=g)[0]
+        L = sup_jacobian_norm(k, v, kernel="ida", eps=eps, ascent=ascent, generator=g).norm
         sup.append(L)
         fraction.append(L * np.sqrt(eps) / v_max)
-    return SpreadSweep(np.asarray(rho), sup, fraction)
+    return SpreadSweep(rho=np.asarray(rho), sup=sup, fraction=fraction)

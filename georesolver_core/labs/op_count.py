@@ -52,11 +52,11 @@ class _Counter(TorchDispatchMode):
         return out
 
 
-def count_ops(fn, *args, **kwargs) -> tuple[int, object]:
-    """(operations counted, result) of ``fn(*args, **kwargs)``: matmul FLOPs plus one per output element."""
+def count_ops(fn, *args, **kwargs) -> int:
+    """Operations counted in ``fn(*args, **kwargs)``: matmul FLOPs plus one per output element."""
     with torch.no_grad(), _Counter() as counter:
-        out = fn(*args, **kwargs)
-    return counter.ops, out
+        fn(*args, **kwargs)
+    return counter.ops
 
 
 def counted_scaling(
@@ -89,7 +89,7 @@ def counted_scaling(
             q, k, v = (
                 t.detach() for t in _inputs(1, 1, n, head_dim, torch.float32, "cpu", geometry=_geometry(kern))
             )
-            ops[kern].append(count_ops(_runner(kern, eps, n_anchors, n_summaries), q, k, v)[0])
+            ops[kern].append(count_ops(_runner(kern, eps, n_anchors, n_summaries), q, k, v))
         per_token_ops = [None if o is None else o / n for o, n in zip(ops[kern], lens, strict=True)]
         series[kern] = per_token_ops if per_token(kern) else ops[kern]
         slopes[kern] = fitted_slope(lens, series[kern])

@@ -161,12 +161,18 @@ class QualityLab:
         return self.small_verdict == HOLDS
 
 
-def judge_quality(sweep: QualitySweep) -> tuple[tuple[str, str], tuple[str, str]]:
-    """Theorem 10.1's printed bound against the sweep: ((verdict, summary) for unit-norm values at every K,
-    (verdict, summary) for the small-norm values at K = 1). ||o - o*|| <= bound, ``verdict_inequality``."""
-    unit = verdict_inequality(sweep.worst_error, sweep.paper_bound, relation="le")
-    small = verdict_inequality(sweep.small_error[:1], sweep.small_bound[:1], relation="le")
-    return unit, small
+def judge_quality(sweep: QualitySweep) -> QualityLab:
+    """Theorem 10.1's printed bound against the sweep, for unit-norm values at every K and for the small-norm
+    values at K = 1: ||o - o*|| <= bound, ``verdict_inequality``."""
+    unit_verdict, unit_summary = verdict_inequality(sweep.worst_error, sweep.paper_bound, relation="le")
+    small_verdict, small_summary = verdict_inequality(sweep.small_error[:1], sweep.small_bound[:1], relation="le")
+    return QualityLab(
+        sweep=sweep,
+        unit_verdict=unit_verdict,
+        unit_summary=unit_summary,
+        small_verdict=small_verdict,
+        small_summary=small_summary,
+    )
 
 
 def quality_lab(config: QualityConfig) -> QualityLab:
@@ -178,8 +184,7 @@ def quality_lab(config: QualityConfig) -> QualityLab:
         at_prototypes=config.at_prototypes,
         seed=config.seed,
     )
-    (uv, us), (sv, ss) = judge_quality(sweep)
-    return QualityLab(sweep, uv, us, sv, ss)
+    return judge_quality(sweep)
 
 
 # --- 3. Three routers trained on one task -----------------------------------------------------------------
@@ -268,7 +273,7 @@ class DMGLab:
 def dmg_lab(config: DMGLabConfig) -> DMGLab:
     """Feed the pool the stream one point at a time (``routing.demo.dmg_stream``)."""
     res = dmg_stream(config.stream(), config.dmg_config())
-    return DMGLab(res, config.shift_step, config.capacity, len(res.protos))
+    return DMGLab(stream=res, shift_at=config.shift_step, capacity=config.capacity, used=len(res.protos))
 
 
 # --- 5. Distributed traffic -------------------------------------------------------------------------------
@@ -286,7 +291,8 @@ class TrafficLab:
 def traffic_lab(documents: list[dict]) -> TrafficLab:
     """The runs of a report (``load_traffic_report`` or ``live_traffic``), typed and tabled."""
     typed = traffic_runs(documents)
-    return TrafficLab(typed, [r for run in typed for r in run.rows], pd.DataFrame(_traffic_rows(typed)))
+    rows = [r for run in typed for r in run.rows]
+    return TrafficLab(runs=typed, rows=rows, table=pd.DataFrame(_traffic_rows(typed)))
 
 
 def live_traffic(batches: tuple[int, ...], world: int, *, timeout_s: float = 60.0) -> dict:

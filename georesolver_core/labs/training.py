@@ -153,7 +153,7 @@ class SentenceMap:
 def sentence_map(model, sentence: str, layer: int, head: int) -> SentenceMap:
     """``tasks.text.sentence_attention`` of block ``layer`` and ``head`` (0-based) on ``sentence``."""
     w = sentence_attention(model, sentence, int(layer), int(head))
-    return SentenceMap(w.numpy(), sentence[-model.config.max_len :])
+    return SentenceMap(weights=w.numpy(), text=sentence[-model.config.max_len :])
 
 
 def sentence_inputs(model, sentence: str) -> torch.Tensor:
@@ -207,7 +207,13 @@ def judge_gate_bound(gb: GateBound) -> GateCheck:
     """Theorem 7.1 judged token by token: sigma_min(dh_i/du_i) >= lambda_min(G_i) - ||W_g|| ||u_i|| / 4
     at every token holds (``verdict_inequality``, relation "ge"), a token below it fails."""
     verdict, summary = verdict_inequality(gb.sigma_min.numpy(), gb.bound.numpy(), relation="ge")
-    return GateCheck(gb, verdict, summary, float(gb.vacuous.double().mean()), float(gb.sigma_min.min()))
+    return GateCheck(
+        bound=gb,
+        verdict=verdict,
+        summary=summary,
+        vacuous=float(gb.vacuous.double().mean()),
+        min_ratio=float(gb.sigma_min.min()),
+    )
 
 
 def gate_check(gate: HyperGate, u: torch.Tensor) -> GateCheck:

@@ -17,7 +17,7 @@ import torch
 from georesolver_core.attention import AttentionConfig
 from georesolver_core.jobs import DONE, FAILED, PAUSED, QUEUED, RUNNING, STOPPED, JobHandle, ahead_text
 from georesolver_core.labs.training import GATE_EXAMPLES, RunMetrics, history_metrics
-from georesolver_core.train import RunSpec, TrainConfig
+from georesolver_core.train import RunSpec, StopReason, TrainConfig
 
 FINISHED, DIVERGED, STOPPING = "finished", "diverged", "stopping"
 FIGURE_ROWS = 400  # history rows a live figure draws per run (``TrainingJob.figure_history``)
@@ -95,9 +95,16 @@ class TrainingJob:
         return self.status in ACTIVE
 
     @property
-    def diverged(self) -> bool:
+    def stop_reason(self) -> StopReason | None:
+        """Why the worker's trainer stopped before its steps (``Trainer.stop_reason``); None while it trains,
+        when it ran its steps, and for a job stopped or failed before it returned."""
         result = self.handle.result()
-        return bool(result and result["final"]["diverged"])
+        reason = result["final"]["stop_reason"] if result else None
+        return None if reason is None else StopReason(reason)
+
+    @property
+    def diverged(self) -> bool:
+        return self.stop_reason is StopReason.DIVERGED
 
     @property
     def message(self) -> str | None:
@@ -169,7 +176,7 @@ def inspect_checkpoint(path) -> Inspection:
         if spec.task != "text":
             seed = int(data["train_config"].get("seed", 0))
             examples = build_task(spec, seed=seed).test_set().slice(0, GATE_EXAMPLES).x
-    return Inspection(model, int(data["step"]), examples)
+    return Inspection(model=model, step=int(data["step"]), examples=examples)
 
 
 def stop_all(runs: list[TrainingJob]) -> None:

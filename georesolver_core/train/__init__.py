@@ -13,6 +13,7 @@ from georesolver_core.train.run import (
 from georesolver_core.train.trainer import (
     COLUMNS,
     FinalResult,
+    StopReason,
     Trainer,
     history_csv,
     loss_and_accuracy,
@@ -25,6 +26,7 @@ __all__ = [
     "FinalResult",
     "MAX_STEPS",
     "RunSpec",
+    "StopReason",
     "TrainConfig",
     "Trainer",
     "build_task",

@@ -218,9 +218,9 @@ def _resume_line(info: dict, spec: RunSpec) -> str:
 
 def _run_interleaved(trainers: list, chunk: int) -> None:
     """Train every trainer to its end, ``chunk`` steps at a time in turn (machine load hits all alike)."""
-    while any(t.step < t.config.steps and not t.diverged and not t.message for t in trainers):
+    while any(t.step < t.config.steps and t.stop_reason is None for t in trainers):
         for t in trainers:
-            if t.step < t.config.steps and not t.diverged and not t.message:
+            if t.step < t.config.steps and t.stop_reason is None:
                 t.run(steps=chunk)
 
 

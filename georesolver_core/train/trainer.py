@@ -21,6 +21,7 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass
+from enum import Enum
 from pathlib import Path
 
 import torch
@@ -54,6 +55,17 @@ def loss_and_accuracy(logits: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tens
     return loss, correct.sum() / labelled.sum().clamp_min(1)
 
 
+class StopReason(str, Enum):
+    """Why ``Trainer.run`` stopped before the steps it was asked for (None on the trainer: it ran them all).
+
+    Its value is what the command line's JSON ``final.stop_reason`` holds."""
+
+    DIVERGED = "diverged"  # the loss became NaN or infinite: the run cannot continue
+    TARGET = "target"  # the test accuracy reached ``config.target_accuracy``
+    TIME_LIMIT = "time limit"  # ``config.max_seconds`` of training were spent
+    CALLBACK = "callback"  # a callback's ``should_stop`` answered True
+
+
 @dataclass(frozen=True)
 class FinalResult:
     """A run's headline numbers (``Trainer.final``); ``to_dict`` is the command line's JSON ``final``."""
@@ -65,10 +77,12 @@ class FinalResult:
     seconds: float  # wall-clock training time
     cpu_seconds: float  # this process's CPU time over the same spans
     diverged: bool  # the loss became NaN or infinite
-    message: str | None  # why the run stopped early, if it did
+    stop_reason: StopReason | None  # why the run stopped early (None: it ran its steps)
+    message: str | None  # why the run stopped early, in words, if it did
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain types: the stop reason as its value."""
+        return {**asdict(self), "stop_reason": None if self.stop_reason is None else self.stop_reason.value}
 
 
 class Trainer:
@@ -102,13 +116,18 @@ class Trainer:
         self.seconds = 0.0  # wall-clock training time (steps and evaluations)
         self.cpu_seconds = 0.0  # this process's CPU time over the same spans: less sensitive to a busy machine
         self.history: list[dict] = []
-        self.message: str | None = None  # why the last run stopped early (NaN loss, target reached, ...)
-        self.diverged = False
+        self.stop_reason: StopReason | None = None  # why the last run stopped early (None: it ran its steps)
+        self.message: str | None = None  # the same, in words for a person (NaN loss, target reached, ...)
         self.checkpoint_path = checkpoint_path
         self.checkpoint_every = checkpoint_every
         self.history_path = history_path  # history.csv (and .json beside it), written with every checkpoint
         self.last_good_step: int | None = None  # step of the newest checkpoint written
         self.meta = meta or {}  # what rebuilds the run: model/task names and arguments
+
+    @property
+    def diverged(self) -> bool:
+        """The loss became NaN or infinite (``StopReason.DIVERGED``): the run cannot continue."""
+        return self.stop_reason is StopReason.DIVERGED
 
     # --- one step and one evaluation -----------------------------------------------------------
     def train_step(self) -> dict:
@@ -125,7 +144,7 @@ class Trainer:
         loss_value = distributed.mean_across(float(loss.detach()), self.world, self.device)
         acc_value = distributed.mean_across(float(acc), self.world, self.device)
         if not math.isfinite(loss_value):
-            self.diverged = True
+            self.stop_reason = StopReason.DIVERGED
             kept = (
                 f"the last good checkpoint (step {self.last_good_step}) is kept at {self.checkpoint_path}"
                 if self.last_good_step is not None
@@ -172,7 +191,8 @@ class Trainer:
         """Train until ``config.steps`` (or ``steps`` more), a callback stops, the target is reached,
         time runs out or the loss diverges. Returns the history."""
         end = self.config.steps if steps is None else min(self.config.steps, self.step + steps)
-        self.message = None
+        if not self.diverged:  # a diverged run stays stopped: its parameters are not finite
+            self.stop_reason, self.message = None, None
         while self.step < end and not self.diverged:
             row = self.train_step()
             if self.diverged:
@@ -181,6 +201,7 @@ class Trainer:
             if self.step % self.config.eval_every == 0 or self.step == end:
                 self.eval_now(row)
                 if self.config.target_accuracy is not None and row["test_accuracy"] >= self.config.target_accuracy:
+                    self.stop_reason = StopReason.TARGET
                     self.message = (
                         f"test accuracy {row['test_accuracy']:.4f} reached the target at step {self.step}"
                     )
@@ -188,9 +209,11 @@ class Trainer:
             if self.checkpoint_every and self.checkpoint_path and self.step % self.checkpoint_every == 0:
                 self.save(self.checkpoint_path)
             if self.config.max_seconds is not None and self.seconds >= self.config.max_seconds:
+                self.stop_reason = StopReason.TIME_LIMIT
                 self.message = f"time limit of {self.config.max_seconds:g} s reached at step {self.step}"
                 break
             if any(getattr(cb, "should_stop", lambda t: False)(self) for cb in self.callbacks):
+                self.stop_reason = StopReason.CALLBACK
                 self.message = f"stopped at step {self.step}"
                 break
         if self.history and self.history[-1]["test_accuracy"] is None and not self.diverged:
@@ -223,6 +246,7 @@ class Trainer:
             seconds=self.seconds,
             cpu_seconds=self.cpu_seconds,
             diverged=self.diverged,
+            stop_reason=self.stop_reason,
             message=self.message,
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from georesolver_core.extras.orthogonal_lab import OperatorView
+from georesolver_core.labs.orthogonal import OperatorView
 from georesolver_core.viz.style import base_layout, equal_aspect, log_axis, points_trace
 
 

@@ -1,4 +1,5 @@
-"""Peak memory of one call: what the kernel benchmark reports beside each time (see ``MEMORY_METHOD``)."""
+"""Peak memory of one call: what the kernel benchmark and the cost-scaling lab report beside each time
+(see ``MEMORY_METHOD``). A leaf module: the benchmark imports the labs, and the labs import this."""
 
 from __future__ import annotations
 

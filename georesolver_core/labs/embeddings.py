@@ -1,10 +1,11 @@
-"""What the Embeddings page decides besides training itself: its schedule, which trained points each
-view draws from, and the radius-by-depth series (paper section 5.2: leaves run to the rim of the ball).
+"""The Embeddings page's lab, besides training itself (``embeddings.EmbeddingTrainer``): its schedule
+(``page_schedule``), which trained points each view draws from, and the radius-by-depth series (paper
+section 5.2: leaves run to the rim of the ball).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -31,12 +32,11 @@ METRIC_LABELS = (
 )
 
 
-def embedding_config(*, epochs: int, **settings) -> EmbeddingConfig:
-    """``EmbeddingConfig`` on the page's schedule: a burn-in of BURN_IN epochs (at most half the run) and
-    EVALUATIONS evaluations; ``settings`` are the other fields. Bad settings raise ValueError."""
-    return EmbeddingConfig(
-        epochs=epochs, burn_in=min(BURN_IN, epochs // 2), eval_every=max(1, epochs // EVALUATIONS), **settings
-    )
+def page_schedule(config: EmbeddingConfig) -> EmbeddingConfig:
+    """``config`` on the page's schedule: a burn-in of BURN_IN epochs (at most half the run) and EVALUATIONS
+    evaluations; every other field as it is."""
+    epochs = config.epochs
+    return replace(config, burn_in=min(BURN_IN, epochs // 2), eval_every=max(1, epochs // EVALUATIONS))
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,15 @@ class TrainedPoints:
 
 
 def _live(trainer: EmbeddingTrainer) -> TrainedPoints:
-    return TrainedPoints(trainer.config.geometry, trainer.points(), trainer.model.c, "the live run")
+    return TrainedPoints(
+        geometry=trainer.config.geometry, points=trainer.points(), c=trainer.model.c, origin="the live run"
+    )
 
 
 def _compared(comparison: GeometryComparison) -> dict[str, TrainedPoints]:
     return {
-        g: TrainedPoints(g, torch.from_numpy(r.points), r.c, "the comparison") for g, r in comparison.runs.items()
+        g: TrainedPoints(geometry=g, points=torch.from_numpy(r.points), c=r.c, origin="the comparison")
+        for g, r in comparison.runs.items()
     }
 
 

@@ -1,0 +1,150 @@
+"""The Orthogonal residuals page's lab (seed 003): one vector of R^3 under each shortcut operator
+(``operator_lab(OperatorConfig) -> OperatorView``) and the norm through depth (``drift_lab(DriftConfig) ->
+NormGain``). The maths (the operators, ``orthogonality_defect``, ``norm_and_gain``) lives in ``extras``,
+where the claims measure it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from georesolver_core.device import one_cpu_thread
+from georesolver_core.extras.orthogonal import (
+    RESIDUAL_KINDS,
+    cayley_apply,
+    cayley_eigenvalues,
+    cayley_matrix,
+    ddl_apply,
+    householder_apply,
+    hybrid_apply,
+)
+from georesolver_core.extras.orthogonal_lab import NormGain, norm_and_gain, orthogonality_defect
+from georesolver_core.validate import check_positive_int, check_range
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """The 3-D view's operators and vectors (hashable: a page caches ``operator_lab`` on it).
+
+    Validated on construction: beta in [-1e6, 1e6], gamma in [0, 1].
+    """
+
+    beta: float  # Cayley magnitude: Q rotates by theta = 2 atan(beta / 2)
+    gamma: float  # the hybrid's gate: G = (1 - gamma) Q + gamma H
+    ddl_beta: float  # DDL's I - beta k k^T
+    plane_tilt_deg: float  # tilt of Q's rotation plane out of the xy plane
+    k_azimuth_deg: float  # direction of the reflection normal k
+    x_azimuth_deg: float  # direction of the input x (elevation 20 deg)
+
+    def __post_init__(self):
+        check_range("beta", self.beta, -1e6, 1e6)
+        check_range("gamma", self.gamma, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class OperatorDefects:
+    """||M^T M - I||_2 of each operator of the 3-D view (seed 003: 0 for Cayley and Householder)."""
+
+    cayley: float  # Q
+    householder: float  # H(k)
+    hybrid: float  # G = (1 - gamma) Q + gamma H, at most 4 gamma (1 - gamma)
+    ddl: float  # I - beta k k^T, |beta (beta - 2)|
+
+
+@dataclass(frozen=True)
+class OperatorView:
+    x: np.ndarray  # (3,) the input vector
+    images: dict[str, np.ndarray]  # operator name -> (3,) image of x
+    u: np.ndarray  # (3,) generator vectors and reflection normal, for drawing
+    v: np.ndarray
+    k: np.ndarray
+    eigenvalues: np.ndarray  # complex (3,) of Q, closed form
+    eigenvalues_numeric: np.ndarray  # complex (3,) of Q by torch.linalg.eigvals
+    defects: OperatorDefects
+    theta: float  # rotation angle of Q in radians
+
+
+def _unit_from_angles(azimuth_deg: float, elevation_deg: float) -> Tensor:
+    a, e = np.radians(azimuth_deg), np.radians(elevation_deg)
+    return torch.tensor([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)], dtype=torch.float64)
+
+
+@one_cpu_thread()
+def operator_lab(config: OperatorConfig) -> OperatorView:
+    """A vector x in R^3 under Q (generator u = e1, v in the plane tilted by plane_tilt), H(k), the hybrid and DDL."""
+    beta, gamma, ddl_beta = config.beta, config.gamma, config.ddl_beta
+    u = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+    v = _unit_from_angles(90.0, config.plane_tilt_deg)  # tilt 0: v = e2, the rotation plane is the xy plane
+    k = _unit_from_angles(config.k_azimuth_deg, 0.0)
+    x = _unit_from_angles(config.x_azimuth_deg, 20.0)
+    eye = torch.eye(3, dtype=torch.float64)
+    mats = {
+        "Cayley Q": cayley_matrix(u, v, beta),
+        "Householder H": householder_apply(eye, k).T,
+        "hybrid G": hybrid_apply(eye, u, v, beta, k, gamma).T,
+        "DDL": ddl_apply(eye, k, ddl_beta).T,
+    }
+    images = {
+        "Cayley Q": cayley_apply(x, u, v, beta),
+        "Householder H": householder_apply(x, k),
+        "hybrid G": hybrid_apply(x, u, v, beta, k, gamma),
+        "DDL": ddl_apply(x, k, ddl_beta),
+    }
+    ev = cayley_eigenvalues(u, v, beta).numpy()
+    return OperatorView(
+        x=x.numpy(),
+        images={name: img.numpy() for name, img in images.items()},
+        u=u.numpy(),
+        v=v.numpy(),
+        k=k.numpy(),
+        eigenvalues=ev,
+        eigenvalues_numeric=torch.linalg.eigvals(mats["Cayley Q"]).numpy(),
+        defects=OperatorDefects(
+            cayley=orthogonality_defect(mats["Cayley Q"]),
+            householder=orthogonality_defect(mats["Householder H"]),
+            hybrid=orthogonality_defect(mats["hybrid G"]),
+            ddl=orthogonality_defect(mats["DDL"]),
+        ),
+        theta=float(np.angle(ev[0])),
+    )
+
+
+@dataclass(frozen=True)
+class DriftConfig:
+    """Freshly initialised residual layers of each kind, stacked to each depth (hashable: a page caches on it).
+
+    Validated on construction: kinds a non-empty subset of RESIDUAL_KINDS, depths in [1, 4096], dim in
+    [2, 4096], branch in [0, 10], batch in [1, 4096].
+    """
+
+    kinds: tuple[str, ...]  # RESIDUAL_KINDS keys
+    depths: tuple[int, ...]  # the depths measured (the layers are shared: one stack of max(depths))
+    dim: int = 16  # width d
+    seed: int = 0  # torch's global seed before each kind's layers and inputs
+    branch: float = 0.0  # scale of a random residual branch after every shortcut (0: the shortcut alone)
+    batch: int = 64  # inputs averaged over
+
+    def __post_init__(self):
+        unknown = [k for k in self.kinds if k not in RESIDUAL_KINDS]
+        if unknown or not self.kinds:
+            raise ValueError(
+                f"kinds must be a non-empty subset of {list(RESIDUAL_KINDS)} (got {list(self.kinds)})"
+            )
+        if not self.depths:
+            raise ValueError("depths must name at least one depth (got none)")
+        for depth in self.depths:
+            check_positive_int("depths", depth, 1, 4096)
+        check_positive_int("dim", self.dim, 2, 4096)
+        check_range("branch", self.branch, 0.0, 10.0)
+        check_positive_int("batch", self.batch, 1, 4096)
+        object.__setattr__(self, "kinds", tuple(self.kinds))
+        object.__setattr__(self, "depths", tuple(self.depths))
+
+
+def drift_lab(config: DriftConfig) -> NormGain:
+    """Mean |x_L| / |x_0| and the shortcuts' own gain at each depth, for each kind (``norm_and_gain``)."""
+    return norm_and_gain(list(config.kinds), config.depths, config.dim, config.seed, config.branch, config.batch)

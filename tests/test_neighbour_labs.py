@@ -1,0 +1,66 @@
+"""The labs of the two neighbour pages (seed 003's orthogonal residuals, seed 004's Hankel attention): configs
+checked on construction, results the same measurements the claims make in ``extras``, read by field name."""
+
+from __future__ import annotations
+
+import pytest
+
+from georesolver_core.extras.hankel_measure import decay_check, decay_sweep, output_error, rank_sweep
+from georesolver_core.extras.orthogonal_lab import norm_drift
+from georesolver_core.labs.hankel import (
+    EPS_LIST,
+    DecayConfig,
+    ErrorConfig,
+    KernelConfig,
+    SpeedConfig,
+    decay_lab,
+    error_lab,
+    kernel_lab,
+    speed_lab,
+)
+from georesolver_core.labs.orthogonal import DriftConfig, OperatorConfig, drift_lab, operator_lab
+from georesolver_core.theory.hankel import rank_rule
+
+
+def test_the_hankel_labs_measure_what_the_claims_measure():
+    lab = decay_lab(DecayConfig(h_max=16, top=6))
+    direct = decay_sweep([4, 8, 16], top=6)
+    assert lab.decay == direct and lab.ranks == rank_sweep(EPS_LIST, direct) and lab.check == decay_check(direct)
+    errors = error_lab(ErrorConfig(h_max=8, eps=1e-3))
+    assert errors.hs == [4, 8] and errors.rank == rank_rule(1e-3)
+    assert errors.errors == [output_error(h, rank_rule(1e-3)) for h in (4, 8)]
+    view = kernel_lab(KernelConfig(length=32, split=8))
+    assert view.kernel.shape == (8, 24) and view.length == 32
+    seen = []
+    speed = speed_lab(SpeedConfig((8, 16), 2, repeats=1), callback=lambda i, n: seen.append((i, n)))
+    assert speed.sizes == [8, 16] and speed.rank == 2 and seen == [(1, 2), (2, 2)] and len(speed.error) == 2
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: DecayConfig(h_max=2), "h_max"),
+        (lambda: DecayConfig(h_max=16, top=1), "top"),
+        (lambda: ErrorConfig(h_max=16, eps=1.0), "eps"),
+        (lambda: DriftConfig(("rotation",), (1, 2)), "kinds"),
+        (lambda: DriftConfig(("cayley",), ()), "depths"),
+        (lambda: DriftConfig(("cayley",), (1, 2), dim=1), "dim"),
+        (lambda: DriftConfig(("cayley",), (1, 2), branch=-0.1), "branch"),
+        (lambda: OperatorConfig(1.0, 1.5, 1.0, 0, 30, 60), "gamma"),
+        (lambda: SpeedConfig((), 2), "sizes"),
+        (lambda: SpeedConfig((8,), 0), "rank"),
+        (lambda: SpeedConfig((8,), 2, threads=0), "threads"),
+    ],
+)
+def test_neighbour_configs_name_the_bad_argument(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_the_orthogonal_labs_give_the_claims_numbers_by_name():
+    drift = drift_lab(DriftConfig(("cayley", "additive"), (4, 1), dim=8, batch=8))
+    assert drift.depths == [1, 4]
+    assert drift.norm == norm_drift(["cayley", "additive"], [1, 4], dim=8, batch=8)
+    assert drift.gain["cayley"] == pytest.approx([1.0, 1.0], abs=1e-4)
+    view = operator_lab(OperatorConfig(1.0, 0.5, 2.0, 0, 30, 60))
+    assert view.defects.cayley < 1e-12 and set(view.images) == {"Cayley Q", "Householder H", "hybrid G", "DDL"}
