@@ -76,3 +76,22 @@ def test_thm61_first_failing_d_is_found_by_exact_search():
     assert first_failing_dim(b, d_max=d - 1) is None
     with pytest.raises(ValueError, match="d_max"):
         first_failing_dim(b, d_max=1)
+
+
+def test_thm61_first_failure_at_b4_is_70_under_the_seeds_own_rounding():
+    # One less (d = 69) would need every coordinate a full half step off: 56 at the midpoint 2/15, 13 at 0, r
+    # rounded up to 1. That vector is not a unit direction; the unit vector nearest it stays under the bound
+    # even with the seed's unclamped r_hat, while d = 70 breaks it.
+    import numpy as np
+
+    from georesolver_core.claims.compression_claims import _first_failure_text, _seed_quantised_error
+
+    b, br = 4, radius_bits(4)
+    bound = float(hcc_error_bound(b, br))
+    r = 1.0 - 0.5 / 2**br + 1e-9  # rounds up to r_hat = 1
+    for d, fails in ((69, False), (70, True)):
+        u = np.zeros(d)
+        u[:56] = np.sqrt(1.0 / 56)
+        assert (_seed_quantised_error(u * r, b, br) > bound) is fails
+    text = _first_failure_text(b)
+    assert "first failure is d = 70, not 69" in text and "not a unit direction" in text

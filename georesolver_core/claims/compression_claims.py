@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from georesolver_core.compression import hcc_quantize
-from georesolver_core.compression.worst_case import KEY_KINDS, worst_case
+from georesolver_core.compression.worst_case import KEY_KINDS, analytic_candidates, hcc_errors, worst_case
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import to_ball
 from georesolver_core.theory.compression import (
@@ -128,6 +128,46 @@ def _exact_text(bits) -> str:
     return ", ".join(f"b={b}: d = {d}" if d else f"b={b}: not within d <= {EXACT_D_MAX}" for b, d in found.items())
 
 
+def _seed_quantised_error(key: np.ndarray, b: int, br: int) -> float:
+    """||k - k_hat||^2 under the seed's own formulas (section 6), r_hat = round(r 2^b_r) / 2^b_r unclamped."""
+    levels = 2**b - 1
+    r = float(np.linalg.norm(key))
+    u_hat = np.round((key / r + 1) / 2 * levels) / levels * 2 - 1
+    return float(((key - np.round(r * 2**br) / 2**br * u_hat) ** 2).sum())
+
+
+def _first_failure_text(b: int) -> str:
+    """Why the first failing d at b is what the exact search says and not one less: the worst errors at
+    d - 1 and d, and the pattern that would fail at d - 1 (every coordinate a full half step off, rounded
+    away from 0, r rounded up to 1), measured off the sphere and on it under the seed's own rounding."""
+    d = first_failing_dim(b)
+    if d is None or d < 3:
+        return ""
+    br, levels = radius_bits(b), 2**b - 1
+    bound = float(hcc_error_bound(b, br))
+    worst = {}
+    for dim in (d - 1, d):
+        worst[dim] = max(
+            float(hcc_errors(analytic_candidates(dim, b, br, k), bits_dir=b, bits_radius=br, direction="all")
+                  .sq_error.max())
+            for k in KEY_KINDS
+        )  # fmt: skip
+    mid = 2.0 / levels  # the smallest nonzero grid midpoint
+    m = min(d - 1, int(np.floor(1.0 / mid**2)))  # coordinates that fit at it
+    delta = 0.5 / 2**br  # r just above the top radius midpoint rounds up by half a step, to 1
+    off = m / levels**2 + (d - 1 - m) / levels**2 + 2 * delta * m * mid / levels + delta**2 * m * mid**2
+    unit = np.zeros(d - 1)
+    unit[:m] = np.sqrt(1.0 / m)  # the unit vector nearest that pattern
+    on = _seed_quantised_error(unit * (1.0 - delta + 1e-9), b, br)
+    return (
+        f" At b = {b} the first failure is d = {d}, not {d - 1}: the worst error is {worst[d - 1]:.5f} at d = "
+        f"{d - 1} and {worst[d]:.5f} at d = {d} against the bound {bound:.5f}. A failure at d = {d - 1} needs every "
+        f"coordinate a full half step off: {m} at the midpoint 2/{levels} and {d - 1 - m} at 0 with r rounded up "
+        f"to 1 give {off:.5f}, but that vector's squared norm is {m * mid**2:.4f}, not a unit direction; the unit "
+        f"vector nearest it gives {on:.5f} under the seed's own rounding (r_hat = 1 allowed), still under the bound."
+    )
+
+
 def measure_error_bound(quick: bool = False) -> Evidence:
     """Theorem 6.1 over d and b for 0.9 tanh keys and rim keys, with the proof's quantiser (every coordinate)."""
     g = error_grid(quick, direction="all")
@@ -144,7 +184,9 @@ def measure_error_bound(quick: bool = False) -> Evidence:
         f"{int((worst_any > bound).sum())}/{worst_any.size} (d, b) points, b_r = b + 2. First failing d per b, "
         f"searched over every integer d from 2 to {EXACT_D_MAX}: "
         + _exact_text(QUICK_EXACT_BITS if quick else bits)
-        + " (on the sweep's grid: "
+        + "."
+        + _first_failure_text(HEADLINE_BITS)
+        + " (On the sweep's grid: "
         + ", ".join(f"b={b}: {f}" for b, f in zip(bits, firsts, strict=True))
         + "). The bound has no d in it, but each of the d rounded coordinates can be off by 1/(2^b - 1) "
         "(u = e_1: d - 1 coordinates at 0, a grid midpoint), so the worst error grows as r^2 (d - 1)/(2^b - 1)^2. "

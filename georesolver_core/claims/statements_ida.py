@@ -245,6 +245,61 @@ def measure_gradient_peak(quick: bool = False):
     return sweep_evidence(eps_list, rel_arg, tol, judged, axes, note=note, extra=extra)
 
 
+def weight_jacobian_sum(q: torch.Tensor, k: torch.Tensor, eps: float) -> torch.Tensor:
+    """sum_j ||dW_ij / dq_i||_2 of the IDA weights, from Lemma 1's step 1. q (d,), k (n, d) -> scalar.
+
+    dS_j/dq = -2 (q - k_j) / (||q - k_j||^2 + eps)^2 and dW_j/dq = (dS_j/dq - W_j sum_m dS_m/dq) / Z."""
+    a = ((q - k) ** 2).sum(-1) + eps  # (n,)
+    s = 1.0 / a
+    z = s.sum()
+    ds = -2.0 * (q - k) / (a * a).unsqueeze(-1)  # (n, d)
+    dw = (ds - (s / z).unsqueeze(-1) * ds.sum(0)) / z  # (n, d)
+    return dw.norm(dim=-1).sum()
+
+
+def worst_weight_jacobian_sum(
+    n: int, eps: float, radius: float, *, d: int = 4, restarts: int, steps: int
+) -> float:
+    """The largest sum_j ||dW_ij / dq_i|| found by Adam over keys with ||q - k_j|| <= R (q = 0, float64)."""
+    best = 0.0
+    for r in range(restarts):
+        g = seeded(100 + r)
+        z = torch.randn(n, d, generator=g, dtype=F64).requires_grad_(True)  # directions
+        t = torch.randn(n, generator=g, dtype=F64).requires_grad_(True)  # radii through a sigmoid
+        opt = torch.optim.Adam([z, t], lr=0.05)
+        q = torch.zeros(d, dtype=F64)
+        for _ in range(steps):
+            k = radius * torch.sigmoid(t).unsqueeze(-1) * torch.nn.functional.normalize(z, dim=-1)
+            value = weight_jacobian_sum(q, k, eps)
+            best = max(best, float(value.detach()))
+            opt.zero_grad()
+            (-value).backward()
+            opt.step()
+    return best
+
+
+def measure_weight_jacobian_sum(quick: bool = False):
+    """Lemma 1's sum_j ||dW_ij/dq_i|| <= 4 n R / eps, its supremum over keys within R of the query sought by Adam."""
+    ns = (2, 32) if quick else (2, 8, 32, 128)
+    grid = [(n, e, rad) for n in ns for e in ((0.01, 1.0) if quick else (0.01, 0.1, 1.0)) for rad in (0.1, 10.0)]
+    restarts, steps = (2, 60) if quick else (2, 100)
+    meas = [worst_weight_jacobian_sum(n, e, rad, restarts=restarts, steps=steps) for n, e, rad in grid]
+    bound = [float(th.lemma1_weight_jacobian_bound(n, rad, e)) for n, e, rad in grid]
+    judged = verdict_inequality(meas, bound, relation="le")
+    ratio = np.asarray(meas) / np.asarray(bound)
+    i = int(ratio.argmax())
+    note = (
+        f". Over (n, eps, R) in {len(grid)} points (n = {list(ns)}, keys within R of the query, d = 4, {restarts} Adam "
+        f"ascents of {steps} steps each): the largest sum found / 4 n R / eps is {ratio[i]:.3g} at n = {grid[i][0]}, "
+        f"eps = {grid[i][1]:g}, R = {grid[i][2]:g}; the smallest is {ratio.min():.2g}. The sum does not grow with n: "
+        f"at eps = {grid[-1][1]:g}, R = {grid[-1][2]:g} it is {meas[len(grid) // len(ns) - 1]:.3g} at n = {ns[0]} and "
+        f"{meas[-1]:.3g} at n = {ns[-1]}, so the bound's factor n is slack"
+    )
+    axes = Axes("(n, eps, R) point", "largest sum_j ||dW_ij/dq_i||_2 found", "measured <= 4 n R / eps", log="y")
+    return sweep_evidence(list(range(len(grid))), meas, bound, judged, axes, note=note,
+                          extra={"points (n, eps, R)": [list(p) for p in grid]})  # fmt: skip
+
+
 def lemma2_setup(n: int, rho: float, delta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """k_1 = 0, k_j = rho e_j (j = 2..n), q = delta e_{n+1}: |q - k_1|^2 = delta^2, |q - k_j|^2 = delta^2 + rho^2."""
     k = torch.zeros(n, n + 1, dtype=F64)
@@ -321,6 +376,13 @@ CLAIMS = (
         "The function a / (a^2 + eps)^2 has its maximum at a^2 = eps / 3, giving O(eps^-3/2) per term.",
         "argmax a^2 = eps / 3; max = (9/16) 3^-1/2 eps^-3/2",
         measure_gradient_peak,
+    ),
+    claim(
+        "lemma1-weight-jacobian-sum",
+        "Lemma 1, proof step 1 (section 2.4)",
+        "sum_{j=1}^n ||dW_ij / dq_i||_2 <= (2 / eps^-1) (2 n R / eps^2) = 4 n R / eps.",
+        "largest sum_j ||dW_ij/dq_i||_2 over keys with ||q_i - k_j|| <= R <= 4 n R / eps",
+        measure_weight_jacobian_sum,
     ),
     claim(
         "lemma2-w11-slope-zero",

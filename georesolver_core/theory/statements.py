@@ -146,6 +146,16 @@ def noisy_pair_disagreement(eta, n_classes):
     return 1.0 - (1.0 - eta) ** 2 - eta**2 / (k - 1.0)
 
 
+def lemma1_weight_jacobian_bound(n, radius, eps):
+    """Lemma 1 (section 2.4), proof: sum_j ||dW_ij / dq_i||_2 <= 4 n R / eps, R bounding ||q_i - k_j||."""
+    return 4.0 * _f(n) * _f(radius) / _f(eps)
+
+
+def lhida_output_error_bound(v_fro, eps, kernel_error_fro):
+    """Theorem 5.5 (section 5.5), proof, last line: ||o^L-HIDA - o^HIDA||_F <= (2 ||V||_F / eps) ||K~_nn - K_nn||_F."""
+    return 2.0 * _f(v_fro) / _f(eps) * _f(kernel_error_fro)
+
+
 def nystrom_frobenius_step_bound(kmm_inv_norm, knm_fro, e_fro):
     """Theorem 5.5 (section 5.5), proof: ||K_nn^(m) - K_nm K_mm^-1 K_mn||_F <= ||K_mm^-1||_2 ||K_nm||_F ||E||_F,
     E not defined in the paper (the claim measures each reading)."""
