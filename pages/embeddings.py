@@ -1,39 +1,57 @@
-"""Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt."""
+"""Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt.
 
-import embeddings_controls as widgets
-import embeddings_live as live
-import embeddings_source as source
-import embeddings_tabs as panels
-import embeddings_trees as trees
-import embeddings_wordnet as wn
+Top to bottom: the data, the model and its training (left), the live run (right), the tabs below it. The
+live run is the shared trainer controls (``trainer_controls``) around an ``EmbeddingTrainer`` advanced one
+epoch per step, so Pause keeps the trainer and Resume or Step continue it. Between redraws the fragment trains
+long enough that training takes TRAIN_SHARE of each cycle (train, redraw, the browser's rendering); MAP and
+mean rank are measured once the training since the last measurement took EVAL_RATIO times as long as it.
+The data picker and the tabs' sections are in app/embeddings_page.py.
+"""
+
+import math
+import time
+
+import embeddings_page as sections
 import streamlit as st
 import torch
+import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig
+from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig, EmbeddingTrainer
+from georesolver_core.embeddings.wordnet import PUBLISHED_MAMMALS, WORDNET_RECIPES, published, recipe
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.labs import embeddings as lab
-from georesolver_core.viz.embeddings import MAX_LABELS
+from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.viz.embeddings import (
+    MAX_LABELS,
+    embedding_figure,
+    embedding_view,
+    group_by_ancestor,
+    lineage,
+)
+from georesolver_core.viz.embeddings import training_history_figure as history_figure
 
+OPTIMIZER_LABELS = {"radam": "RiemannianAdam", "rsgd": "RiemannianSGD"}  # OPTIMIZERS key -> the radio's label
 TABS = (
     "Three geometries", "Norm vs depth", "Onto the sphere", "WordNet benchmark", "Trees in the disk", "Data & downloads",
 )  # fmt: skip
 KNOBS = page_knobs(
     "embeddings",
-    # the data (app/embeddings_source.py); the source is linked by its key (links.linked_choice), not its label
-    Knob("emb_source", "selectbox", "Hierarchy", source.DEFAULT_SOURCE, options=tuple(source.SOURCES),
-         format_func=source.SOURCES.get, help=source.SOURCE_HELP, bind=None),
+    # the data (app/embeddings_page.py); the source is linked by its key (links.linked_choice), not its label
+    Knob("emb_source", "selectbox", "Hierarchy", sections.DEFAULT_SOURCE, options=tuple(sections.SOURCES),
+         format_func=sections.SOURCES.get, help=sections.SOURCE_HELP, bind=None),
     Knob("emb_branch", "slider", "Branching factor", 2, lo=1, hi=6),
     Knob("emb_depth", "slider", "Depth (levels below the root)", 4, lo=1, hi=12),
     Knob("emb_digits_n", "slider", "Digit images (leaves)", 40, lo=8, hi=300),
-    # the model and its training (app/embeddings_controls.py); WordNet's recipe sets the rest
+    # the model and its training; WordNet's recipe sets the rest
     Knob("emb_geo", "geometry", "Geometry", "poincare", extra=(("segmented", True),)),
     Knob("emb_dim", "slider", "Dimension", 2, lo=1, hi=10, help="Intrinsic: the sphere S^d lives in R^(d+1)."),
     Knob("emb_wn_epochs", "slider", "Epochs", 300, lo=10, hi=1000, step=10),
     Knob("emb_c", "curvature", "Curvature parameter c (curvature k = -c)", extra=(("always", True),)),
     Knob("emb_learn_c", "toggle", "Learn the curvature"),
     Knob("emb_opt", "radio", "Optimiser", "radam", options=tuple(OPTIMIZERS),
-         format_func=widgets.OPTIMIZER_LABELS.get, extra=(("horizontal", True),)),
+         format_func=OPTIMIZER_LABELS.get, extra=(("horizontal", True),)),
     Knob("emb_lr", "log_slider", "Learning rate", lab.LR_DEFAULT, lo=1e-3, hi=10.0,
          help=f"RiemannianSGD wants about 10x more. The first {lab.BURN_IN} epochs run at a tenth of it "
          "(burn-in), so nodes find their places before leaves are pushed out. Higher rates reach a higher MAP "
@@ -64,62 +82,370 @@ KNOBS = page_knobs(
     Knob("emb_claims", "toggle", "Show the claims' panels"),
 )  # fmt: skip
 
-ui.page_header(
-    "Embeddings",
-    "A hierarchy's nodes become points; training pulls related nodes together and pushes other nodes away "
-    "(Nickel & Kiela's loss, geoopt's Riemannian optimisers). Watch WordNet's mammals spread into wedges, one "
-    "per order, towards the rim of the Poincaré disk, where there is exponentially more room (paper section "
-    "5.2), and compare with the sphere and the plane.",
-)
-s = ui.settings()
+PREFIX = "emb"  # trainer_controls keys: emb_start, emb_pause, emb_resume, emb_step, emb_stop, emb_reset; emb_job
+SLICE_S = 0.5  # at most this much of one epoch per step (a large upload's epoch may be long)
+EVAL_RATIO = 9.0  # train at least this many times as long as the last measurement took before the next (<= 10%)
+BIG = 500  # nodes above which the picture uses smaller markers
+TRAIN_SHARE = 0.7  # of each train-redraw cycle spent training
+CHUNK_S = (1.0, 8.0)  # seconds of training between redraws: at least (a redraw per second at most), at most
+# The mammal orders the disk is coloured by: synset -> label, in priority order (WordNet is a DAG; a node
+# under two of them takes the first). Most are children of placental.n.01; marsupials sit beside them.
+MAMMAL_ORDERS = {
+    "carnivore.n.01": "carnivores",
+    "even-toed_ungulate.n.01": "even-toed ungulates",
+    "odd-toed_ungulate.n.01": "odd-toed ungulates",
+    "rodent.n.01": "rodents",
+    "primate.n.02": "primates",
+    "aquatic_mammal.n.01": "aquatic mammals (whales, seals, ...)",
+    "bat.n.01": "bats",
+    "lagomorph.n.01": "rabbits and hares",
+    "metatherian.n.01": "marsupials",
+    "insectivore.n.01": "insectivores",
+    "edentate.n.01": "edentates",
+}
+state = st.session_state
 
-left, right = st.columns([1.2, 2.4], gap="large")
-with left:
+# ---- The data (its widgets: app/embeddings_page.py) -------------------------------------------------------
+
+
+def data_section(seed: int):
+    """The hierarchy to embed and a line on what it is: (Hierarchy, whether it is WordNet's mammals)."""
     st.subheader("Data")
-    key, hier = source.hierarchy_controls(KNOBS, s.seed)
-    wordnet = key == source.WORDNET
+    key, hier = sections.hierarchy_controls(KNOBS, seed)
     st.caption(ui.escape_md(hier.summary() + "".join(f"; {n}" for n in hier.notes)))  # the name may be a file's
-    settings = widgets.model_controls(KNOBS, wordnet)
-    budget_s, autoplay = widgets.view_controls(KNOBS)
+    return hier, key == sections.WORDNET
 
-try:
+
+# ---- The model and its training ---------------------------------------------------------------------------
+
+
+def recipe_caption(geometry: str) -> str:
+    """What the published recipe sets, in place of the optimiser, rate, negatives and batch widgets."""
+    r = WORDNET_RECIPES[geometry]
+    opt = OPTIMIZER_LABELS[r.optimizer]
+    return (
+        f"The published recipe is used, not the lab's optimiser, rate, negatives, batch or curvature: {opt} at "
+        f"lr {r.lr:g}, {r.negatives} negatives, {r.batch_size} pairs per step, burn-in {r.burn_in} epochs at lr/10, "
+        f"{r.dtype}, c = {r.c:g}."
+    )
+
+
+def model_controls(wordnet: bool) -> dict:
+    """Geometry, dimension and (outside WordNet, where the published recipe decides) curvature, optimiser,
+    learning rate, negatives and batch: the widgets' values by name."""
+    st.subheader("Model")
+    geometry = draw(KNOBS["emb_geo"]) or KNOBS["emb_geo"].default
+    dim = draw(KNOBS["emb_dim"])
+    st.subheader("Training")
     if wordnet:
-        config = wn.config(settings, seed=s.seed)
-    else:
+        epochs = draw(KNOBS["emb_wn_epochs"])
+        st.caption(recipe_caption(geometry))
+        return dict(geometry=geometry, dim=dim, epochs=epochs)
+    curved = geometry in GEOMETRIES and GEOMETRIES[geometry].has_curvature_parameter
+    c = draw(KNOBS["emb_c"], geometry=geometry)
+    learn_c = draw(KNOBS["emb_learn_c"], disabled=not curved)
+    optimizer = draw(KNOBS["emb_opt"])
+    lr = draw(KNOBS["emb_lr"])
+    epochs = draw(KNOBS["emb_epochs"])
+    negatives = draw(KNOBS["emb_neg"])
+    batch = draw(KNOBS["emb_batch"])
+    return dict(
+        geometry=geometry,
+        dim=dim,
+        c=c,
+        learn_curvature=bool(learn_c) and curved,
+        optimizer=optimizer or KNOBS["emb_opt"].default,
+        lr=lr,
+        epochs=epochs,
+        negatives=negatives,
+        batch_size=batch,
+    )
+
+
+def view_controls() -> tuple[float, bool]:
+    """Time budget, restart-on-change and the two drawing toggles; returns (budget in s, autoplay)."""
+    budget = draw(KNOBS["emb_budget"])
+    autoplay = draw(KNOBS["emb_autoplay"])
+    draw(KNOBS["emb_names"])
+    draw(KNOBS["emb_centre"])
+    return float(budget), bool(autoplay)
+
+
+def wordnet_config(settings: dict, *, seed: int):
+    """The published recipe of the chosen geometry at the chosen dimension and epochs; evaluation is left
+    to the live schedule (``train_steps``)."""
+    return recipe(
+        settings["geometry"], dim=settings["dim"], epochs=settings["epochs"], seed=seed, eval_every=10**5
+    )
+
+
+def embedding_config(settings: dict, s, wordnet: bool, right):
+    """The run's config from the widgets (WordNet: its published recipe), or None with the error on the right."""
+    try:
+        if wordnet:
+            return wordnet_config(settings, seed=s.seed)
         dtype = "float64" if s.dtype == torch.float64 else "float32"
-        config = lab.page_schedule(EmbeddingConfig(**settings, seed=s.seed, dtype=dtype))
-except ValueError as err:
-    right.error(f"These settings cannot train: {err}. Change the setting named above.", icon=":material/error:")
-    config = None
+        return lab.page_schedule(EmbeddingConfig(**settings, seed=s.seed, dtype=dtype))
+    except ValueError as err:
+        right.error(
+            f"These settings cannot train: {err}. Change the setting named above.", icon=":material/error:"
+        )
+        return None
 
-with right:
-    relation = source.mammals()[2] if wordnet else None
-    live.controls(hier, config, relation=relation, device=s.device, budget_s=budget_s, autoplay=autoplay)
-    widgets.search_controls(KNOBS, hier)
-    live.live()
 
-tabs = draw(KNOBS["emb_tab"])
-saved = panels.comparison(hier, config, s.device)
-with tabs[0]:
-    if tabs[0].open:
-        panels.three_geometries(hier, config, s.device, wordnet=wordnet)
-with tabs[1]:
-    if tabs[1].open:
-        panels.norm_vs_depth(hier, saved)
-with tabs[2]:
-    if tabs[2].open:
-        panels.onto_the_sphere(hier, saved, s.seed)
-with tabs[3]:
-    if tabs[3].open:
-        trees.leaderboard()
-        wn.benchmark_tab(source.mammals()[0], seed=s.seed)
-with tabs[4]:
-    if tabs[4].open:
-        trees.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
-with tabs[5]:
-    if tabs[5].open:
-        panels.data_and_downloads(hier)
+# ---- The live run -----------------------------------------------------------------------------------------
 
-st.header("The paper's claims for this page, measured")
-if draw(KNOBS["emb_claims"]):
-    ui.page_claims("embeddings", "emb")
+
+def train_steps(trainer: EmbeddingTrainer):
+    """trainer_controls' generator: yields (fraction, text, trainer) after each epoch; returns the trainer.
+
+    Mean rank and MAP (``trainer.evaluate``) are added to the epoch's history record when they are due
+    (see EVAL_RATIO) and at the end, so the history curve and the metric cards update as it trains."""
+    cost, trained_at = 0.0, -math.inf
+    while not trainer.done:
+        trainer.run(epochs=1, time_budget_s=SLICE_S)
+        epoch_end = math.isclose(trainer.progress * trainer.config.epochs, trainer.epoch)
+        due = trainer.train_seconds - trained_at >= EVAL_RATIO * cost
+        if trainer.history and epoch_end and due and "map" not in trainer.history[-1]:
+            t0 = time.perf_counter()
+            trainer.history[-1].update(trainer.evaluate())
+            cost, trained_at = time.perf_counter() - t0, trainer.train_seconds
+        text = f"epoch {trainer.epoch} / {trainer.config.epochs}, {trainer.train_seconds:.1f} s of training"
+        yield trainer.progress, text, trainer
+    return trainer
+
+
+def run_controls(hier, config, *, relation, device, budget_s: float, autoplay: bool) -> None:
+    """The six buttons; with ``autoplay`` a changed setting, or a first visit to a small hierarchy, starts a
+    fresh run at once."""
+    sig = None if config is None else (hier.fingerprint, config, str(device))
+
+    def make():
+        return train_steps(EmbeddingTrainer(hier, config, device=device, relation=relation))
+
+    # A first visit starts small hierarchies at once; a big one (WordNet) waits for Train, so the page is
+    # quick to open and idle until asked. A changed setting restarts either.
+    first = "emb_last_sig" not in state
+    if config is not None and autoplay and state.get("emb_last_sig") != sig and not (first and hier.n_nodes > BIG):
+        state[f"{PREFIX}_job"] = tc.LiveJob(make(), sig, budget_s)
+    state["emb_last_sig"] = sig
+    tc.controls(PREFIX, tc.in_process(make), sig, budget_s=budget_s, disabled=config is None)
+
+
+def search_controls(hier) -> None:
+    """The node search (its options are the hierarchy's nodes, so it is no row of the table) and the
+    toggle that centres the picture on the found node."""
+    search, recentre = st.columns([3, 1.3], vertical_alignment="bottom")
+    search.selectbox(
+        "Find a node (its ancestors and descendants light up)",
+        list(hier.nodes),
+        index=None,
+        key="emb_search",
+        placeholder="type a name, e.g. primate.n.02",
+    )
+    draw(KNOBS["emb_recentre"], recentre)
+
+
+def _use_float64() -> None:
+    # The precision widget sits in the sidebar, outside this fragment: a fragment rerun would not
+    # redraw it, and the browser's old value would win on the next full run. Ask for a full run.
+    state["dtype"] = "float64"
+    state["emb_full_rerun"] = True
+
+
+def _chunk_s() -> float:
+    """Seconds to train before the next redraw, so that training takes TRAIN_SHARE of the cycle: the last
+    redraw's seconds on the server plus the wait since then (the browser rendering it) set the rest."""
+    timing = state.get("emb_timing")
+    if not timing or timing["ended"] is None:
+        return CHUNK_S[0]
+    rest = timing["last_draw"] + min(time.perf_counter() - timing["ended"], 10.0)
+    timing["idle"] += rest - timing["last_draw"]
+    return min(CHUNK_S[1], max(CHUNK_S[0], rest * TRAIN_SHARE / (1 - TRAIN_SHARE)))
+
+
+def _timing(job: tc.LiveJob) -> dict:
+    """Where this run's time went: drawing and waiting for the browser (training and measuring: the job)."""
+    timing = state.get("emb_timing")
+    if timing is None or timing["job"] != id(job):
+        timing = state["emb_timing"] = {"job": id(job), "draw": 0.0, "idle": 0.0, "last_draw": 0.0, "ended": None}
+    return timing
+
+
+def _time_caption(job: tc.LiveJob, tr: EmbeddingTrainer, timing: dict) -> None:
+    measuring = max(0.0, job.seconds - tr.train_seconds)
+    st.caption(
+        f"Time of this run: {tr.train_seconds:.1f} s training, {measuring:.1f} s measuring, {timing['draw']:.1f} s "
+        f"drawing, {timing['idle']:.1f} s waiting for the browser to render."
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=4, hash_funcs={Hierarchy: lambda h: h.fingerprint})
+def mammal_orders(hierarchy: Hierarchy) -> dict:
+    """order label -> node indices of the mammal closure (``group_by_ancestor`` over MAMMAL_ORDERS)."""
+    return group_by_ancestor(hierarchy, MAMMAL_ORDERS)
+
+
+def _record_text(geometry: str, dim: int) -> tuple[str, str]:
+    """(MAP, mean rank) of the published record at this geometry and dimension, or where it has one."""
+    if record := published(geometry, dim):
+        return f"{record['map']}", f"{record['mean_rank']}"
+    return "none", "none"
+
+
+def record_cards(trainer: EmbeddingTrainer, metrics: dict) -> None:
+    """MAP and mean rank by the published protocol, each beside the published figure for this dimension."""
+    geo, dim = trainer.config.geometry, trainer.config.dim
+    pub_map, pub_rank = _record_text(geo, dim)
+    cols = st.columns(4)
+    cols[0].metric("MAP", f"{metrics['map']:.3f}", help="Mean average precision of the closure, 1 is perfect.")
+    cols[1].metric(f"published MAP, d = {dim}", pub_map)
+    cols[2].metric("Mean rank", f"{metrics['mean_rank']:.2f}", help="Rank of an ancestor among unrelated nodes.")
+    cols[3].metric(f"published mean rank, d = {dim}", pub_rank)
+    dims = ", ".join(
+        f"d = {d}: MAP {r['map']}, mean rank {r['mean_rank']}" for d, r in PUBLISHED_MAMMALS["poincare"].items()
+    )
+    st.caption(
+        "WordNet mammals (1,181 synsets, 6,541 hyponym-ancestor pairs): mean rank and MAP by the published "
+        "protocol (each node's ancestors ranked among the nodes unrelated to it), measured while it trains. "
+        f"Nickel & Kiela (2017) report, in the Poincaré ball, {dims}; "
+        + ("they give no figure for this geometry and dimension." if pub_map == "none" else "the row above.")
+        + f" Measured at epoch {_measured_epoch(trainer)}."
+    )
+
+
+def _measured_epoch(trainer: EmbeddingTrainer) -> int:
+    evaluated = [r["epoch"] for r in trainer.history if "map" in r]
+    return evaluated[-1] if evaluated else trainer.epoch
+
+
+def draw_run(job: tc.LiveJob) -> None:
+    """The live run: its metrics (WordNet: beside the published record), the picture and the history."""
+    if state.pop("emb_full_rerun", False):
+        st.rerun(scope="app")
+    t0, timing = time.perf_counter(), _timing(job)
+    tr: EmbeddingTrainer = job.result if job.result is not None else job.partial
+    if tr.status == "diverged":
+        st.error(
+            f"Training stopped: {tr.message}. Press Reset after changing the setting.", icon=":material/error:"
+        )
+        if not (math.isfinite(tr.model.c) and tr.model.c > 0):
+            return  # the learnt curvature collapsed: there is no ball left to measure or draw the points in
+    if job.status != tc.RUNNING and tr.history and "map" not in tr.history[-1]:
+        tr.history[-1].update(tr.evaluate())  # paused or stopped between measurements: measure where it stands
+    metrics = tr.metrics or tr.evaluate()
+    wordnet = tr.relation is not tr.hierarchy.adjacency
+    if wordnet:
+        record_cards(tr, metrics)
+    else:
+        cols = [col for _ in range(2) for col in st.columns(3)]  # three to a row: five cut labels short
+        for col, (key, label, fmt, explain) in zip(cols, lab.METRIC_LABELS, strict=False):
+            col.metric(label, format(metrics[key], fmt), help=explain)
+        cols[4].metric(
+            "c (k = -c)",
+            f"{tr.model.c:.3g}" if GEOMETRIES[tr.config.geometry].has_curvature_parameter else "n/a",
+            help="The ball's curvature parameter (learnt when 'Learn the curvature' is on).",
+        )
+    if warning := lab.rim_warning(tr):
+        st.warning(warning, icon=":material/warning:")
+        st.button("Switch to float64", key="emb_to_f64", on_click=_use_float64, icon=":material/swap_horiz:")
+    found = state.get("emb_search")
+    index = tr.hierarchy.nodes.index(found) if found in tr.hierarchy.nodes else None
+    view = embedding_view(
+        tr.points(),
+        tr.hierarchy,
+        geometry=tr.config.geometry,
+        c=tr.model.c,
+        root_at_centre=bool(state.get("emb_centre", False)),
+        centre=index if index is not None and state.get("emb_recentre") else None,
+    )
+    fig = embedding_figure(
+        view,
+        names=bool(state.get("emb_names")),
+        height=720 if wordnet else 680,
+        marker_size=6 if tr.hierarchy.n_nodes > BIG else 10,
+        highlight=lineage(tr.hierarchy, index) if index is not None else None,
+        groups=mammal_orders(tr.hierarchy) if wordnet else None,
+    )
+    ui.chart(fig, key="emb_live_fig")
+    if tr.history:
+        ui.chart(history_figure(tr.history), key="emb_hist_fig")
+    _time_caption(job, tr, timing)
+    timing["last_draw"] = time.perf_counter() - t0
+    timing["draw"] += timing["last_draw"]
+    timing["ended"] = time.perf_counter() if job.status == tc.RUNNING else None
+
+
+def live_run() -> None:
+    """The progress bar and ``draw_run``, retrained and redrawn in a fragment while the run goes on."""
+    if tc.job(PREFIX) is None:
+        st.info(
+            "Press **Train** to train live; Pause, Step and Resume continue the same run, Stop keeps what was "
+            "trained, Reset forgets it."
+        )
+    tc.live(PREFIX, draw_run, chunk_s=_chunk_s, every_s=0.2)
+
+
+def live_section(hier, config, s, *, wordnet: bool, budget_s: float, autoplay: bool) -> None:
+    """The trainer's buttons, the node search, and the run drawn live."""
+    relation = sections.mammals()[2] if wordnet else None
+    run_controls(hier, config, relation=relation, device=s.device, budget_s=budget_s, autoplay=autoplay)
+    search_controls(hier)
+    live_run()
+
+
+# ---- The tabs below the live run (app/embeddings_page.py) ------------------------------------------------
+
+
+def tab_sections(hier, config, s, *, wordnet: bool) -> None:
+    """The six tabs; only the open one is drawn. The comparison (tab 1) also feeds tabs 2 and 3."""
+    tabs = draw(KNOBS["emb_tab"])
+    saved = sections.comparison(hier, config, s.device)
+    with tabs[0]:
+        if tabs[0].open:
+            sections.three_geometries(hier, config, s.device, wordnet=wordnet)
+    with tabs[1]:
+        if tabs[1].open:
+            sections.norm_vs_depth(hier, saved)
+    with tabs[2]:
+        if tabs[2].open:
+            sections.onto_the_sphere(hier, saved, s.seed)
+    with tabs[3]:
+        if tabs[3].open:
+            sections.leaderboard()
+            sections.benchmark_tab(sections.mammals()[0], seed=s.seed)
+    with tabs[4]:
+        if tabs[4].open:
+            sections.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
+    with tabs[5]:
+        if tabs[5].open:
+            sections.data_and_downloads(hier)
+
+
+# ---- The page ---------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    ui.page_header(
+        "Embeddings",
+        "A hierarchy's nodes become points; training pulls related nodes together and pushes other nodes away "
+        "(Nickel & Kiela's loss, geoopt's Riemannian optimisers). Watch WordNet's mammals spread into wedges, one "
+        "per order, towards the rim of the Poincaré disk, where there is exponentially more room (paper section "
+        "5.2), and compare with the sphere and the plane.",
+    )
+    s = ui.settings()
+    left, right = st.columns([1.2, 2.4], gap="large")
+    with left:
+        hier, wordnet = data_section(s.seed)
+        settings = model_controls(wordnet)
+        budget_s, autoplay = view_controls()
+    config = embedding_config(settings, s, wordnet, right)
+    with right:
+        live_section(hier, config, s, wordnet=wordnet, budget_s=budget_s, autoplay=autoplay)
+    tab_sections(hier, config, s, wordnet=wordnet)
+    st.header("The paper's claims for this page, measured")
+    if draw(KNOBS["emb_claims"]):
+        ui.page_claims("embeddings", "emb")
+
+
+main()

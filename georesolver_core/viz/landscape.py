@@ -14,6 +14,7 @@ from georesolver_core.viz.landscape_pl import (
     fitted_shape,
     hessian_figure,
     pl_profile_figure,
+    pl_sweep_figures,
     sweep_figure,
 )
 from georesolver_core.viz.landscape_surface import landscape_figure
@@ -26,5 +27,6 @@ __all__ = [
     "landscape_figure",
     "model_slice_figure",
     "pl_profile_figure",
+    "pl_sweep_figures",
     "sweep_figure",
 ]

@@ -136,6 +136,31 @@ def sweep_figure(
     return fig
 
 
+def pl_sweep_figures(sweeps, delta: float, eps: float) -> tuple[go.Figure, go.Figure]:
+    """mu of both kernels against eps (at ``delta``) and against Delta (at ``eps``), each beside the
+    paper's rates (``sweep_figure``). ``sweeps``: a ``landscape.study.PLSweeps``."""
+    by_eps = sweep_figure(
+        sweeps.eps,
+        {"IDA": sweeps.mu_by_eps["ida"], "softmax": sweeps.mu_by_eps["softmax"]},
+        {"IDA: eps^2/Delta^4": (sweeps.ida_by_eps, "IDA")},
+        x_label=f"eps (Delta = {delta:g})",
+        y_label="PL constant mu",
+        title="mu against eps",
+    )
+    by_delta = sweep_figure(
+        sweeps.delta,
+        {"IDA": sweeps.mu_by_delta["ida"], "softmax": sweeps.mu_by_delta["softmax"]},
+        {
+            "IDA: eps^2/Delta^4": (sweeps.ida_by_delta, "IDA"),
+            "softmax: paper's rate": (sweeps.softmax_by_delta, "softmax"),
+        },
+        x_label=f"Delta (eps = {eps:g})",
+        y_label="PL constant mu",
+        title="mu against Delta",
+    )
+    return by_eps, by_delta
+
+
 def hessian_figure(spectra: dict, height: int = 500) -> go.Figure:
     """Left: every |eigenvalue| against n (open markers: negative curvature). Right: the largest
     |eigenvalue| (curvature) and the spread max|lambda| / min|lambda| against n.

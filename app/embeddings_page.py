@@ -1,0 +1,464 @@
+"""The Embeddings page's data picker and its tabs below the live run (pages/embeddings.py draws the rest).
+
+Only that page uses this module. It is apart from the page because together they run past 900 lines, and
+a helper cannot sit under pages/: every file there is read as a page (the navigation's list, the page tests).
+
+- The data: which hierarchy is embedded (WordNet mammals first), linked by a stable key. The source
+  picker's URL value is its key (``?emb_source=wordnet``), not its label: a bound selectbox would write the
+  label, which changes when the wording does. Links written by earlier versions carry the label; it still
+  selects its source. Any other value falls back to the default with the link notice.
+- The tabs: three geometries side by side, radius against depth, the disk carried onto the sphere (paper
+  section 8.2), the WordNet benchmark and leaderboard (Nickel & Kiela 2017, section 4), Sarkar's
+  construction beside the trained mammals and the shipped noun run (nothing trains there), and the data and
+  downloads.
+
+The widgets are drawn from rows of the page's knob table (``KNOBS`` in pages/embeddings.py, passed in as
+``table``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import links
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+import trainer_controls as tc
+import ui
+from knobs import Knob, draw
+
+from georesolver_core.embeddings import (
+    EmbeddingConfig,
+    compare_hierarchy_capacity,
+    history_table,
+    node_table,
+    sphere_maps,
+)
+from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
+from georesolver_core.embeddings.compare import compare_geometries
+from georesolver_core.embeddings.construct import construct_closure
+from georesolver_core.embeddings.fast import read_points
+from georesolver_core.embeddings.leaderboard import leaderboard_table
+from georesolver_core.embeddings.runs import measure_points
+from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.labs import embeddings as lab
+from georesolver_core.tasks import HIERARCHIES, MAX_CSV_BYTES, MAX_NAME_LEN, MAX_NODES, from_edge_list_csv
+from georesolver_core.viz.embeddings import embedding_view, geometries_figure, norm_depth_figure
+from georesolver_core.viz.wordnet_trees import radius_histogram
+from georesolver_core.wordnet.closure import load_mammals
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+LEADERBOARD_JSON = ASSETS / "wordnet_leaderboard.json"
+MAMMALS_D2 = ASSETS / "wordnet_mammals_d2.npz"
+NOUNS_NPZ = ASSETS / "wordnet_nouns_d10.npz"
+NOUNS_JSON = ASSETS / "wordnet_nouns.json"
+NOUNS_SHOWN = 2000  # nouns drawn in the histogram and listed (of 82,115)
+BENCHMARK_JSON = ASSETS / "wordnet_benchmark.json"
+QUICK_S = 5.0  # seconds per model of the benchmark's live re-run
+state = st.session_state
+
+# ---- The data --------------------------------------------------------------------------------------------
+
+WORDNET = "wordnet"  # the page's own source beside HIERARCHIES: the shipped WordNet mammal closure
+# key -> label, WordNet first: the example everyone in the field knows (Nickel & Kiela 2017)
+SOURCES = {WORDNET: "WordNet mammals (closure)", **{k: v.label for k, v in HIERARCHIES.items()}}
+DEFAULT_SOURCE = WORDNET
+SOURCE_HELP = (  # the source picker's help: what each source is
+    "**WordNet mammals**: the 1,181 mammal synsets of WordNet 3.0 and their 6,541 hyponym-ancestor pairs, trained "
+    "with the published recipe.\n" + "\n".join(f"**{v.label}**: {v.description}" for v in HIERARCHIES.values())
+)
+SAMPLE_CSV = ASSETS / "sample_hierarchy.csv"
+
+
+@st.cache_resource(show_spinner="Building the hierarchy ...", max_entries=16)
+def _hierarchy(source: str, *args):
+    """HIERARCHIES[source] built from its widgets' values; "csv" without a file is the bundled taxonomy."""
+    if source == "csv":
+        return from_edge_list_csv(SAMPLE_CSV.read_bytes(), name="animal taxonomy (bundled sample)")
+    return HIERARCHIES[source].build(*args)
+
+
+@st.cache_resource(show_spinner="Loading the WordNet mammal closure ...", max_entries=1)
+def mammals():
+    """The shipped closure, its lab hierarchy (direct pointers) and its directed relation (N, N)."""
+    closure = load_mammals()
+    return closure, closure.to_hierarchy(), closure.relation()
+
+
+def source_picker(table: dict[str, Knob]) -> str:
+    """The source selectbox (row ``emb_source``: options SOURCES, no URL binding of its own), seeded from the
+    link by key or by an old link's label, and written back into the link by key."""
+    default = table["emb_source"].default
+    linked = links.linked_choice("emb_source", SOURCES, default)
+    if state.get("emb_source") not in SOURCES:
+        state["emb_source"] = linked
+    source = draw(table["emb_source"])
+    links.link_choice("emb_source", source, default)
+    return source
+
+
+def hierarchy_controls(table: dict[str, Knob], seed: int):
+    """Source widgets -> (source key, Hierarchy). A bad choice or upload shows the error and keeps the last
+    good data."""
+    source = source_picker(table)
+    try:
+        if source == "tree":
+            hier = _hierarchy("tree", draw(table["emb_branch"]), draw(table["emb_depth"]))
+        elif source == WORDNET:
+            hier = mammals()[1]
+        elif source == "digits":
+            hier = _hierarchy("digits", draw(table["emb_digits_n"]), seed)
+        else:
+            hier = _upload_or_sample()
+    except ValueError as err:
+        st.error(f"{ui.escape_md(err)}. Showing the previous hierarchy instead.", icon=":material/error:")
+        hier = state.get("emb_last_hierarchy") or _hierarchy("tree", 2, 4)
+    state["emb_last_hierarchy"] = hier
+    return source, hier
+
+
+def _upload_or_sample():
+    up = st.file_uploader(
+        "Your edge list: CSV with header `parent,child`",
+        type=["csv", "txt"],
+        key="emb_upload",
+        help=f"One edge per line; no self-loops, no cycles, at most {MAX_NODES} nodes, names of at most "
+        f"{MAX_NAME_LEN} characters, {MAX_CSV_BYTES // 1000:,} kB. Without a file: the bundled taxonomy.",
+    )
+    hier, error = ui.read_upload(
+        up,
+        key="emb_upload",
+        max_bytes=MAX_CSV_BYTES,
+        parse=lambda data: from_edge_list_csv(data, name=up.name[:MAX_NAME_LEN]),
+    )
+    if up is None:
+        state.pop("emb_last_upload", None)
+        return _hierarchy("csv")
+    if error is not None:
+        previous = state.get("emb_last_upload") or _hierarchy("csv")
+        st.error(
+            f"**{ui.escape_md(up.name[:MAX_NAME_LEN])}** was not used: {ui.escape_md(error)}. Fix the file and "
+            f"upload it again; still showing *{ui.escape_md(previous.name)}*.",
+            icon=":material/error:",
+        )
+        return previous
+    state["emb_last_upload"] = hier
+    return hier
+
+
+# ---- Tab "Three geometries", and the run the other tabs read -------------------------------------------
+
+COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
+
+
+def live_trainer():
+    """The live run's trainer, or None before the first Start (or after Reset)."""
+    job = tc.job("emb")
+    if job is None:
+        return None
+    return job.result if job.result is not None else job.partial
+
+
+def _compare(hier, cfg: EmbeddingConfig, device):
+    """Train all three under the time budget; pressing Stop reruns the page, which ends the work."""
+    stop_col, _ = st.columns([1, 3])
+    stop_col.button("Stop", key="emb_compare_stop", icon=":material/stop:", help="Ends the comparison now.")
+    with st.status("Training the three geometries with the same budget ...", expanded=True) as status:
+        bar = st.progress(0.0)
+        comparison = compare_geometries(
+            hier,
+            cfg,
+            device=device,
+            budget_s=COMPARE_BUDGET_S,
+            progress=lambda frac, text: bar.progress(min(frac, 1.0), text=text),
+        )
+        status.update(label="Trained all three geometries", state="complete", expanded=False)
+    state["emb_compare"] = {"sig": (hier.fingerprint, cfg, str(device)), "result": comparison}
+    return comparison
+
+
+def comparison(hier, config, device):
+    """The saved comparison for these settings, or None."""
+    saved = state.get("emb_compare")
+    if config is not None and saved and saved["sig"] == (hier.fingerprint, config, str(device)):
+        return saved["result"]
+    return None
+
+
+def three_geometries(hier, config, device, *, wordnet: bool) -> None:
+    if wordnet:
+        st.info(
+            "WordNet trains with each geometry's own published recipe: pick the plane or the sphere above to "
+            "train it live, or see all of them side by side in the **WordNet benchmark** tab."
+        )
+        return
+    st.markdown(
+        "The same hierarchy, dimension, loss, optimiser, learning rate, epochs and negatives in each geometry: "
+        f"only the distance changes. At most {COMPARE_BUDGET_S:.0f} s in all, shared evenly."
+    )
+    result = comparison(hier, config, device)
+    if st.button("Train all three", key="emb_compare_run", icon=":material/compare:", disabled=config is None):
+        result = _compare(hier, config, device)
+    if result is None:
+        st.info("Press **Train all three** to measure the comparison with the settings on the left.")
+        return
+    if not result.complete:
+        st.warning(
+            f"The {COMPARE_BUDGET_S:.0f} s budget ended some runs before {config.epochs} epochs (see "
+            "'epochs run'): each geometry had the same time, so the comparison is fair, but not final."
+        )
+    views = [
+        embedding_view(
+            torch.from_numpy(r.points),
+            hier,
+            geometry=geo,
+            c=r.c,
+            title=f"{GEOMETRIES[geo].label}: MAP {r.metrics['map']:.3f}",
+            root_at_centre=bool(state.get("emb_centre", False)),
+        )
+        for geo, r in result.runs.items()
+    ]
+    ui.chart(geometries_figure(views, height=560), key="emb_compare_fig")
+    table = pd.DataFrame(result.table())
+    st.dataframe(table, hide_index=True, key="emb_compare_table")
+    ui.download_csv("Download the table (CSV)", table, "embedding_comparison.csv", "emb_compare_dl")
+    ui.theory_box([compare_hierarchy_capacity(result.metrics, dim=result.config.dim)])
+
+
+# ---- Tab "Norm vs depth" ----------------------------------------------------------------------------------
+
+
+def norm_vs_depth(hier, saved) -> None:
+    tr = live_trainer()
+    series = lab.radius_by_depth(hier, tr if tr is not None and tr.hierarchy is hier else None, saved)
+    if not series:
+        st.info("Train a Poincaré or Euclidean embedding (live, or all three) to see radius against depth.")
+        return
+    ui.chart(
+        norm_depth_figure(series, y_title="radius (ball: sqrt(c)||x||, 1 = rim; plane: ||x|| / max)"),
+        key="emb_norm_fig",
+    )
+    st.caption(
+        "Radii in the frame training starts from (every node begins within 0.001 of the origin). Besides the "
+        "distances, the ball and the plane train with a norm-order penalty (roots at the centre, each parent "
+        "nearer the origin than its children): depth 0 shows how well it holds. "
+        "The sphere has no centre and is left out. Data: "
+        + ("the three-geometry comparison." if saved else "the live run (train all three for both).")
+    )
+
+
+# ---- Tab "Onto the sphere" --------------------------------------------------------------------------------
+
+
+def onto_the_sphere(hier, saved, seed: int) -> None:
+    st.markdown(
+        "Paper section 8.2: store in the ball, route on the sphere. Three maps carry the trained disk onto "
+        "the sphere; MAP on the sphere says how much of the hierarchy survives the trip."
+    )
+    tr = live_trainer()
+    ball = lab.ball_points(tr if tr is not None and tr.hierarchy is hier else None, saved)
+    if ball is None:
+        st.info("Train a Poincaré embedding first (live, or all three).")
+    elif st.button("Map the disk onto the sphere", key="emb_maps_run", icon=":material/public:"):
+        with st.spinner("Fitting the learnable map ..."):
+            maps = sphere_maps.map_ball_to_sphere(
+                ball.points, hier, c=ball.c, fit=sphere_maps.SphereMapFit(seed=seed)
+            )
+        state["emb_maps"] = {"fingerprint": hier.fingerprint, "maps": maps, "origin": ball.origin}
+    kept = state.get("emb_maps")
+    if kept and kept["fingerprint"] == hier.fingerprint:
+        maps = kept["maps"]
+        good = {k: m for k, m in maps.items() if m["points"] is not None}
+        views = [
+            embedding_view(m["points"], hier, geometry="sphere", title=f"{k}: MAP {m['metrics']['map']:.3f}")
+            for k, m in good.items()
+        ]
+        ui.chart(geometries_figure(views), key="emb_maps_fig")
+        st.caption(f"Mapped from the Poincaré embedding of {kept['origin']}.")
+        st.markdown("\n".join(f"- {note}" for note in sphere_maps.sphere_map_notes(maps)))
+        st.dataframe(pd.DataFrame(sphere_maps.sphere_map_table(maps)), hide_index=True, key="emb_maps_table")
+
+
+# ---- Tab "WordNet benchmark" ------------------------------------------------------------------------------
+
+
+def leaderboard(container=None) -> None:
+    """The shipped leaderboard as a table (quoted rows say so)."""
+    box = container or st
+    if not LEADERBOARD_JSON.is_file():
+        box.info("No shipped leaderboard: run `python -m georesolver_core embed --leaderboard` (README).")
+        return
+    doc = json.loads(LEADERBOARD_JSON.read_text(encoding="utf-8"))
+    box.markdown("**Leaderboard**: MAP and mean rank by the published protocol; CPU seconds on this machine.")
+    box.dataframe(pd.DataFrame(leaderboard_table(doc)), hide_index=True, key="emb_leaderboard")
+    box.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
+
+
+def benchmark_tab(closure, *, seed: int) -> None:
+    """The shipped side-by-side report, and a button that re-runs a small version live."""
+    st.markdown(
+        "WordNet mammals (1,181 nodes, 6,541 closure pairs), every model with the same training budget and "
+        "measured by the same published protocol; written by `python -m georesolver_core embed --benchmark`."
+    )
+    if BENCHMARK_JSON.is_file():
+        shipped = json.loads(BENCHMARK_JSON.read_text(encoding="utf-8"))
+        st.dataframe(pd.DataFrame(lab.benchmark_rows(shipped)), hide_index=True, key="emb_bench_table")
+        st.caption(f"{shipped['budget_s_per_entry']:.0f} s of training per model, {shipped['machine_note']}.")
+    else:
+        st.info(
+            "No shipped benchmark report: run `python -m georesolver_core embed --benchmark --out "
+            "assets/wordnet_benchmark.json`."
+        )
+    if NOUNS_JSON.is_file():
+        nouns = json.loads(NOUNS_JSON.read_text(encoding="utf-8"))
+        st.markdown("The full noun closure, trained once on its sparse relation and ranked exactly:")
+        st.dataframe(pd.DataFrame(lab.closure_report_rows(nouns)), hide_index=True, key="emb_bench_nouns")
+        load = ", ".join(f"{x:.1f}" for x in nouns["load_average_1_5_15min"])
+        st.caption(
+            f"{nouns['train_seconds']:.0f} s of training ({nouns['cpu_seconds']:.0f} cpu seconds in all, load "
+            f"average {load} at the end) on the shared machine; the epochs column says how far it trained."
+        )
+    if st.button(
+        f"Re-run a small version ({QUICK_S:.0f} s per model)", key="emb_bench_run", icon=":material/speed:"
+    ):
+        with st.spinner("Training the ball, the plane and the sphere at d = 5 ..."):
+            st.session_state["emb_bench_quick"] = run_benchmark(
+                closure,
+                budget_s=QUICK_S,
+                entries=QUICK_ENTRIES,
+                with_gensim=False,
+                seed=seed,
+                overrides={"burn_in": 10},  # the recipe's 100-epoch burn-in would fill a few seconds
+            )
+    if quick := st.session_state.get("emb_bench_quick"):
+        st.dataframe(pd.DataFrame(lab.benchmark_rows(quick)), hide_index=True, key="emb_bench_quick_table")
+
+
+# ---- Tab "Trees in the disk" ------------------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def constructed(tau: float) -> tuple[np.ndarray, dict]:
+    """Sarkar's construction of the mammal closure at ``tau`` and its figures (closure and edges)."""
+    closure = load_mammals()
+    points = construct_closure(closure, tau=tau)
+    return points, measure_points(closure, points)
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def trained() -> tuple[np.ndarray, dict] | None:
+    """The shipped trained d = 2 mammal embedding and its figures, or None when it is not shipped."""
+    if not MAMMALS_D2.is_file():
+        return None
+    names, points = read_points(MAMMALS_D2)
+    closure = load_mammals()
+    if names != list(closure.nodes):
+        return None
+    return points, measure_points(closure, points)
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def nouns_sample(seed: int) -> dict | None:
+    """A sample of the shipped noun points: names, distance to the origin, and the report; None if absent."""
+    if not (NOUNS_NPZ.is_file() and NOUNS_JSON.is_file()):
+        return None
+    names, points = read_points(NOUNS_NPZ)
+    pick = np.sort(
+        np.random.default_rng(seed).choice(len(names), size=min(NOUNS_SHOWN, len(names)), replace=False)
+    )
+    norm = np.linalg.norm(points[pick], axis=1)
+    radius = 2.0 * np.arctanh(np.minimum(norm, 1.0 - 1e-16))  # d(0, x) in the ball, c = 1
+    return {
+        "names": [names[i] for i in pick],
+        "radius": radius,
+        "n": len(names),
+        "report": json.loads(NOUNS_JSON.read_text(encoding="utf-8")),
+    }
+
+
+def _cards(label: str, m: dict) -> None:
+    cols = st.columns(2)
+    cols[0].metric(f"{label}: MAP (closure)", f"{m['closure']['map']:.3f}")
+    cols[1].metric(f"{label}: MAP (edges)", f"{m['edges']['map']:.3f}")
+
+
+def trees_tab(tau: float, seed: int) -> None:
+    """Constructed vs trained mammals at d = 2 (tau from the page's knob), then the nouns and the leaderboard."""
+    st.markdown(
+        "**Why trees fit hyperbolic space.** Sarkar's construction places a tree in the Poincaré disk with no "
+        "training: each node's children sit at distance tau on a cone pointing away from its parent. The disk has "
+        "room for any number of children at any depth, because its circumference grows like e^r. The price is "
+        "precision: a node k levels down sits about k tau from the centre, and float64 stops telling nodes apart "
+        "past about 37. Move tau and watch the two MAPs: the tree's edges (Sala et al.'s measure) and the "
+        "closure's ancestors (Nickel & Kiela's)."
+    )
+    try:
+        points, m_con = constructed(tau)
+    except ValueError as err:
+        st.error(f"The construction refused tau = {tau:g}: {err}. Pick a tau inside the slider's range.")
+        return
+    shipped = trained()
+    hier = load_mammals().to_hierarchy()
+    views = [
+        embedding_view(torch.as_tensor(points), hier, geometry="poincare", title=f"constructed, tau = {tau:g}")
+    ]
+    left, right = st.columns(2)
+    with left:
+        _cards("constructed", m_con)
+    if shipped is None:
+        right.info("No trained d = 2 embedding is shipped: run the leaderboard command in the README to write it.")
+    else:
+        views.append(
+            embedding_view(torch.as_tensor(shipped[0]), hier, geometry="poincare", title="trained, d = 2")
+        )
+        with right:
+            _cards("trained", shipped[1])
+    ui.chart(geometries_figure(views, height=520), key="emb_trees_fig")
+    st.caption(
+        "Mammal closure, 1,181 nodes, spanning tree of depth 9 with up to 35 children. MAP (edges): each node's "
+        "parent and children ranked among all nodes. MAP (closure): each node's ancestors ranked among the nodes "
+        "unrelated to it, the published protocol. A tree embedding puts a node's siblings nearer than its "
+        "grandparent, so the construction scores its edges, not its ancestors; training optimises the ancestors."
+    )
+    sample = nouns_sample(seed)
+    st.subheader("The noun closure, trained (82,115 nodes, d = 10)")
+    if sample is None:
+        st.info("The noun embedding is not shipped (assets/wordnet_nouns_d10.npz).")
+    else:
+        rep = sample["report"]
+        cols = st.columns(4)
+        cols[0].metric("MAP", f"{rep['metrics']['map']:.3f}", help="every node ranked exactly, published protocol")
+        cols[1].metric("Mean rank", f"{rep['metrics']['mean_rank']:.2f}")
+        cols[2].metric("Training wall s", f"{rep['train_seconds']:.0f}")
+        cols[3].metric("CPU s (all)", f"{rep['cpu_seconds']:.0f}")
+        ui.chart(
+            radius_histogram(
+                sample["radius"], title=f"{len(sample['radius']):,} of {sample['n']:,} nouns: how far out"
+            ),
+            key="emb_nouns_radius",
+        )
+        order = np.argsort(sample["radius"])
+        table = pd.DataFrame(
+            {"synset": [sample["names"][i] for i in order], "d(0, x)": np.round(sample["radius"][order], 3)}
+        )
+        st.dataframe(table, hide_index=True, height=240, key="emb_nouns_table")
+        st.caption("General synsets sit near the centre, specific ones near the rim (sorted by distance).")
+
+
+# ---- Tab "Data & downloads" -------------------------------------------------------------------------------
+
+
+def data_and_downloads(hier) -> None:
+    tr = live_trainer()
+    st.markdown(f"**{ui.escape_md(hier.name)}**: {ui.escape_md(hier.summary())}")
+    edges = pd.DataFrame(hier.edge_table(), columns=["parent", "child"])
+    ui.download_csv("Download the hierarchy (CSV parent,child)", edges, "hierarchy.csv", "emb_dl_edges")
+    if tr is not None:
+        coords = pd.DataFrame(node_table(tr.points(), tr.hierarchy, geometry=tr.config.geometry, c=tr.model.c))
+        st.dataframe(coords, hide_index=True, key="emb_coords_table")
+        ui.download_csv("Download the embedding (CSV)", coords, "embedding.csv", "emb_dl_coords")
+        run = {"config": tr.config.__dict__, "history": history_table(tr)}
+        ui.download_json("Download the run history (JSON)", run, "embedding_history.json", "emb_dl_history")
