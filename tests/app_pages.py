@@ -19,18 +19,37 @@ def registered_pages() -> list[tuple[str, str, str, str, str]]:
     raise AssertionError("app/main.py has no PAGES table")
 
 
-def open_page(file: str):
-    """A fresh AppTest of the whole app, switched to ../pages/<file>, with clean caches."""
+def open_page(
+    file: str | None = None,
+    *,
+    query: dict | None = None,
+    via_home: bool = True,
+    fresh_caches: bool = True,
+    timeout: float = 120,
+):
+    """A fresh AppTest of the whole app: the one place the tests build one (the fixtures ``at`` and ``page`` of
+    tests/conftest.py build theirs here).
+
+    Opened by a link with ``query``, run, and switched to ../pages/<file> (None: it stays on Home). With
+    ``via_home`` Home runs first, as a visitor who clicks through; without, the link opens the page itself
+    (Home's work is not part of the test). ``fresh_caches``: Streamlit's caches are cleared first.
+    """
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.run()
-    app.switch_page(f"../pages/{file}")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    if fresh_caches:
+        st.cache_data.clear()
+        st.cache_resource.clear()
+    app = AppTest.from_file(str(ENTRY), default_timeout=timeout)
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    if via_home or file is None:
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]
+    if file is not None:
+        app.switch_page(f"../pages/{file}")
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]
     return app
 
 

@@ -3,26 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from tests.app_pages import ENTRY, ROOT, open_page, registered_pages
+from tests.app_pages import ROOT, open_page, registered_pages
 
 PAGES = registered_pages()
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
-def _app() -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_every_page_file_exists_and_paths_are_unique():
@@ -33,17 +17,13 @@ def test_every_page_file_exists_and_paths_are_unique():
 
 
 @pytest.mark.parametrize("file", [row[0] for row in PAGES])
-def test_page_renders_without_exception(file):
-    at = _app()
-    at.switch_page(f"../pages/{file}")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.title, f"{file} shows no title"
+def test_page_renders_without_exception(file, page):
+    assert page.title, f"{file} shows no title"  # and no exception (the fixture checks)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_shared_settings_extremes(dtype):
-    at = _app()
+    at = open_page()
     at.number_input(key="seed").set_value(2**31 - 1)
     at.run()
     at.session_state["dtype"] = dtype
@@ -53,7 +33,7 @@ def test_shared_settings_extremes(dtype):
 
 
 def test_home_widgets_at_extremes():
-    at = _app()
+    at = open_page()
     for n_keys, eps, spread, sphere_3d in [(1, 1e-4, 0.2, False), (12, 10.0, 3.0, True), (12, 1e-4, 3.0, False)]:
         at.slider(key="home_n_keys").set_value(n_keys)
         at.select_slider(key="home_eps").set_value(eps)
@@ -73,7 +53,7 @@ def test_home_draws_the_claims_measurement_only_when_asked():
 
 
 def test_reset_button_restores_defaults():
-    at = _app()
+    at = open_page()
     at.slider(key="home_n_keys").set_value(9)
     at.run()
     at.button(key="reset_settings").click()

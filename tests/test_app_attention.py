@@ -6,17 +6,11 @@ import json
 import time
 
 import pytest
-import streamlit as st
 
 from georesolver_core.geometry import GEOMETRIES
-from tests.app_pages import open_page, set_and_run
+from tests.app_pages import set_and_run
 
-
-@pytest.fixture(scope="module")
-def at():
-    app = open_page("attention.py")
-    yield app
-    st.cache_data.clear()
+PAGE = "attention.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
 
 _run = set_and_run

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from georesolver_core.claims import CLAIMS, HOLDS, VERDICTS, Claim, Evidence, run_claim
 from georesolver_core.claims.report import load_report
-from tests.app_pages import ENTRY, ROOT
+from tests.app_pages import ROOT, open_page
 
 REPORT_PATH = ROOT / "assets" / "claims_report.json"
 SHIPPED = {r["key"]: r for r in load_report(REPORT_PATH)["claims"]} if REPORT_PATH.exists() else {}
@@ -65,11 +65,7 @@ def at():
     ):
         CLAIMS[key] = _counted(Claim(key, "Test section", statement, "y <= x + 1", "no-such-page", measure))
     RUNS.clear()
-    st.cache_data.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=180)
-    app.switch_page("../pages/attention.py")  # before the first run: Home's claim is not in this registry
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    app = open_page("attention.py", via_home=False, timeout=180)  # Home's claim is not in this registry
     RUNS_AFTER_ATTENTION.update(RUNS)
     app.switch_page("../pages/claims.py")
     app.run()

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-import streamlit as st
+from tests.app_pages import set_and_run
 
-from tests.app_pages import open_page, set_and_run
-
-
-@pytest.fixture(scope="module")
-def at():
-    app = open_page("compression.py")
-    yield app
-    st.cache_data.clear()
+PAGE = "compression.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
 
 def test_page_shows_metrics_figures_verdicts_and_downloads(at):

@@ -4,33 +4,20 @@ tabs, links by the source's key, and bad uploads (an error, the previous data ke
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks import MAX_NODES
+from tests.app_pages import open_page
 
-PAGE = "../pages/embeddings.py"
+PAGE = "embeddings.py"
 ACTIVE = ("running", "paused")
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
 
 
 def _page(autoplay: bool = True, source: str | None = "tree", **params) -> AppTest:
     """The page opened by a link (``emb_source`` and ``params``): the toy tree unless told otherwise."""
-    at = AppTest.from_file("../app/main.py", default_timeout=90)
-    if source is not None:
-        at.query_params["emb_source"] = source
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(PAGE)  # straight to this page: Home's own work is not part of these tests
-    at.run()
-    assert not at.exception, at.exception
+    query = {"emb_source": source} if source is not None else {}
+    at = open_page(PAGE, query={**query, **params}, via_home=False, timeout=90)
     if not autoplay:
         # settings changes then rebuild nothing and train nothing: fast widget sweeps
         at.toggle(key="emb_autoplay").set_value(False)

@@ -10,42 +10,28 @@ import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Widget
 
 from georesolver_core.embeddings.wordnet import WORDNET_RECIPES
 from georesolver_core.geometry import GEOMETRIES
+from tests.app_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "app"))
 
 import knobs  # noqa: E402  (the module the app imports: the same tables)
 
-PAGE = "../pages/embeddings.py"
+PAGE = "embeddings.py"
 SOURCES = ("tree", "digits", "csv", "wordnet")  # every source draws its own widgets
 NO_ROW = {"emb_search", "emb_upload"}  # options are the hierarchy's nodes / a file: no row of the table
 ACTIONS = ("Button", "DownloadButton")  # Train, Pause, ...: actions, not settings
 RECIPE_WIDGETS = {"emb_c", "emb_learn_c", "emb_opt", "emb_lr", "emb_neg", "emb_batch", "emb_epochs"}
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
 def _open(**params) -> AppTest:
     """The page opened by a link that does not start training."""
-    at = AppTest.from_file("../app/main.py", default_timeout=90)
-    at.query_params["emb_autoplay"] = "false"
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(PAGE, query={"emb_autoplay": "false", **params}, via_home=False, timeout=90)
 
 
 def _walk(node):

@@ -3,27 +3,16 @@ moves (both ends of the slider), the trained d = 2 mammals sit beside it, the sh
 assets/ (a sample of points, its figures), and the leaderboard marks published rows as quoted."""
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.app_pages import ROOT
+from tests.app_pages import ROOT, open_page
 
-PAGE = "../pages/embeddings.py"
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
+PAGE = "embeddings.py"
 
 
 def _tab(name: str) -> AppTest:
-    at = AppTest.from_file("../app/main.py", default_timeout=90)
-    at.query_params["emb_source"] = "tree"  # the toy tree: the live run above the tabs stays small
-    at.query_params["emb_autoplay"] = "false"
-    at.switch_page(PAGE)
-    at.run()
+    # the toy tree: the live run above the tabs stays small
+    at = open_page(PAGE, query={"emb_source": "tree", "emb_autoplay": "false"}, via_home=False, timeout=90)
     at.session_state["emb_tab"] = name
     at.run()
     assert not at.exception, at.exception

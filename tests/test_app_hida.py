@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-import streamlit as st
+from tests.app_pages import run_job_to_end, run_until, set_and_run
 
-from tests.app_pages import open_page, run_job_to_end, run_until, set_and_run
-
-
-@pytest.fixture(scope="module")
-def at():
-    app = open_page("hida.py")
-    yield app
-    st.cache_data.clear()
+PAGE = "hida.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
 
 def test_default_view_shows_pattern_disk_and_regret(at):

@@ -11,12 +11,7 @@ from streamlit.testing.v1 import AppTest
 from georesolver_core import bench
 from tests.app_pages import open_page, set_and_run
 
-
-@pytest.fixture(scope="module")
-def at():
-    app = open_page("kernels.py")
-    yield app
-    st.cache_data.clear()
+PAGE = "kernels.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
 
 _run = set_and_run

@@ -6,31 +6,24 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
 from georesolver_core.device import set_process_threads
-from tests.app_pages import ENTRY
 
 TABS = ["Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice"]
 
 
-@pytest.fixture(scope="module")
-def at():
-    # Tiny tensors: intra-op threads only cost synchronisation on a small CPU.
+PAGE = "landscapes.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    """Tiny tensors: intra-op threads only cost synchronisation on a small CPU (set before the page is built:
+    autouse fixtures of a scope come first)."""
     threads = torch.get_num_threads()
     set_process_threads(1)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=180)
-    app.run()
-    app.switch_page("../pages/landscapes.py")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
-    yield app
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    yield
     set_process_threads(threads)
 
 

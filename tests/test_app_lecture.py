@@ -40,19 +40,9 @@ def test_figure_data_holds_every_trace():
 
 def _orthogonal(**query):
     """A fresh session on the Orthogonal residuals page, opened by a link with ``query``, run once."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
+    from tests.app_pages import open_page
 
-    from tests.app_pages import ENTRY
-
-    st.cache_data.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    for key, value in query.items():
-        app.query_params[key] = value
-    app.switch_page("../pages/orthogonal.py")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
-    return app
+    return open_page("orthogonal.py", query=query, via_home=False)
 
 
 def test_a_link_with_hide_draws_the_style_and_the_panel_offers_exports():
@@ -114,15 +104,8 @@ def test_figure_image_writes_png_and_svg_with_kaleido():
 def test_the_panel_offers_the_controls_of_a_closed_tab():
     """Hide / lock choices come from the page's knob table too: a lecturer can lock a control on a tab
     this view has not opened (Landscapes opens on its first tab; the Hessian tab's rho is in the table)."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
+    from tests.app_pages import open_page
 
-    from tests.app_pages import ENTRY
-
-    st.cache_data.clear()
-    app = AppTest.from_file(str(ENTRY), default_timeout=180)
-    app.switch_page("../pages/landscapes.py")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    app = open_page("landscapes.py", via_home=False, timeout=180)
     options = app.multiselect(key="lec_hide").options
     assert "land_h_rho" in options and "land_m_span" in options and "land_pl_delta" in options

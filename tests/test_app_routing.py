@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 
-from tests.app_pages import open_page, run_job_to_end, set_and_run
+from tests.app_pages import run_job_to_end, set_and_run
 
-
-@pytest.fixture(scope="module")
-def at():
-    app = open_page("routing.py")
-    yield app
-    st.cache_data.clear()
+PAGE = "routing.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
 
 def test_default_view_draws_the_sphere_and_the_error_curve(at):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import local_script_runner
 
 from tests.app_pages import open_page, set_and_run
@@ -15,12 +14,7 @@ from tests.app_pages import open_page, set_and_run
 pytestmark = pytest.mark.slow  # each run waits for a spawned worker (about 3 s to start)
 
 
-@pytest.fixture(scope="module")
-def at():
-    try:
-        yield open_page("training.py")
-    finally:
-        st.cache_data.clear()
+PAGE = "training.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
 
 def _click(at, key):

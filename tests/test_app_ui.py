@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
-from tests.app_pages import ROOT
+from tests.app_pages import ROOT, open_page
 
 sys.path.insert(0, str(ROOT / "app"))
 import ui  # noqa: E402
@@ -154,18 +154,12 @@ def test_drawn_controls_are_widget_values_not_the_pages_own_objects(monkeypatch)
 def test_a_link_notice_shows_on_every_run_until_the_link_is_clean():
     """The same unusable link loaded again in the same session (a reload) is told again, and a value that
     stays in the URL keeps its notice on every rerun; a clean link has none."""
-    from streamlit.testing.v1 import AppTest
-
-    from tests.app_pages import ENTRY
 
     def notice(app) -> str:
         assert not app.exception, [e.value for e in app.exception]
         return " ".join(w.value for w in app.warning if "were not used" in w.value)
 
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.query_params["seed"] = "inf"
-    app.query_params["no_such_setting"] = "1"
-    app.run()
+    app = open_page(query={"seed": "inf", "no_such_setting": "1"}, fresh_caches=False)
     first = notice(app)
     assert "`seed=inf`" in first and "`no_such_setting=1`" in first, first
     app.run()  # a rerun: seed=inf was dropped, the unknown name is still in the URL
@@ -191,26 +185,12 @@ def test_a_link_notice_shows_on_every_run_until_the_link_is_clean():
 def test_a_link_that_names_a_choice_by_its_label_gets_no_notice(file, key, label, value):
     """Bound choice widgets write their labels into links; a link naming the default by its label leaves the
     URL (it is the default) and must not be reported as a value that was not used."""
-    from streamlit.testing.v1 import AppTest
-
-    from tests.app_pages import ENTRY
-
     if label is None:  # the label of the default, read off the widget
-        probe = AppTest.from_file(str(ENTRY), default_timeout=120)
-        probe.switch_page(f"../pages/{file}")
-        probe.run()
-        widget = probe.get_by_key(key)
+        widget = open_page(file, via_home=False, fresh_caches=False).get_by_key(key)
         value = widget.value
         label = widget.format_func(value) if hasattr(widget, "format_func") else str(value)
-    app = AppTest.from_file(str(ENTRY), default_timeout=120)
-    app.query_params[key] = label
-    app.switch_page(f"../pages/{file}")
-    app.run()
-    assert not app.exception, [e.value for e in app.exception]
+    app = open_page(file, query={key: label}, via_home=False, fresh_caches=False)
     assert app.get_by_key(key).value == value
     assert not [w.value for w in app.warning if "were not used" in w.value]
-    bad = AppTest.from_file(str(ENTRY), default_timeout=120)
-    bad.query_params[key] = label + " (no such choice)"
-    bad.switch_page(f"../pages/{file}")
-    bad.run()
+    bad = open_page(file, query={key: label + " (no such choice)"}, via_home=False, fresh_caches=False)
     assert [w.value for w in bad.warning if "were not used" in w.value and key in w.value]

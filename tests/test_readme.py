@@ -42,3 +42,20 @@ def test_the_library_example_in_the_readme_runs():
     assert namespace["W"].sum(-1).allclose(namespace["torch"].ones(4))
     assert namespace["o"].shape == (1, 16, 8)
     assert namespace["packed"].nbytes > 0
+
+
+def test_the_fast_tier_command_and_the_slow_list_are_current():
+    """The README's fast tier leaves out what tests/conftest.py's SLOW names: each entry names a test file, and
+    a test defined in it."""
+    import ast
+
+    from tests.conftest import SLOW
+
+    assert '-m "not slow and not browser"' in (ROOT / "README.md").read_text()
+    for entry in SLOW:
+        path, _, name = entry.partition("::")
+        assert (ROOT / path).is_file(), entry
+        if name:
+            tree = ast.parse((ROOT / path).read_text())
+            defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+            assert name.split("[", 1)[0] in defined, entry

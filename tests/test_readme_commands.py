@@ -138,19 +138,65 @@ def test_every_readme_command_has_a_quick_form():
     assert not stale, f"QUICK / NOT_RUN name commands the README no longer shows: {stale}"
 
 
+# A command that reads what an earlier one wrote runs after it, in its folder: (command, the one it follows).
+FOLLOWS = {
+    f"{CLI} bench --compression --kv-checkpoint runs/checkpoint.pt": (
+        f"{CLI} train --task text --attention ida --baseline --sample 200 --json"
+    ),
+}
+# What a command promised to write, relative to its folder, and a check of it.
+WRITES = {
+    f"{CLI} embed --dataset wordnet-mammals --geometry poincare --dim 5 --json --out mammals.json": (
+        "mammals.json",
+        lambda path: "map" in json.loads(path.read_text())["metrics"],
+    ),
+    f"{CLI} embed --benchmark --budget 90 --out assets/wordnet_benchmark.json": (
+        "wordnet_benchmark.json",
+        lambda path: path.is_file(),
+    ),
+    f"{CLI} claims --json --out assets/claims_report.json": ("claims_report.json", lambda path: path.is_file()),
+    f"{CLI} train --task text --attention ida --baseline --sample 200 --json": (
+        "runs/checkpoint.pt",
+        lambda path: path.is_file(),
+    ),
+}
+# The two torchrun commands rendezvous on torchrun's default port: never at the same time (pytest-xdist)
+TORCHRUN = pytest.mark.xdist_group("torchrun-default-port")
+
+
+def _cases() -> list:
+    """One case per README command that is run, as the commands it runs in order in one fresh folder: a
+    command follows the one whose output it reads (FOLLOWS), in that command's case."""
+    run = [c for c in readme_commands() if c in QUICK]
+    cases = []
+    for command in run:
+        if command in FOLLOWS:
+            continue
+        chain = [command, *[c for c in run if FOLLOWS.get(c) == command]]
+        marks = [TORCHRUN] if any(c.startswith("torchrun ") for c in chain) else []
+        name = command.replace(f"{CLI} ", "").replace("--nproc_per_node 2 -m georesolver_core ", "")
+        cases.append(pytest.param(chain, id=name[:60], marks=marks))
+    return cases
+
+
+def test_every_run_command_is_in_one_case():
+    ran = [c for case in _cases() for c in case.values[0]]
+    assert sorted(ran) == sorted(c for c in readme_commands() if c in QUICK)
+    assert all(FOLLOWS[c] in QUICK and c in QUICK for c in FOLLOWS) and set(WRITES) <= set(QUICK)
+
+
 @pytest.mark.slow
-def test_every_readme_command_runs_to_its_end(tmp_path):
-    failures = []
-    for command in [c for c in readme_commands() if c in QUICK]:
+@pytest.mark.parametrize("chain", _cases())
+def test_every_readme_command_runs_to_its_end(chain, tmp_path):
+    for command in chain:
         argv = _quick_argv(command, tmp_path)
         t0 = time.perf_counter()
         proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
         print(f"{time.perf_counter() - t0:6.1f} s  {command}")
-        if proc.returncode != EXIT.get(command, 0) or "Traceback" in proc.stderr:
-            failures.append(f"{command}\n  exit {proc.returncode}\n  {proc.stderr[-1500:]}")
-    assert not failures, "\n".join(failures)
-    # what the commands promised to write is there and readable
-    assert "map" in json.loads((tmp_path / "mammals.json").read_text())["metrics"]
-    assert (tmp_path / "claims_report.json").is_file() and (tmp_path / "wordnet_benchmark.json").is_file()
-    assert (tmp_path / "runs" / "checkpoint.pt").is_file()
+        assert proc.returncode == EXIT.get(command, 0) and "Traceback" not in proc.stderr, (
+            f"{command}\n  exit {proc.returncode}\n  {proc.stderr[-1500:]}"
+        )
+        if command in WRITES:  # what the command promised to write is there and readable
+            name, check = WRITES[command]
+            assert check(tmp_path / name), (command, name)
     assert not (ROOT / "mammals.json").exists()  # nothing written beside the sources
