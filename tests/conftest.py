@@ -43,7 +43,7 @@ SLOW = {
     "tests/test_embeddings_fast.py::test_a_killed_training_run_leaves_its_last_complete_embedding": "5 s",
     "tests/test_embeddings_fast.py::test_a_killed_writer_leaves_a_whole_file_not_a_mix": "5 s",
     "tests/test_architecture.py::test_no_comparison_against_a_registry_key_outside_the_registries": "4 s",
-    "tests/test_architecture.py::test_the_kernels_import_no_lab_benchmark_or_claim_and_the_labs_no_claim": "3 s",
+    "tests/test_architecture.py::test_the_kernels_import_no_lab_benchmark_or_claim_and_the_labs_no_claim_or_benchmark": "3 s",
     # real sizes or long runs
     "tests/test_embeddings_fast.py::test_shipped_noun_points_reproduce_their_report_on_a_sample": "22 s",
     "tests/test_embeddings_fast.py::test_embed_fast_and_construct_write_points_that_match_their_report": "5 s",

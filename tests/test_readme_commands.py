@@ -30,7 +30,7 @@ QUICK: dict[str, list[str]] = {
     ],
     f"{CLI} embed --benchmark --budget 90 --out assets/wordnet_benchmark.json": ["--budget", "2"],
     # the noun command's path on the mammals (the nouns' final exact ranking alone takes minutes)
-    f"{CLI} embed --dataset wordnet-nouns --method fast --dim 10 --budget 3000 --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json": [
+    f"{CLI} embed --dataset wordnet-nouns --method fast --dim 10 --cooldown 0.9 --lr-floor 0.01 --budget 1200 --cpu-budget --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json": [
         "--dataset",
         "wordnet-mammals",
         "--budget",

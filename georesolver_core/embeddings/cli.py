@@ -4,7 +4,7 @@ python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare -
 python -m georesolver_core embed --dataset wordnet-nouns --counts
 python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
-python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --budget 3000 --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
+python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --cooldown 0.9 --lr-floor 0.01 --budget 1200 --cpu-budget --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
 python -m georesolver_core embed --dataset wordnet-mammals --method construct --tau 5 --out-points mammals_d2.npz
 python -m georesolver_core embed --leaderboard --dataset wordnet-mammals --budget 60 --out assets/wordnet_leaderboard.json
 python -m georesolver_core embed --leaderboard --dataset wordnet-nouns --nouns-report assets/wordnet_nouns.json --out assets/wordnet_leaderboard.json

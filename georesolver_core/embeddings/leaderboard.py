@@ -127,7 +127,8 @@ def report_row(dataset: str, path: str | os.PathLike) -> dict:
         "cpu_seconds": doc["cpu_seconds"],
         "wall_seconds": doc["wall_seconds"],
         "epochs": doc["epochs_run"],
-        "source": f"measured here: {Path(path).name} (embed --method fast, {doc['settings']['time_budget_s']:g} s budget)",
+        "source": f"measured here: {Path(path).name} (embed --method fast, {doc['settings']['time_budget_s']:g} "
+        f"{doc['settings'].get('budget_clock', 'wall')} s budget)",
     }
 
 
