@@ -88,7 +88,8 @@ def test_start_pause_step_stop_reset_a_short_run(at):
     _until(at, lambda: run.step > before + 1, "training to go on after Resume")
     _click(at, "trn_stop")
     _until(at, lambda: run.status == "stopped", "the worker to stop")
-    assert run.handle.exitcode is not None  # the worker process has ended
+    # the worker says "stopped" just before its process exits: wait for the exit itself
+    _until(at, lambda: run.handle.exitcode is not None, "the worker process to end")
     assert run.checkpoint_path.is_file()  # Stop checkpointed the run so far
     assert at.dataframe  # the runs table
     # the gates of the trained model (read from its checkpoint), with Theorem 7.1 checked on its tokens

@@ -45,8 +45,9 @@ LAWS = settings(
     max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
 # Tolerances of the laws through the exp/log maps, per dtype: in float64 geoopt's ball maps agree with the
-# distance formula to ~4e-7 relative at 0.905 of the rim (1e-7 up to 0.9 of it), hence 1e-6.
-MAP_TOL = {torch.float32: dict(rtol=1e-3, atol=1e-4), torch.float64: dict(rtol=1e-6, atol=1e-6)}
+# distance formula to 4e-7 relative at 0.905 of the rim for c = 1, but to 3.9e-6 at c = 1/16 (a pair at +-0.905 of
+# the rim, distance 24; a search over c = 4^j and both ends of the diameter), hence 1e-5.
+MAP_TOL = {torch.float32: dict(rtol=1e-3, atol=1e-4), torch.float64: dict(rtol=1e-5, atol=1e-6)}
 
 
 def curvatures(name: str):
