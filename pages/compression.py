@@ -40,7 +40,7 @@ KV_COMMAND = "python -m georesolver_core lm-study --steps 400 --kv-out assets/kv
 DIMS = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 KEY_COUNTS = [1, 10, 100, 500, 1000, 2000, 5000, 10000, 20000]
 CONTEXTS = [1024, 4096, 16384, 32768, 131072, 524288, 1048576]
-KINDS = {"tanh": "the paper's keys, x = 0.9 tanh(z)", "rim": "near the rim, 1 - norm from 1e-2 to 1e-9"}
+KEY_KINDS = {"tanh": "the paper's keys, x = 0.9 tanh(z)", "rim": "near the rim, 1 - norm from 1e-2 to 1e-9"}
 RADIUS_LABELS = {"euclidean": "norm r (paper)", "hyperbolic": "distance rho"}
 DIRECTION_LABELS = {
     "implicit": "d_h - 1 coordinates + sign (6.2's count)",
@@ -62,7 +62,7 @@ KNOBS = page_knobs(
     Knob("cmp_baseline", "selectbox", "Baseline at the same storage", BASELINES[0], options=tuple(BASELINES),
          format_func=lambda m: QUANTIZERS[m].label,
          help="Its bit width is the largest whose real bytes fit in HCC's bytes for these keys."),
-    Knob("cmp_kind", "radio", "Keys", "tanh", options=tuple(KINDS), format_func=KINDS.get),
+    Knob("cmp_kind", "radio", "Keys", "tanh", options=tuple(KEY_KINDS), format_func=KEY_KINDS.get),
     Knob("cmp_model", "selectbox", "Model", list(MODELS)[2], options=tuple(MODELS)),
     Knob("cmp_context", "select_slider", "Context length (tokens)", 131072, options=tuple(CONTEXTS)),
     Knob("cmp_attention", "toggle", "Measure IDA and Dense-HIDA on quantised keys (512 keys, bits 1-10; a few seconds)"),

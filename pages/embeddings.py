@@ -19,6 +19,7 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig, EmbeddingTrainer
+from georesolver_core.embeddings.trainer import EmbeddingStatus
 from georesolver_core.embeddings.wordnet import PUBLISHED_MAMMALS, WORDNET_RECIPES, published, recipe
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.labs import embeddings as lab
@@ -325,7 +326,7 @@ def draw_run(job: tc.LiveJob) -> None:
         st.rerun(scope="app")
     t0, timing = time.perf_counter(), _timing(job)
     tr: EmbeddingTrainer = job.result if job.result is not None else job.partial
-    if tr.status == "diverged":
+    if tr.status == EmbeddingStatus.DIVERGED:
         st.error(
             f"Training stopped: {tr.message}. Press Reset after changing the setting.", icon=":material/error:"
         )

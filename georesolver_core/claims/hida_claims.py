@@ -11,7 +11,7 @@ import torch
 
 from georesolver_core.attention.fp_hida import fp_stats
 from georesolver_core.device import one_cpu_thread
-from georesolver_core.labs import hida as ex
+from georesolver_core.labs import hida as hida_lab
 from georesolver_core.theory import hida as th
 from georesolver_core.verdicts import (
     CONDITIONAL,
@@ -63,7 +63,7 @@ def measure_l_error(quick: bool = False) -> Evidence:
     """
     n, eps = (48, 0.1) if quick else (256, 0.1)
     ms = [m for m in (1, 2, 4, 8, 16, 32, 64, 128) if m <= n // 4]
-    sweep = ex.l_error_sweep(n, 8, eps, ms)
+    sweep = hida_lab.l_error_sweep(n, 8, eps, ms)
     slope = fit_loglog_slope(ms, sweep.l_hida)
     bound_paper = th.l_hida_error_bound_paper(n, np.array(ms), eps)
     lit_verdict, _ = verdict_inequality(sweep.l_hida, bound_paper)
@@ -125,7 +125,7 @@ def measure_c_regret(quick: bool = False) -> Evidence:
     checkpoints = [64, 128, 256, 512] if quick else [32, 64, 128, 256, 512, 1024, 2048]
     restarts, iters = (2, 3) if quick else (8, 20)
     with one_cpu_thread():  # small tensors in a long loop: extra threads only contend
-        s = ex.c_hida_stream(checkpoints[-1], 4, d=2, checkpoints=checkpoints)
+        s = hida_lab.c_hida_stream(checkpoints[-1], 4, d=2, checkpoints=checkpoints)
         keys = torch.as_tensor(s.keys)
         searches, diam = [], []
         for t in checkpoints:
@@ -228,7 +228,7 @@ def measure_cost_classes(quick: bool = False) -> Evidence:
 def measure_fp_retrieval(quick: bool = False) -> Evidence:
     """Copy task q_i = k_j* at random positions: FP-HIDA retrieves v_j* only when j* is in S_i."""
     ns = [64, 128, 256, 512] if quick else [64, 128, 256, 512, 1024, 2048, 4096]
-    res = [ex.fp_retrieval(n, probes=64 if quick else 256) for n in ns]
+    res = [hida_lab.fp_retrieval(n, probes=64 if quick else 256) for n in ns]
     measured = [r.fp_rate for r in res]
     bound = [r.coverage for r in res]
     judged = verdict_inequality(measured, bound, rtol=1e-9)

@@ -24,7 +24,7 @@ from georesolver_core.claims.routing_claims import POOL_DMG
 from georesolver_core.claims.statements_ida import claim, seeded
 from georesolver_core.device import one_cpu_thread
 from georesolver_core.geometry import pairwise_sq_distance
-from georesolver_core.labs import hida as ex
+from georesolver_core.labs import hida as hida_lab
 from georesolver_core.routing.dmg_sim import cluster_stream as sphere_stream
 from georesolver_core.routing.dmg_sim import pool_spawns
 from georesolver_core.verdicts import FAILS, HOLDS, Axes, fit_loglog_slope, sweep_evidence, weakest
@@ -58,7 +58,7 @@ def epoch_regret(keys: torch.Tensor, starts: list[int]) -> float:
 def measure_total_regret(quick: bool = False):
     ts = [64, 128, 256, 512] if quick else [64, 128, 256, 512, 1024, 2048]
     with one_cpu_thread():
-        keys, _, labels = ex.cluster_stream(ts[-1], 2, C, seed=0)
+        keys, _, labels = hida_lab.cluster_stream(ts[-1], 2, C, seed=0)
         spawns = [int(s) for s in pool_spawns(sphere_stream(ts[-1] + 1, seed=0), POOL_DMG)]
         worst, spawned, n_spawns = [], [], []
         for t in ts:

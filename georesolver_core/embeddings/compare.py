@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from georesolver_core.embeddings.trainer import EmbeddingConfig, EmbeddingTrainer
+from georesolver_core.embeddings.trainer import EmbeddingConfig, EmbeddingStatus, EmbeddingTrainer
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.validate import check_range
@@ -31,7 +31,7 @@ class GeometryRun:
     metrics: dict  # map, mean_rank, avg_distortion, worst_distortion
     seconds: float  # training time
     epochs: int  # epochs run
-    status: str  # "done", "paused" (budget ran out) or "diverged"
+    status: EmbeddingStatus  # done, paused (the budget ran out) or diverged
     message: str
 
 
@@ -46,7 +46,7 @@ class GeometryComparison:
     @property
     def complete(self) -> bool:
         """Every run reached its epochs (a budget-stopped comparison is still a fair one: same time each)."""
-        return all(r.status == "done" for r in self.runs.values())
+        return all(r.status == EmbeddingStatus.DONE for r in self.runs.values())
 
     @property
     def metrics(self) -> dict[str, dict]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
+from enum import Enum
 
 import numpy as np
 import torch
@@ -37,11 +38,29 @@ EVENTS = ("on_epoch_end", "on_eval", "on_run_end")
 _RESAMPLE_ROUNDS = 10  # negatives that hit a neighbour are redrawn this often, then masked out
 
 
+class EmbeddingStatus(str, Enum):
+    """Where an ``EmbeddingTrainer`` stands; equal to its value as a string (the JSON and the page show it)."""
+
+    READY = "ready"  # before the first epoch
+    PAUSED = "paused"  # between chunks: ``run`` goes on
+    DONE = "done"  # ``config.epochs`` trained
+    STOPPED = "stopped"  # ``stop()``: finished early, points kept
+    DIVERGED = "diverged"  # the loss, a point or a learnt c became non-finite (``message`` says why)
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__  # f-strings show the value on every Python version
+
+
+ENDED = (EmbeddingStatus.DONE, EmbeddingStatus.DIVERGED, EmbeddingStatus.STOPPED)
+
+
 class EmbeddingTrainer:
     """Trains a HierarchyEmbedding in resumable chunks; reports through callbacks.
 
-    ``status``: "ready" before the first epoch, "paused" between chunks, "done" after
-    ``config.epochs``, "stopped" after ``stop()`` (finished early, points kept), "diverged" when the loss or a point became non-finite (``message`` says why).
+    ``status``: an ``EmbeddingStatus`` (ready, paused, done, stopped, diverged; ``message`` says why a run
+    diverged).
     """
 
     def __init__(self, hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, relation=None):
@@ -83,7 +102,7 @@ class EmbeddingTrainer:
             -1, 2
         )  # (E, 2) parent, child
         self._roots = torch.as_tensor(hierarchy.roots, device=self.device)  # (R,)
-        self.epoch, self.history, self.status, self.message = 0, [], "ready", ""
+        self.epoch, self.history, self.status, self.message = 0, [], EmbeddingStatus.READY, ""
         self.train_seconds = 0.0
         self.metrics: dict = {}
         self._stop = False
@@ -92,7 +111,7 @@ class EmbeddingTrainer:
 
     @property
     def done(self) -> bool:
-        return self.status in ("done", "diverged", "stopped")
+        return self.status in ENDED
 
     @property
     def progress(self) -> float:
@@ -108,7 +127,7 @@ class EmbeddingTrainer:
         """End the run where it stands: no further ``run`` trains; points, history and metrics stay."""
         self._stop = True
         if not self.done:
-            self.status = "stopped"
+            self.status = EmbeddingStatus.STOPPED
 
     def points(self) -> torch.Tensor:
         """The current embedding, detached, on the CPU. (N, ambient_dim)."""
@@ -165,8 +184,8 @@ class EmbeddingTrainer:
                 self._loop(target, start, time_budget_s, callbacks)
         finally:
             # also when a callback raises (a page interrupting the run): the state stays consistent
-            if self.status not in ("diverged", "stopped"):
-                self.status = "done" if self.epoch >= cfg.epochs else "paused"
+            if self.status not in (EmbeddingStatus.DIVERGED, EmbeddingStatus.STOPPED):
+                self.status = EmbeddingStatus.DONE if self.epoch >= cfg.epochs else EmbeddingStatus.PAUSED
         _fire(callbacks, "on_run_end", self, {"status": self.status, "epoch": self.epoch})
         return self.status
 
@@ -189,7 +208,7 @@ class EmbeddingTrainer:
             self.epoch += 1
             record = {"epoch": self.epoch, "loss": loss, "c": self.model.c, "train_seconds": self.train_seconds}
             if not math.isfinite(loss) or not bool(torch.isfinite(self.model.points).all()):
-                self.status = "diverged"
+                self.status = EmbeddingStatus.DIVERGED
                 self.message = (
                     f"the loss or a point became NaN/inf at epoch {self.epoch}: lower the learning rate "
                     f"(now {cfg.lr:g}) or use float64"
@@ -214,7 +233,7 @@ class EmbeddingTrainer:
         lo, hi = LEARNT_C_RANGE
         if math.isfinite(c) and lo <= c <= hi:
             return False
-        self.status = "diverged"
+        self.status = EmbeddingStatus.DIVERGED
         self.message = (
             f"the learnt curvature collapsed to c = {c:.3g} (outside [{lo:g}, {hi:g}]) at epoch {self.epoch + 1}: "
             f"lower the learning rate (now {self.config.lr:g}) or keep the curvature fixed"

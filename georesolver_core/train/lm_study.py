@@ -33,7 +33,7 @@ from pathlib import Path
 from georesolver_core.validate import check_positive_int
 
 SCHEMA = "georesolver-lm-study/1"
-KINDS = ("softmax", "ida", "hida", "sida")
+STUDY_KINDS = ("softmax", "ida", "hida", "sida")
 LR_GRID = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)  # five rates, a factor of about 3 apart
 NATS_PER_BIT = math.log(2.0)
 
@@ -69,7 +69,7 @@ SIZES = {
 @dataclass(frozen=True)
 class StudyConfig:
     sizes: tuple[StudySize, ...] = (SIZES["default"], SIZES["baby"])
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = STUDY_KINDS
     lr_grid: tuple[float, ...] = LR_GRID
     seeds: int = 3  # at each kind's best rate; at least 2 for an interval
     workers: int | None = None  # runs side by side (None: one per core)

@@ -8,10 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from georesolver_core.train.lm_study import (
-    KINDS,
     LR_GRID,
     QUICK,
     SIZES,
+    STUDY_KINDS,
     StudyConfig,
     format_report,
     run_study,
@@ -25,7 +25,9 @@ def add_arguments(p) -> None:
     p.add_argument("--folder", metavar="DIR", help="the study folder: one file per finished run, what a "
                    "restarted study skips (default runs/lm_study, runs/lm_study_quick with --quick)")  # fmt: skip
     p.add_argument("--sizes", nargs="+", choices=sorted(SIZES), help="model sizes (default: default baby)")
-    p.add_argument("--kinds", nargs="+", help=f"attention kinds, softmax among them (default: {' '.join(KINDS)})")
+    p.add_argument(
+        "--kinds", nargs="+", help=f"attention kinds, softmax among them (default: {' '.join(STUDY_KINDS)})"
+    )
     p.add_argument("--steps", type=int, help="steps of every run (default: each size's own: 1000, 2000)")
     p.add_argument(
         "--lr-grid", type=float, nargs="+", help=f"learning rates (default {' '.join(map(str, LR_GRID))})"
