@@ -292,5 +292,9 @@ def test_the_pages_pick_it_up(fourth):
     assert not attention.exception, [e.value for e in attention.exception]
 
 
-def test_the_entries_are_gone_afterwards():
+def test_the_entries_are_gone_afterwards(request):
+    if request.config.pluginmanager.has_plugin("tests.fourth_geometry"):
+        pytest.skip(
+            "the fourth_geometry plugin keeps its own bare entry of this name registered for the whole run"
+        )
     assert NAME not in GEOMETRIES and KIND not in ATTENTION
