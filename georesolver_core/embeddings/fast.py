@@ -81,6 +81,14 @@ class FastConfig:
         check_range("eval_every_s", self.eval_every_s, 0.0, 1e6)
 
 
+def rim_fraction(points) -> float:
+    """Share of the points (N, D), a tensor or an array, held at the rim by this trainer's projection
+    (|x| > 1 - 2 BALL_MARGIN): there every distance saturates and a point's depth in the hierarchy can no longer
+    show in its radius. (``metrics.rim_saturation`` counts only the last 1.1 margins, geoopt's cap.)"""
+    norms = np.linalg.norm(np.asarray(points, dtype=np.float64), axis=-1)
+    return float((norms > 1.0 - 2.0 * BALL_MARGIN).mean())
+
+
 def pair_coefficients(sq, uu, ww, g):
     """The scalar part of dL/du and dL/dw for distances from squared gaps: (...) tensors -> (s, a_u, a_w).
 
@@ -176,11 +184,6 @@ class FastPoincareTrainer:
         return loss
 
     # --- epochs ---------------------------------------------------------------------------------------
-    def rim_fraction(self) -> float:
-        """Share of the points held at the rim by the projection (|x| > 1 - 2 BALL_MARGIN): there every
-        distance saturates and a point's depth in the hierarchy can no longer show in its radius."""
-        return float((self.points.norm(dim=-1) > 1.0 - 2.0 * BALL_MARGIN).double().mean())
-
     def sampled_metrics(self, points: torch.Tensor | None = None) -> dict:
         """MAP and mean rank of the sample's rows (exact per row, the published protocol)."""
         pts = self.points if points is None else points
@@ -230,7 +233,7 @@ class FastPoincareTrainer:
                     "train_seconds": self.train_seconds,
                     "train_cpu_seconds": self.train_cpu_seconds,
                     **{f"sampled_{k}": v for k, v in self.sampled_metrics().items()},
-                    "rim_fraction": self.rim_fraction(),
+                    "rim_fraction": rim_fraction(self.points),
                 }
                 self.history.append(record)
                 if self.best is None or record["sampled_map"] > self.best["sampled_map"]:

@@ -14,10 +14,10 @@ import torch
 
 from georesolver_core.embeddings.construct import construct_closure, spanning_parents
 from georesolver_core.embeddings.fast import (
-    BALL_MARGIN,
     FastConfig,
     FastPoincareTrainer,
     read_points,
+    rim_fraction,
     write_points,
 )
 from georesolver_core.embeddings.sparse import sparse_reconstruction, sparse_relation
@@ -116,7 +116,7 @@ def embed_fast(
         },
         "metrics": metrics,
         "metrics_of": "the exported float32 points, every node ranked exactly (published protocol)",
-        "rim_fraction": float((np.linalg.norm(pts, axis=1) > 1.0 - 2.0 * BALL_MARGIN).mean()),
+        "rim_fraction": rim_fraction(pts),
         "published": published("poincare", config.dim, nouns=closure.n_nodes > 5000),
         "best": best,
         "epochs_run": trainer.epoch,
