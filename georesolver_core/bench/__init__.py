@@ -7,6 +7,7 @@
   below this package, uses it too).
 """
 
+from georesolver_core.bench.cli import add_arguments, main
 from georesolver_core.bench.report import (
     COMPLEXITY_MIN_LEN,
     MAX_REPORT_BYTES,
@@ -33,8 +34,6 @@ from georesolver_core.bench.run import (
     FUSED,
     TIMED_KERNELS,
     BenchConfig,
-    add_arguments,
-    main,
     memory_check,
     run_benchmark,
 )
