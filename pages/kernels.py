@@ -29,7 +29,6 @@ KNOBS = page_knobs(
     Knob("kern_memory", "toggle", "Measure peak memory (one extra profiled call per kernel and length)"),
     Knob("kern_phase", "segmented_control", "Phase", "fwdbwd", options=tuple(PHASES), format_func=PHASES.get),
 )  # fmt: skip
-MAX_REPORT_BYTES = 2_000_000  # a CLI report is a few kB; anything far larger is not one
 LIVE_BUDGET_S = 90.0  # a live run stops here; the largest settings would otherwise run for a very long time
 
 
@@ -144,10 +143,10 @@ def report_sources() -> dict:
         "Or load a report written by `python -m georesolver_core bench --json`",
         type=["json"],
         key="kern_upload",
-        help=f"At most {MAX_REPORT_BYTES // 1000:,} kB (a full CLI report is a few kB).",
+        help=f"At most {bench.MAX_REPORT_BYTES // 2**20} MB (a full CLI report is a few kB).",
     )
     report_file, report_error = ui.read_upload(
-        uploaded, key="kern_upload", max_bytes=MAX_REPORT_BYTES, parse=bench.load_report
+        uploaded, key="kern_upload", max_bytes=bench.MAX_REPORT_BYTES, parse=bench.load_report
     )
     if report_error is not None:
         st.error(

@@ -25,11 +25,10 @@ from georesolver_core.extras.hankel_measure import (
     rank_sweep,
     speedup_sweep,
 )
-from georesolver_core.theory.hankel import rank_rule
+from georesolver_core.theory.hankel import EPS_LIST, rank_rule
 from georesolver_core.validate import check_positive_int
 
 HS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # block scales h measured (up to a config's h_max)
-EPS_LIST = (1e-2, 1e-3, 1e-4)  # relative errors whose ranks are compared with the seed's rule
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ def piece_singular_value_bound(n):
     return 2.0 ** (3.0 - n)
 
 
+EPS_LIST = (1e-2, 1e-3, 1e-4)  # the relative errors at which seed 004 reports the ranks it observed
+
+
 def rank_rule(eps: float) -> int:
     """Seed 004: rank N = ceil(log4(1/eps)) per dyadic block gives operator-norm error <= eps (0 < eps < 1).
 
