@@ -251,6 +251,7 @@ class Claim:
     bound_text: str  # the bound as a formula, e.g. "W_11 >= 1/(1 + eps (n-1)/(2R^2 + eps))"
     page: str  # url path of the page that shows it, e.g. "attention"
     measure: Callable[[bool], Evidence]
+    geometry: str = ""  # a claim made once per registered geometry names its geometry ("" for the others)
 
 
 def verdict_inequality(

@@ -52,9 +52,9 @@ def powers(lo: int, hi: int, step: int) -> list[int]:
     return [int(v) for v in lo * step ** np.arange(int(round(np.log(hi / lo) / np.log(step))) + 1)]
 
 
-def attention_claim(key: str, section: str, statement: str, bound_text: str, measure) -> Claim:
-    """A claim shown on the Attention page."""
-    return Claim(key, section, statement, bound_text, PAGE, measure)
+def attention_claim(key: str, section: str, statement: str, bound_text: str, measure, geometry: str = "") -> Claim:
+    """A claim shown on the Attention page (``geometry``: the one it is made for, when made per geometry)."""
+    return Claim(key, section, statement, bound_text, PAGE, measure, geometry)
 
 
 # --- Exact retrieval (lemma of section 2.3, Lemma 5.1(a)), one claim per geometry -----------------
@@ -88,6 +88,7 @@ EXACT_RETRIEVAL = tuple(
         "distinct keys, W_j* -> 1 and W_j -> 0 (j != j*) as eps -> 0.",
         "1 - W_j* <= x/(1+x), x = eps (n-1)/(r^2 + eps), r = distance to the nearest other key",
         lambda quick, _g=_geo: measure_exact_retrieval(quick, geometry=_g),
+        geometry=_geo,
     )
     for _geo in GEOMETRIES
 )

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from georesolver_core.claims.registry import CLAIMS, run_claim
+from georesolver_core.geometry import GEOMETRIES
 
 __all__ = [
     "ClaimPart",
@@ -76,6 +77,8 @@ def build_report(
         "generated_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seconds": round(time.perf_counter() - t0, 1),
         "failed": failed,
+        # the geometries registered when it was measured: a claim made for each geometry exists for these only
+        "geometries": sorted(GEOMETRIES),
     }
     from georesolver_core.claims.unmeasured import not_measured
 

@@ -76,6 +76,7 @@ FROBENIUS = tuple(
         "||E||_F^2 <= n (n - 1) / (d_min^2 + eps)^2",
         lambda quick, _g=_g: measure_frobenius(quick, geometry=_g),
         page=PAGE,
+        geometry=_g,
     )
     for _g in GEOMETRIES
 )

@@ -40,8 +40,8 @@ def rounding_budget(scale) -> np.ndarray:
     return 64.0 * th.FLOAT64_ULP * np.maximum(1.0, np.asarray(scale, dtype=float))
 
 
-def claim(key, section, statement, bound_text, measure, page=PAGE) -> Claim:
-    return Claim(key, section, statement, bound_text, page, measure)
+def claim(key, section, statement, bound_text, measure, page=PAGE, geometry: str = "") -> Claim:
+    return Claim(key, section, statement, bound_text, page, measure, geometry)
 
 
 # --- Section 2.2: translation and scaling -----------------------------------------------------------
