@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
-import trainer_controls as tc
 import ui
 from knobs import Knob, draw
 
@@ -154,14 +153,6 @@ def _upload_or_sample():
 COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
 
 
-def live_trainer():
-    """The live run's trainer, or None before the first Start (or after Reset)."""
-    job = tc.job("emb")
-    if job is None:
-        return None
-    return job.result if job.result is not None else job.partial
-
-
 def _compare(hier, cfg: EmbeddingConfig, device):
     """Train all three under the time budget; pressing Stop reruns the page, which ends the work."""
     stop_col, _ = st.columns([1, 3])
@@ -231,9 +222,9 @@ def three_geometries(hier, config, device, *, wordnet: bool) -> None:
 # ---- Tab "Norm vs depth" ----------------------------------------------------------------------------------
 
 
-def norm_vs_depth(hier, saved) -> None:
-    tr = live_trainer()
-    series = lab.radius_by_depth(hier, tr if tr is not None and tr.hierarchy is hier else None, saved)
+def norm_vs_depth(hier, saved, run) -> None:
+    """``run``: the live run's snapshot when it trains ``hier``, else None (as ``onto_the_sphere``'s)."""
+    series = lab.radius_by_depth(hier, run, saved)
     if not series:
         st.info("Train a Poincaré or Euclidean embedding (live, or all three) to see radius against depth.")
         return
@@ -253,13 +244,12 @@ def norm_vs_depth(hier, saved) -> None:
 # ---- Tab "Onto the sphere" --------------------------------------------------------------------------------
 
 
-def onto_the_sphere(hier, saved, seed: int) -> None:
+def onto_the_sphere(hier, saved, run, seed: int) -> None:
     st.markdown(
         "Paper section 8.2: store in the ball, route on the sphere. Three maps carry the trained disk onto "
         "the sphere; MAP on the sphere says how much of the hierarchy survives the trip."
     )
-    tr = live_trainer()
-    ball = lab.ball_points(tr if tr is not None and tr.hierarchy is hier else None, saved)
+    ball = lab.ball_points(run, saved)
     if ball is None:
         st.info("Train a Poincaré embedding first (live, or all three).")
     elif st.button("Map the disk onto the sphere", key="emb_maps_run", icon=":material/public:"):
@@ -451,14 +441,16 @@ def trees_tab(tau: float, seed: int) -> None:
 # ---- Tab "Data & downloads" -------------------------------------------------------------------------------
 
 
-def data_and_downloads(hier) -> None:
-    tr = live_trainer()
+def data_and_downloads(hier, live) -> None:
+    """``live``: (the live run's snapshot, the hierarchy it trains), or None."""
     st.markdown(f"**{ui.escape_md(hier.name)}**: {ui.escape_md(hier.summary())}")
     edges = pd.DataFrame(hier.edge_table(), columns=["parent", "child"])
     ui.download_csv("Download the hierarchy (CSV parent,child)", edges, "hierarchy.csv", "emb_dl_edges")
-    if tr is not None:
-        coords = pd.DataFrame(node_table(tr.points(), tr.hierarchy, geometry=tr.config.geometry, c=tr.model.c))
+    if live is not None:
+        run, trained = live
+        points = torch.from_numpy(run.points)
+        coords = pd.DataFrame(node_table(points, trained, geometry=run.config.geometry, c=run.c))
         st.dataframe(coords, hide_index=True, key="emb_coords_table")
         ui.download_csv("Download the embedding (CSV)", coords, "embedding.csv", "emb_dl_coords")
-        run = {"config": tr.config.__dict__, "history": history_table(tr)}
-        ui.download_json("Download the run history (JSON)", run, "embedding_history.json", "emb_dl_history")
+        doc = {"config": run.config.__dict__, "history": history_table(run)}
+        ui.download_json("Download the run history (JSON)", doc, "embedding_history.json", "emb_dl_history")

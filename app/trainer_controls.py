@@ -191,7 +191,9 @@ def job(prefix: str) -> LiveJob | WorkerJob | None:
     return st.session_state.get(f"{prefix}_job")
 
 
-def _start(prefix: str, start: Callable, sig, budget_s: float) -> None:
+def launch(prefix: str, start: Callable, sig, budget_s: float) -> None:
+    """What Start does (a page may call it too, e.g. to restart when a setting changed): any earlier job of
+    ``prefix`` is stopped, then ``start(sig, budget_s)`` is kept; a refusal is shown by ``controls``."""
     earlier = job(prefix)
     if earlier is not None:
         earlier.forget()  # Start replaces it: its worker, if any, is stopped
@@ -235,7 +237,7 @@ def controls(
         (
             what,
             "start",
-            _start,
+            launch,
             (prefix, start, sig, budget_s),
             disabled or status in ACTIVE,
             ":material/play_arrow:",
