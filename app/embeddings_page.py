@@ -148,7 +148,7 @@ def _upload_or_sample():
     return hier
 
 
-# ---- Tab "Three geometries", and the run the other tabs read -------------------------------------------
+# ---- Tab "Three geometries" (its comparison feeds the next two) ----------------------------------------
 
 COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
 
@@ -159,13 +159,11 @@ def _compare(hier, cfg: EmbeddingConfig, device):
     stop_col.button("Stop", key="emb_compare_stop", icon=":material/stop:", help="Ends the comparison now.")
     with st.status("Training the three geometries with the same budget ...", expanded=True) as status:
         bar = st.progress(0.0)
-        comparison = compare_geometries(
-            hier,
-            cfg,
-            device=device,
-            budget_s=COMPARE_BUDGET_S,
-            progress=lambda frac, text: bar.progress(min(frac, 1.0), text=text),
-        )
+
+        def show(frac: float, text: str) -> None:
+            bar.progress(min(frac, 1.0), text=text)
+
+        comparison = compare_geometries(hier, cfg, device=device, budget_s=COMPARE_BUDGET_S, progress=show)
         status.update(label="Trained all three geometries", state="complete", expanded=False)
     state["emb_compare"] = {"sig": (hier.fingerprint, cfg, str(device)), "result": comparison}
     return comparison
@@ -275,16 +273,15 @@ def onto_the_sphere(hier, saved, run, seed: int) -> None:
 # ---- Tab "WordNet benchmark" ------------------------------------------------------------------------------
 
 
-def leaderboard(container=None) -> None:
+def leaderboard() -> None:
     """The shipped leaderboard as a table (quoted rows say so)."""
-    box = container or st
     if not LEADERBOARD_JSON.is_file():
-        box.info("No shipped leaderboard: run `python -m georesolver_core embed --leaderboard` (README).")
+        st.info("No shipped leaderboard: run `python -m georesolver_core embed --leaderboard` (README).")
         return
     doc = json.loads(LEADERBOARD_JSON.read_text(encoding="utf-8"))
-    box.markdown("**Leaderboard**: MAP and mean rank by the published protocol; CPU seconds on this machine.")
-    box.dataframe(pd.DataFrame(leaderboard_table(doc)), hide_index=True, key="emb_leaderboard")
-    box.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
+    st.markdown("**Leaderboard**: MAP and mean rank by the published protocol; CPU seconds on this machine.")
+    st.dataframe(pd.DataFrame(leaderboard_table(doc)), hide_index=True, key="emb_leaderboard")
+    st.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
 
 
 def benchmark_tab(closure, *, seed: int) -> None:
@@ -356,11 +353,7 @@ def nouns_sample(seed: int) -> dict | None:
     if not (NOUNS_NPZ.is_file() and NOUNS_JSON.is_file()):
         return None
     names, points = read_points(NOUNS_NPZ)
-    pick = np.sort(
-        np.random.default_rng(seed).choice(len(names), size=min(NOUNS_SHOWN, len(names)), replace=False)
-    )
-    norm = np.linalg.norm(points[pick], axis=1)
-    radius = 2.0 * np.arctanh(np.minimum(norm, 1.0 - 1e-16))  # d(0, x) in the ball, c = 1
+    pick, radius = lab.origin_distance_sample(points, n=NOUNS_SHOWN, seed=seed)
     return {
         "names": [names[i] for i in pick],
         "radius": radius,

@@ -232,6 +232,14 @@ def rim_warning(run: EmbeddingSnapshot) -> str | None:
     )
 
 
+def origin_distance_sample(points: np.ndarray, *, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` of the Poincaré-ball points (N, d), c = 1, drawn without replacement: (their indices (n,),
+    sorted; their distance to the origin d(0, x) = 2 artanh(||x||) (n,))."""
+    pick = np.sort(np.random.default_rng(seed).choice(len(points), size=min(n, len(points)), replace=False))
+    norm = np.linalg.norm(points[pick], axis=1)  # (n,)
+    return pick, 2.0 * np.arctanh(np.minimum(norm, 1.0 - 1e-16))  # capped below 1: a rim point stays finite
+
+
 def benchmark_rows(doc: dict) -> list[dict]:
     """The WordNet benchmark report (``embeddings.benchmark.run_benchmark``) as table rows with readable names."""
     return [
