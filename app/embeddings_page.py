@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
-import trainer_controls as tc
 import ui
 from knobs import Knob, draw
 
@@ -149,17 +148,9 @@ def _upload_or_sample():
     return hier
 
 
-# ---- Tab "Three geometries", and the run the other tabs read -------------------------------------------
+# ---- Tab "Three geometries" (its comparison feeds the next two) ----------------------------------------
 
 COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
-
-
-def live_trainer():
-    """The live run's trainer, or None before the first Start (or after Reset)."""
-    job = tc.job("emb")
-    if job is None:
-        return None
-    return job.result if job.result is not None else job.partial
 
 
 def _compare(hier, cfg: EmbeddingConfig, device):
@@ -168,13 +159,11 @@ def _compare(hier, cfg: EmbeddingConfig, device):
     stop_col.button("Stop", key="emb_compare_stop", icon=":material/stop:", help="Ends the comparison now.")
     with st.status("Training the three geometries with the same budget ...", expanded=True) as status:
         bar = st.progress(0.0)
-        comparison = compare_geometries(
-            hier,
-            cfg,
-            device=device,
-            budget_s=COMPARE_BUDGET_S,
-            progress=lambda frac, text: bar.progress(min(frac, 1.0), text=text),
-        )
+
+        def show(frac: float, text: str) -> None:
+            bar.progress(min(frac, 1.0), text=text)
+
+        comparison = compare_geometries(hier, cfg, device=device, budget_s=COMPARE_BUDGET_S, progress=show)
         status.update(label="Trained all three geometries", state="complete", expanded=False)
     state["emb_compare"] = {"sig": (hier.fingerprint, cfg, str(device)), "result": comparison}
     return comparison
@@ -231,9 +220,9 @@ def three_geometries(hier, config, device, *, wordnet: bool) -> None:
 # ---- Tab "Norm vs depth" ----------------------------------------------------------------------------------
 
 
-def norm_vs_depth(hier, saved) -> None:
-    tr = live_trainer()
-    series = lab.radius_by_depth(hier, tr if tr is not None and tr.hierarchy is hier else None, saved)
+def norm_vs_depth(hier, saved, run) -> None:
+    """``run``: the live run's snapshot when it trains ``hier``, else None (as ``onto_the_sphere``'s)."""
+    series = lab.radius_by_depth(hier, run, saved)
     if not series:
         st.info("Train a Poincaré or Euclidean embedding (live, or all three) to see radius against depth.")
         return
@@ -253,13 +242,12 @@ def norm_vs_depth(hier, saved) -> None:
 # ---- Tab "Onto the sphere" --------------------------------------------------------------------------------
 
 
-def onto_the_sphere(hier, saved, seed: int) -> None:
+def onto_the_sphere(hier, saved, run, seed: int) -> None:
     st.markdown(
         "Paper section 8.2: store in the ball, route on the sphere. Three maps carry the trained disk onto "
         "the sphere; MAP on the sphere says how much of the hierarchy survives the trip."
     )
-    tr = live_trainer()
-    ball = lab.ball_points(tr if tr is not None and tr.hierarchy is hier else None, saved)
+    ball = lab.ball_points(run, saved)
     if ball is None:
         st.info("Train a Poincaré embedding first (live, or all three).")
     elif st.button("Map the disk onto the sphere", key="emb_maps_run", icon=":material/public:"):
@@ -285,16 +273,15 @@ def onto_the_sphere(hier, saved, seed: int) -> None:
 # ---- Tab "WordNet benchmark" ------------------------------------------------------------------------------
 
 
-def leaderboard(container=None) -> None:
+def leaderboard() -> None:
     """The shipped leaderboard as a table (quoted rows say so)."""
-    box = container or st
     if not LEADERBOARD_JSON.is_file():
-        box.info("No shipped leaderboard: run `python -m georesolver_core embed --leaderboard` (README).")
+        st.info("No shipped leaderboard: run `python -m georesolver_core embed --leaderboard` (README).")
         return
     doc = json.loads(LEADERBOARD_JSON.read_text(encoding="utf-8"))
-    box.markdown("**Leaderboard**: MAP and mean rank by the published protocol; CPU seconds on this machine.")
-    box.dataframe(pd.DataFrame(leaderboard_table(doc)), hide_index=True, key="emb_leaderboard")
-    box.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
+    st.markdown("**Leaderboard**: MAP and mean rank by the published protocol; CPU seconds on this machine.")
+    st.dataframe(pd.DataFrame(leaderboard_table(doc)), hide_index=True, key="emb_leaderboard")
+    st.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
 
 
 def benchmark_tab(closure, *, seed: int) -> None:
@@ -366,11 +353,7 @@ def nouns_sample(seed: int) -> dict | None:
     if not (NOUNS_NPZ.is_file() and NOUNS_JSON.is_file()):
         return None
     names, points = read_points(NOUNS_NPZ)
-    pick = np.sort(
-        np.random.default_rng(seed).choice(len(names), size=min(NOUNS_SHOWN, len(names)), replace=False)
-    )
-    norm = np.linalg.norm(points[pick], axis=1)
-    radius = 2.0 * np.arctanh(np.minimum(norm, 1.0 - 1e-16))  # d(0, x) in the ball, c = 1
+    pick, radius = lab.origin_distance_sample(points, n=NOUNS_SHOWN, seed=seed)
     return {
         "names": [names[i] for i in pick],
         "radius": radius,
@@ -451,14 +434,16 @@ def trees_tab(tau: float, seed: int) -> None:
 # ---- Tab "Data & downloads" -------------------------------------------------------------------------------
 
 
-def data_and_downloads(hier) -> None:
-    tr = live_trainer()
+def data_and_downloads(hier, live) -> None:
+    """``live``: (the live run's snapshot, the hierarchy it trains), or None."""
     st.markdown(f"**{ui.escape_md(hier.name)}**: {ui.escape_md(hier.summary())}")
     edges = pd.DataFrame(hier.edge_table(), columns=["parent", "child"])
     ui.download_csv("Download the hierarchy (CSV parent,child)", edges, "hierarchy.csv", "emb_dl_edges")
-    if tr is not None:
-        coords = pd.DataFrame(node_table(tr.points(), tr.hierarchy, geometry=tr.config.geometry, c=tr.model.c))
+    if live is not None:
+        run, trained = live
+        points = torch.from_numpy(run.points)
+        coords = pd.DataFrame(node_table(points, trained, geometry=run.config.geometry, c=run.c))
         st.dataframe(coords, hide_index=True, key="emb_coords_table")
         ui.download_csv("Download the embedding (CSV)", coords, "embedding.csv", "emb_dl_coords")
-        run = {"config": tr.config.__dict__, "history": history_table(tr)}
-        ui.download_json("Download the run history (JSON)", run, "embedding_history.json", "emb_dl_history")
+        doc = {"config": run.config.__dict__, "history": history_table(run)}
+        ui.download_json("Download the run history (JSON)", doc, "embedding_history.json", "emb_dl_history")

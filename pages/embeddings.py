@@ -1,11 +1,11 @@
 """Embeddings lab: hierarchies in the Poincaré ball, on the sphere and in the plane, trained live with geoopt.
 
 Top to bottom: the data, the model and its training (left), the live run (right), the tabs below it. The
-live run is the shared trainer controls (``trainer_controls``) around an ``EmbeddingTrainer`` advanced one
-epoch per step, so Pause keeps the trainer and Resume or Step continue it. Between redraws the fragment trains
-long enough that training takes TRAIN_SHARE of each cycle (train, redraw, the browser's rendering); MAP and
-mean rank are measured once the training since the last measurement took EVAL_RATIO times as long as it.
-The data picker and the tabs' sections are in app/embeddings_page.py.
+live run is the shared trainer controls (``trainer_controls``) around ``labs.embeddings.embedding_steps``
+in a worker of the server's job runner: it trains an epoch per step, so Pause keeps the run and Resume or
+Step continue it, and sends a snapshot (points, history, metrics) after each, which this page draws. MAP and
+mean rank are measured in the worker once the training since the last measurement took EVAL_RATIO times as
+long as it. The data picker and the tabs' sections are in app/embeddings_page.py.
 """
 
 import math
@@ -18,7 +18,7 @@ import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig, EmbeddingTrainer
+from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig
 from georesolver_core.embeddings.trainer import EmbeddingStatus
 from georesolver_core.embeddings.wordnet import PUBLISHED_MAMMALS, WORDNET_RECIPES, published, recipe
 from georesolver_core.geometry import GEOMETRIES
@@ -84,11 +84,8 @@ KNOBS = page_knobs(
 )  # fmt: skip
 
 PREFIX = "emb"  # trainer_controls keys: emb_start, emb_pause, emb_resume, emb_step, emb_stop, emb_reset; emb_job
-SLICE_S = 0.5  # at most this much of one epoch per step (a large upload's epoch may be long)
-EVAL_RATIO = 9.0  # train at least this many times as long as the last measurement took before the next (<= 10%)
 BIG = 500  # nodes above which the picture uses smaller markers
-TRAIN_SHARE = 0.7  # of each train-redraw cycle spent training
-CHUNK_S = (1.0, 8.0)  # seconds of training between redraws: at least (a redraw per second at most), at most
+REDRAW_S = 0.5  # the live run's picture is redrawn this often while it trains (the worker does not wait for it)
 # The mammal orders the disk is coloured by: synset -> label, in priority order (WordNet is a DAG; a node
 # under two of them takes the first). Most are children of placental.n.01; marsupials sit beside them.
 MAMMAL_ORDERS = {
@@ -174,7 +171,7 @@ def view_controls() -> tuple[float, bool]:
 
 def wordnet_config(settings: dict, *, seed: int):
     """The published recipe of the chosen geometry at the chosen dimension and epochs; evaluation is left
-    to the live schedule (``train_steps``)."""
+    to the live schedule (``labs.embeddings.embedding_steps``)."""
     return recipe(
         settings["geometry"], dim=settings["dim"], epochs=settings["epochs"], seed=seed, eval_every=10**5
     )
@@ -197,40 +194,31 @@ def embedding_config(settings: dict, s, wordnet: bool, right):
 # ---- The live run -----------------------------------------------------------------------------------------
 
 
-def train_steps(trainer: EmbeddingTrainer):
-    """trainer_controls' generator: yields (fraction, text, trainer) after each epoch; returns the trainer.
+def launcher(hier, config, *, wordnet: bool, device):
+    """What Start runs: ``embedding_steps`` in a worker, on the hierarchy sent as plain values (WordNet's
+    closure by name); the hierarchy is kept beside the job for drawing its snapshots."""
 
-    Mean rank and MAP (``trainer.evaluate``) are added to the epoch's history record when they are due
-    (see EVAL_RATIO) and at the end, so the history curve and the metric cards update as it trains."""
-    cost, trained_at = 0.0, -math.inf
-    while not trainer.done:
-        trainer.run(epochs=1, time_budget_s=SLICE_S)
-        epoch_end = math.isclose(trainer.progress * trainer.config.epochs, trainer.epoch)
-        due = trainer.train_seconds - trained_at >= EVAL_RATIO * cost
-        if trainer.history and epoch_end and due and "map" not in trainer.history[-1]:
-            t0 = time.perf_counter()
-            trainer.history[-1].update(trainer.evaluate())
-            cost, trained_at = time.perf_counter() - t0, trainer.train_seconds
-        text = f"epoch {trainer.epoch} / {trainer.config.epochs}, {trainer.train_seconds:.1f} s of training"
-        yield trainer.progress, text, trainer
-    return trainer
+    def start(sig, budget_s: float):
+        data = lab.run_data(hier, closure=wordnet)
+        job = tc.in_worker(lab.embedding_steps, data, config, device=str(device))(sig, budget_s)
+        state["emb_run_hierarchy"] = hier
+        return job
+
+    return start
 
 
-def run_controls(hier, config, *, relation, device, budget_s: float, autoplay: bool) -> None:
+def run_controls(hier, config, *, wordnet: bool, device, budget_s: float, autoplay: bool) -> None:
     """The six buttons; with ``autoplay`` a changed setting, or a first visit to a small hierarchy, starts a
     fresh run at once."""
     sig = None if config is None else (hier.fingerprint, config, str(device))
-
-    def make():
-        return train_steps(EmbeddingTrainer(hier, config, device=device, relation=relation))
-
+    start = launcher(hier, config, wordnet=wordnet, device=device)
     # A first visit starts small hierarchies at once; a big one (WordNet) waits for Train, so the page is
     # quick to open and idle until asked. A changed setting restarts either.
     first = "emb_last_sig" not in state
     if config is not None and autoplay and state.get("emb_last_sig") != sig and not (first and hier.n_nodes > BIG):
-        state[f"{PREFIX}_job"] = tc.LiveJob(make(), sig, budget_s)
+        tc.launch(PREFIX, start, sig, budget_s)
     state["emb_last_sig"] = sig
-    tc.controls(PREFIX, tc.in_process(make), sig, budget_s=budget_s, disabled=config is None)
+    tc.controls(PREFIX, start, sig, budget_s=budget_s, disabled=config is None)
 
 
 def search_controls(hier) -> None:
@@ -254,30 +242,20 @@ def _use_float64() -> None:
     state["emb_full_rerun"] = True
 
 
-def _chunk_s() -> float:
-    """Seconds to train before the next redraw, so that training takes TRAIN_SHARE of the cycle: the last
-    redraw's seconds on the server plus the wait since then (the browser rendering it) set the rest."""
-    timing = state.get("emb_timing")
-    if not timing or timing["ended"] is None:
-        return CHUNK_S[0]
-    rest = timing["last_draw"] + min(time.perf_counter() - timing["ended"], 10.0)
-    timing["idle"] += rest - timing["last_draw"]
-    return min(CHUNK_S[1], max(CHUNK_S[0], rest * TRAIN_SHARE / (1 - TRAIN_SHARE)))
-
-
-def _timing(job: tc.LiveJob) -> dict:
-    """Where this run's time went: drawing and waiting for the browser (training and measuring: the job)."""
+def _drawing_seconds(job: tc.WorkerJob, seconds: float) -> float:
+    """Seconds this run's pictures have taken to draw, ``seconds`` (the newest) included."""
     timing = state.get("emb_timing")
     if timing is None or timing["job"] != id(job):
-        timing = state["emb_timing"] = {"job": id(job), "draw": 0.0, "idle": 0.0, "last_draw": 0.0, "ended": None}
-    return timing
+        timing = state["emb_timing"] = {"job": id(job), "draw": 0.0}
+    timing["draw"] += seconds
+    return timing["draw"]
 
 
-def _time_caption(job: tc.LiveJob, tr: EmbeddingTrainer, timing: dict) -> None:
-    measuring = max(0.0, job.seconds - tr.train_seconds)
+def _time_caption(job: tc.WorkerJob, run: lab.EmbeddingSnapshot, drawing: float) -> None:
+    measuring = max(0.0, job.seconds - run.train_seconds)
     st.caption(
-        f"Time of this run: {tr.train_seconds:.1f} s training, {measuring:.1f} s measuring, {timing['draw']:.1f} s "
-        f"drawing, {timing['idle']:.1f} s waiting for the browser to render."
+        f"Time of this run: {run.train_seconds:.1f} s training, {measuring:.1f} s measuring (in a worker), "
+        f"{drawing:.1f} s drawing."
     )
 
 
@@ -294,9 +272,9 @@ def _record_text(geometry: str, dim: int) -> tuple[str, str]:
     return "none", "none"
 
 
-def record_cards(trainer: EmbeddingTrainer, metrics: dict) -> None:
+def record_cards(run: lab.EmbeddingSnapshot, metrics: dict) -> None:
     """MAP and mean rank by the published protocol, each beside the published figure for this dimension."""
-    geo, dim = trainer.config.geometry, trainer.config.dim
+    geo, dim = run.config.geometry, run.config.dim
     pub_map, pub_rank = _record_text(geo, dim)
     cols = st.columns(4)
     cols[0].metric("MAP", f"{metrics['map']:.3f}", help="Mean average precision of the closure, 1 is perfect.")
@@ -311,86 +289,83 @@ def record_cards(trainer: EmbeddingTrainer, metrics: dict) -> None:
         "protocol (each node's ancestors ranked among the nodes unrelated to it), measured while it trains. "
         f"Nickel & Kiela (2017) report, in the Poincaré ball, {dims}; "
         + ("they give no figure for this geometry and dimension." if pub_map == "none" else "the row above.")
-        + f" Measured at epoch {_measured_epoch(trainer)}."
+        + f" Measured at epoch {run.measured_epoch}."
     )
 
 
-def _measured_epoch(trainer: EmbeddingTrainer) -> int:
-    evaluated = [r["epoch"] for r in trainer.history if "map" in r]
-    return evaluated[-1] if evaluated else trainer.epoch
+def live_snapshot() -> tuple[lab.EmbeddingSnapshot, Hierarchy] | None:
+    """The live run's newest snapshot and the hierarchy it trains, or None before the first Start (or after
+    Reset, or before the first snapshot has come from its worker)."""
+    job = tc.job(PREFIX)
+    run = None if job is None else job.result if job.result is not None else job.partial
+    return None if run is None else (run, state["emb_run_hierarchy"])
 
 
-def draw_run(job: tc.LiveJob) -> None:
+def draw_run(job: tc.WorkerJob) -> None:
     """The live run: its metrics (WordNet: beside the published record), the picture and the history."""
     if state.pop("emb_full_rerun", False):
         st.rerun(scope="app")
-    t0, timing = time.perf_counter(), _timing(job)
-    tr: EmbeddingTrainer = job.result if job.result is not None else job.partial
-    if tr.status == EmbeddingStatus.DIVERGED:
+    t0 = time.perf_counter()
+    run, hier = live_snapshot()
+    if run.status == EmbeddingStatus.DIVERGED:
         st.error(
-            f"Training stopped: {tr.message}. Press Reset after changing the setting.", icon=":material/error:"
+            f"Training stopped: {run.message}. Press Reset after changing the setting.", icon=":material/error:"
         )
-        if not (math.isfinite(tr.model.c) and tr.model.c > 0):
+        if not (math.isfinite(run.c) and run.c > 0):
             return  # the learnt curvature collapsed: there is no ball left to measure or draw the points in
-    if job.status != tc.RUNNING and tr.history and "map" not in tr.history[-1]:
-        tr.history[-1].update(tr.evaluate())  # paused or stopped between measurements: measure where it stands
-    metrics = tr.metrics or tr.evaluate()
-    wordnet = tr.relation is not tr.hierarchy.adjacency
-    if wordnet:
-        record_cards(tr, metrics)
+    if not run.metrics:
+        return  # diverged before the first measurement: no finite points to rank or draw
+    if run.closure:
+        record_cards(run, run.metrics)
     else:
         cols = [col for _ in range(2) for col in st.columns(3)]  # three to a row: five cut labels short
         for col, (key, label, fmt, explain) in zip(cols, lab.METRIC_LABELS, strict=False):
-            col.metric(label, format(metrics[key], fmt), help=explain)
+            col.metric(label, format(run.metrics[key], fmt), help=explain)
         cols[4].metric(
             "c (k = -c)",
-            f"{tr.model.c:.3g}" if GEOMETRIES[tr.config.geometry].has_curvature_parameter else "n/a",
+            f"{run.c:.3g}" if GEOMETRIES[run.config.geometry].has_curvature_parameter else "n/a",
             help="The ball's curvature parameter (learnt when 'Learn the curvature' is on).",
         )
-    if warning := lab.rim_warning(tr):
+    if warning := lab.rim_warning(run):
         st.warning(warning, icon=":material/warning:")
         st.button("Switch to float64", key="emb_to_f64", on_click=_use_float64, icon=":material/swap_horiz:")
     found = state.get("emb_search")
-    index = tr.hierarchy.nodes.index(found) if found in tr.hierarchy.nodes else None
+    index = hier.nodes.index(found) if found in hier.nodes else None
     view = embedding_view(
-        tr.points(),
-        tr.hierarchy,
-        geometry=tr.config.geometry,
-        c=tr.model.c,
+        torch.from_numpy(run.points),
+        hier,
+        geometry=run.config.geometry,
+        c=run.c,
         root_at_centre=bool(state.get("emb_centre", False)),
         centre=index if index is not None and state.get("emb_recentre") else None,
     )
     fig = embedding_figure(
         view,
         names=bool(state.get("emb_names")),
-        height=720 if wordnet else 680,
-        marker_size=6 if tr.hierarchy.n_nodes > BIG else 10,
-        highlight=lineage(tr.hierarchy, index) if index is not None else None,
-        groups=mammal_orders(tr.hierarchy) if wordnet else None,
+        height=720 if run.closure else 680,
+        marker_size=6 if run.n_nodes > BIG else 10,
+        highlight=lineage(hier, index) if index is not None else None,
+        groups=mammal_orders(hier) if run.closure else None,
     )
     ui.chart(fig, key="emb_live_fig")
-    if tr.history:
-        ui.chart(history_figure(tr.history), key="emb_hist_fig")
-    _time_caption(job, tr, timing)
-    timing["last_draw"] = time.perf_counter() - t0
-    timing["draw"] += timing["last_draw"]
-    timing["ended"] = time.perf_counter() if job.status == tc.RUNNING else None
+    if run.history:
+        ui.chart(history_figure(list(run.history)), key="emb_hist_fig")
+    _time_caption(job, run, _drawing_seconds(job, time.perf_counter() - t0))
 
 
 def live_run() -> None:
-    """The progress bar and ``draw_run``, retrained and redrawn in a fragment while the run goes on."""
+    """The progress bar and ``draw_run``, redrawn in a fragment while the run goes on."""
     if tc.job(PREFIX) is None:
         st.info(
             "Press **Train** to train live; Pause, Step and Resume continue the same run, Stop keeps what was "
             "trained, Reset forgets it."
         )
-    tc.live(PREFIX, draw_run, chunk_s=_chunk_s, every_s=0.2)
+    tc.live(PREFIX, draw_run, every_s=REDRAW_S)
 
 
 def live_section(hier, config, s, *, wordnet: bool, budget_s: float, autoplay: bool) -> None:
     """The trainer's buttons, the node search, and the run drawn live."""
-    relation = sections.mammals()[2] if wordnet else None
-    run_controls(hier, config, relation=relation, device=s.device, budget_s=budget_s, autoplay=autoplay)
+    run_controls(hier, config, wordnet=wordnet, device=s.device, budget_s=budget_s, autoplay=autoplay)
     search_controls(hier)
     live_run()
 
@@ -399,18 +374,21 @@ def live_section(hier, config, s, *, wordnet: bool, budget_s: float, autoplay: b
 
 
 def tab_sections(hier, config, s, *, wordnet: bool) -> None:
-    """The six tabs; only the open one is drawn. The comparison (tab 1) also feeds tabs 2 and 3."""
+    """The six tabs; only the open one is drawn. The comparison (tab 1) also feeds tabs 2 and 3, and so
+    does the live run when it trains this hierarchy."""
     tabs = draw(KNOBS["emb_tab"])
     saved = sections.comparison(hier, config, s.device)
+    live = live_snapshot()
+    run = live[0] if live is not None and live[1].fingerprint == hier.fingerprint else None
     with tabs[0]:
         if tabs[0].open:
             sections.three_geometries(hier, config, s.device, wordnet=wordnet)
     with tabs[1]:
         if tabs[1].open:
-            sections.norm_vs_depth(hier, saved)
+            sections.norm_vs_depth(hier, saved, run)
     with tabs[2]:
         if tabs[2].open:
-            sections.onto_the_sphere(hier, saved, s.seed)
+            sections.onto_the_sphere(hier, saved, run, s.seed)
     with tabs[3]:
         if tabs[3].open:
             sections.leaderboard()
@@ -420,7 +398,7 @@ def tab_sections(hier, config, s, *, wordnet: bool) -> None:
             sections.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
     with tabs[5]:
         if tabs[5].open:
-            sections.data_and_downloads(hier)
+            sections.data_and_downloads(hier, live)
 
 
 # ---- The page ---------------------------------------------------------------------------------------------

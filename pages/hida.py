@@ -147,7 +147,7 @@ def error_section(seed: int) -> None:
 # --- 4. Cost scaling -------------------------------------------------------------------------------------
 
 
-def _draw_scaling(job: tc.LiveJob) -> None:
+def _draw_scaling(job: tc.WorkerJob) -> None:
     """Time and peak memory against n with the fitted slopes, each judged against Proposition 1."""
     rep = job.result or job.partial
     series, labels = {k: rep.series(k) for k in rep.kernels}, {k: label(k) for k in rep.kernels}
@@ -195,7 +195,7 @@ def scaling_section() -> None:
     )
     if len(lens) < 2 or not kernels:
         st.info("Pick at least two lengths and one kernel: a slope needs two points.")
-    tc.live("hida_scale", _draw_scaling, chunk_s=0.2)
+    tc.live("hida_scale", _draw_scaling)
 
 
 # --- The page ----------------------------------------------------------------------------------------------

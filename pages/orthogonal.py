@@ -149,7 +149,7 @@ def training_config() -> tuple[TaskConfig, list, int]:
     return TaskConfig(task=task, steps=steps, angle_deg=angle, batch=64), list(kinds or ()), n_seeds
 
 
-def training_figures(job: tc.LiveJob, task: str) -> None:
+def training_figures(job: tc.WorkerJob, task: str) -> None:
     """The chosen curve of every run; once done, the summary table (and the negation's gate against the seed's)."""
     runs = [r.to_dict() for r in job.result] if job.result is not None else job.partial
     metric = draw(KNOBS["orth_metric"])

@@ -214,7 +214,7 @@ def routers_config(seed: int) -> CompareConfig:
     )
 
 
-def routers_figures(job: tc.LiveJob) -> None:
+def routers_figures(job: tc.WorkerJob) -> None:
     """While training: the loss curves so far; then the loads, the statistics and the loss curves."""
     if job.result is None:  # training: the loss curves so far
         ui.chart(loss_curves_figure(job.partial), key="rt_losses_live")

@@ -1,6 +1,8 @@
-"""The Embeddings page under AppTest: WordNet mammals by default, live training with the shared controls
-(Pause keeps the run, Resume and Step continue it), every widget at its extremes, each geometry, the
-tabs, links by the source's key, and bad uploads (an error, the previous data kept, no exception)."""
+"""The Embeddings page under AppTest: WordNet mammals by default, live training in a worker with the shared
+controls (Pause keeps the run, Resume and Step continue it), every widget at its extremes, each geometry,
+the tabs, links by the source's key, and bad uploads (an error, the previous data kept, no exception)."""
+
+import time
 
 import numpy as np
 import pytest
@@ -8,10 +10,10 @@ from streamlit.testing.v1 import AppTest
 
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.tasks import MAX_NODES
-from tests.app_pages import open_page
+from tests.app_pages import open_page, run_job_to_end, run_until
 
 PAGE = "embeddings.py"
-ACTIVE = ("running", "paused")
+ACTIVE = ("running", "paused", "queued")
 
 
 def _page(autoplay: bool = True, source: str | None = "tree", **params) -> AppTest:
@@ -30,8 +32,19 @@ def _job(at: AppTest):
 
 
 def _trainer(at: AppTest):
+    """The live run's newest snapshot (``labs.embeddings.EmbeddingSnapshot``), or None."""
     job = _job(at)
     return None if job is None else (job.result if job.result is not None else job.partial)
+
+
+def _first_snapshot(at: AppTest, **config) -> None:
+    """Rerun until the worker's first snapshot of a run with ``config`` (EmbeddingConfig fields) arrived."""
+
+    def arrived() -> bool:
+        tr = _trainer(at)
+        return tr is not None and all(getattr(tr.config, k) == v for k, v in config.items())
+
+    run_until(at, arrived, f"the worker's first snapshot ({config})")
 
 
 def _param(at: AppTest, key: str):
@@ -43,24 +56,21 @@ def _running(at: AppTest) -> bool:
     return _job(at) is not None and _job(at).status == "running"
 
 
-def _train_to_end(at: AppTest, max_runs: int = 60) -> None:
+def _train_to_end(at: AppTest) -> None:
     job = _job(at)
     if job is None or job.status not in ACTIVE:
         at.button(key="emb_start").click().run()
     elif job.status == "paused":
         at.button(key="emb_resume").click().run()
-    for _ in range(max_runs):
-        assert not at.exception, at.exception
-        if _job(at).status not in ACTIVE:
-            return
-        at.run()
-    raise AssertionError("training did not finish")
+    assert not at.exception, at.exception
+    run_job_to_end(at, "emb")
 
 
 def test_the_toy_tree_trains_live_to_the_end_off_the_rim():
     at = _page()
-    tr = _trainer(at)
-    assert tr.epoch > 0 and (_running(at) or tr.done)  # starts on the first visit
+    assert _job(at) is not None  # starts on the first visit
+    _first_snapshot(at)
+    assert _trainer(at).epoch > 0
     _train_to_end(at)
     tr = _trainer(at)
     assert tr.status == "done" and tr.epoch == tr.config.epochs and _job(at).status == "finished"
@@ -68,12 +78,12 @@ def test_the_toy_tree_trains_live_to_the_end_off_the_rim():
     assert at.get("plotly_chart")
     # the defaults keep a float32 tree off the rim cap, the root near the centre and levels in rings
     assert not any("rim cap" in w.value for w in at.warning)
-    radius = tr.points().double().norm(dim=-1).numpy()
-    depth = np.asarray(tr.hierarchy.depth)
+    radius = np.linalg.norm(tr.points.astype(np.float64), axis=-1)
+    depth = np.asarray(at.session_state["emb_last_hierarchy"].depth)
     rings = [radius[depth == d].mean() for d in range(int(depth.max()) + 1)]
     assert radius[depth == 0][0] < 0.5, rings
     assert (np.diff(rings[1:]) > 0).all(), rings
-    assert tr.rim_report()["n_at_cap"] <= 2
+    assert tr.rim["n_at_cap"] <= 2
 
 
 def test_a_run_that_reaches_the_rim_is_flagged_and_offers_float64():
@@ -86,31 +96,37 @@ def test_a_run_that_reaches_the_rim_is_flagged_and_offers_float64():
     at.run()
     assert not at.exception and at.session_state["dtype"] == "float64"
     at.button(key="emb_start").click().run()
-    assert _trainer(at).config.dtype == "float64"
+    _first_snapshot(at, dtype="float64")
 
 
 def test_pause_resume_step_stop_reset_continue_the_same_run():
     at = _page()
     at.slider(key="emb_epochs").set_value(1000).run()
-    assert _running(at)
+    assert _running(at) or _job(at).status == "queued"
+    _first_snapshot(at, epochs=1000)
+    job = _job(at)
     at.button(key="emb_pause").click().run()
-    tr, epoch = _trainer(at), _trainer(at).epoch
-    assert _job(at).status == "paused" and epoch > 0
+    run_until(at, lambda: job.status == "paused", "the worker to say it waits")
+    epoch = _trainer(at).epoch
+    assert epoch > 0
+    time.sleep(0.5)
     at.run()
     assert _trainer(at).epoch == epoch  # paused stays paused
     at.button(key="emb_step").click().run()
-    assert _trainer(at) is tr and tr.epoch == epoch + 1 and _job(at).status == "paused"  # one epoch more
-    points = tr.points()
+    run_until(at, lambda: _trainer(at).epoch == epoch + 1 and job.status == "paused", "one epoch more, a wait")
+    points = _trainer(at).points
     at.button(key="emb_resume").click().run()
-    # the same trainer carries on from where it stood: same object, more epochs, history unbroken
-    assert _trainer(at) is tr and _running(at) and tr.epoch > epoch + 1
-    assert [r["epoch"] for r in tr.history] == list(range(1, tr.epoch + 1))
-    assert not np.allclose(tr.points().numpy(), points.numpy())
+    # the same run carries on from where it stood: the same job, more epochs, history unbroken
+    run_until(at, lambda: _trainer(at).epoch > epoch + 1, "more epochs after Resume")
+    tr = _trainer(at)
+    assert _job(at) is job and [r["epoch"] for r in tr.history] == list(range(1, tr.epoch + 1))
+    assert not np.allclose(tr.points, points)
     at.button(key="emb_stop").click().run()
-    stopped = tr.epoch
     assert _job(at).status == "stopped" and at.get("plotly_chart")  # what was trained stays on screen
+    run_until(at, lambda: job.handle.state == "stopped", "the worker to end")
+    stopped = _trainer(at).epoch
     at.run()
-    assert tr.epoch == stopped
+    assert _trainer(at).epoch == stopped
     at.button(key="emb_reset").click().run()
     assert _job(at) is None and not at.exception
 
@@ -143,6 +159,7 @@ def test_every_widget_at_its_extremes_in_each_geometry():
         assert not at.exception, (key, value, at.exception)
         assert _job(at) is None  # no restart while "Restart training when a setting changes" is off
     at.button(key="emb_start").click().run()
+    _first_snapshot(at)
     cfg = _trainer(at).config
     assert (cfg.geometry, cfg.dim, cfg.c, cfg.lr, cfg.optimizer, cfg.learn_curvature) == (
         "poincare", 1, 10.0, 10.0, "rsgd", True,
@@ -170,7 +187,7 @@ def test_tree_extremes_a_tree_too_big_and_digits():
     at.slider(key="emb_depth").set_value(1).run()  # two nodes: no negatives exist, training still works
     assert at.session_state["emb_last_hierarchy"].n_nodes == 2
     _train_to_end(at)
-    assert _trainer(at).hierarchy.n_nodes == 2
+    assert _trainer(at).n_nodes == 2
     at.slider(key="emb_branch").set_value(6).run()
     at.slider(key="emb_depth").set_value(12).run()
     assert not at.exception
@@ -257,8 +274,9 @@ def test_wordnet_mammals_are_the_default_and_train_live_with_the_recipe():
     assert at.selectbox(key="emb_source").value == "wordnet" and "emb_source" not in at.query_params
     assert _job(at) is None  # 1,181 nodes: the first visit waits for Train
     at.button(key="emb_start").click().run()
+    _first_snapshot(at)
     tr = _trainer(at)
-    assert tr.hierarchy.n_nodes == 1181 and tr.pairs.shape[0] == 6541 and tr.epoch > 0
+    assert tr.n_nodes == 1181 and tr.n_pairs == 6541 and tr.epoch > 0
     assert (tr.config.geometry, tr.config.dim, tr.config.optimizer, tr.config.dtype) == (
         "poincare", 2, "rsgd", "float64",
     )  # fmt: skip
@@ -271,9 +289,8 @@ def test_wordnet_mammals_are_the_default_and_train_live_with_the_recipe():
     spec = at.get("plotly_chart")[0].proto.spec
     assert "carnivores" in spec and "primates" in spec and "scattergl" in spec  # coloured by order, WebGL
     at.segmented_control(key="emb_geo").set_value("sphere").run()  # the same in the other geometries
-    assert (
-        not at.exception and _trainer(at).config.geometry == "sphere" and _trainer(at).config.optimizer == "radam"
-    )
+    assert not at.exception
+    _first_snapshot(at, geometry="sphere", optimizer="radam")
     at.session_state["emb_tab"] = "WordNet benchmark"
     at.run()
     assert not at.exception, at.exception

@@ -15,7 +15,7 @@ from streamlit.testing.v1.element_tree import Widget
 
 from georesolver_core.embeddings.wordnet import WORDNET_RECIPES
 from georesolver_core.geometry import GEOMETRIES
-from tests.app_pages import open_page
+from tests.app_pages import open_page, run_until
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "app"))
@@ -118,7 +118,9 @@ def test_learning_the_curvature_is_disabled_where_the_geometry_has_none():
     at.segmented_control(key="emb_geo").set_value("poincare").run()
     at.toggle(key="emb_learn_c").set_value(True).run()
     at.button(key="emb_start").click().run()
-    assert at.session_state["emb_job"].partial.config.learn_curvature
+    job = at.session_state["emb_job"]
+    run_until(at, lambda: job.partial is not None, "the worker's first snapshot")
+    assert job.partial.config.learn_curvature
 
 
 def test_a_lock_in_the_lecturers_link_disables_the_sidebar_and_the_source():

@@ -327,6 +327,7 @@ def test_lab_schedule_sources_and_rim_warning(tree):
     assert lab.ball_points(None, None) is None and lab.radius_by_depth(tree, None, None) == {}
     sphere = EmbeddingTrainer(tree, replace(cfg, geometry="sphere", epochs=2))
     sphere.run()
+    sphere = lab.snapshot(sphere)  # the live run as the page has it
     assert lab.ball_points(sphere, None) is None  # a live run off the ball is not carried onto the sphere
     assert set(lab.radius_by_depth(tree, sphere, None)) == set()  # the sphere has no centre
     comparison = compare_geometries(tree, replace(cfg, epochs=2))
@@ -339,9 +340,10 @@ def test_lab_schedule_sources_and_rim_warning(tree):
     assert r.shape == (tree.n_nodes,) and ((r >= 0) & (r < 1)).all()
     ball = EmbeddingTrainer(tree, cfg)  # lr 1 in float32: points reach the rim cap
     ball.run()
+    ball = lab.snapshot(ball)
     live = lab.ball_points(ball, comparison)
     assert live.origin == "the live run" and live.points.shape == (tree.n_nodes, 2)
-    assert ball.rim_report()["n_at_cap"] > 0 and "float32's rim cap" in lab.rim_warning(ball)
+    assert ball.rim["n_at_cap"] > 0 and "float32's rim cap" in lab.rim_warning(ball)
     assert lab.rim_warning(sphere) is None  # no rim off the ball
     assert "epoch 40 / 40 (done)" in lab.progress_text(ball, running=True)
 

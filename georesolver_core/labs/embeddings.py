@@ -1,20 +1,24 @@
-"""The Embeddings page's lab, besides training itself (``embeddings.EmbeddingTrainer``): its schedule
-(``page_schedule``), which trained points each view draws from, and the radius-by-depth series (paper
-section 5.2: leaves run to the rim of the ball).
+"""The Embeddings page's lab: its live run (``embedding_steps``, a generator a worker runs: the data
+rebuilt from plain values, an ``EmbeddingTrainer`` advanced an epoch at a time, an ``EmbeddingSnapshot``
+yielded after each), its schedule (``page_schedule``), which trained points each view draws from, and the
+radius-by-depth series (paper section 5.2: leaves run to the rim of the ball).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+import time
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
 from georesolver_core.embeddings.compare import GeometryComparison
 from georesolver_core.embeddings.metrics import relative_radius
-from georesolver_core.embeddings.trainer import EmbeddingConfig, EmbeddingTrainer
+from georesolver_core.embeddings.trainer import ENDED, EmbeddingConfig, EmbeddingStatus, EmbeddingTrainer
 from georesolver_core.geometry import GEOMETRIES
-from georesolver_core.tasks.hierarchy import Hierarchy
+from georesolver_core.tasks.hierarchy import Hierarchy, from_edges
+from georesolver_core.wordnet.closure import load_mammals
 
 # Defaults that make a Poincaré tree look like one in float32 (measured on the depth-4 binary tree, seed 0,
 # lr 0.05 / burn-in 30 / 100 epochs, with the trainer's norm-order regulariser: root at norm 0.00, levels at
@@ -23,6 +27,8 @@ from georesolver_core.tasks.hierarchy import Hierarchy
 LR_DEFAULT = 0.05
 BURN_IN = 30
 EVALUATIONS = 20  # metrics this many times per run: enough points for the history curve
+SLICE_S = 0.5  # at most this much of one epoch between two snapshots (a large upload's epoch may be long)
+EVAL_RATIO = 9.0  # train at least this many times as long as the last measurement took before the next (<= 10%)
 # (key of embedding_metrics, label, number format, help); labels short enough for a narrow column
 METRIC_LABELS = (
     ("map", "MAP (edges)", ".3f", "Mean average precision of edge reconstruction; 1 is perfect."),
@@ -39,6 +45,127 @@ def page_schedule(config: EmbeddingConfig) -> EmbeddingConfig:
     return replace(config, burn_in=min(BURN_IN, epochs // 2), eval_every=max(1, epochs // EVALUATIONS))
 
 
+# ---- The live run, in a worker ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunData:
+    """The live run's data as plain values (a job's arguments cross to its worker as JSON): a hierarchy by
+    its names and edges, which ``from_edges`` rebuilds exactly (any source, an upload included), or the
+    shipped WordNet mammal closure by name (its (N, N) relation would not fit a job's config)."""
+
+    name: str
+    nodes: tuple[str, ...] = ()  # node names, index = node id
+    edges: tuple[tuple[int, int], ...] = ()  # (parent, child) node indices
+    notes: tuple[str, ...] = ()
+    closure: bool = False  # the mammal closure (``load_mammals``), trained on its hyponym -> ancestor pairs
+
+
+def run_data(hierarchy: Hierarchy, *, closure: bool = False) -> RunData:
+    """``hierarchy`` as ``RunData``; ``closure``: it is the shipped mammal closure's (sent by name)."""
+    if closure:
+        return RunData(name=hierarchy.name, closure=True)
+    edges = tuple((int(p), int(c)) for p, c in hierarchy.edges.tolist())
+    return RunData(name=hierarchy.name, nodes=tuple(hierarchy.nodes), edges=edges, notes=tuple(hierarchy.notes))
+
+
+def build_run(data: RunData) -> tuple[Hierarchy, np.ndarray | None]:
+    """(hierarchy, relation (N, N) bool or None) from ``RunData``: what the trainer is built on."""
+    if data.closure:
+        closure = load_mammals()
+        return closure.to_hierarchy(), closure.relation()
+    return from_edges(list(data.nodes), list(data.edges), name=data.name, notes=data.notes), None
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingSnapshot:
+    """One moment of a live run, everything the page draws: plain values and arrays, small enough to cross
+    from the worker as a progress event after every epoch (the trainer itself stays in the worker)."""
+
+    config: EmbeddingConfig
+    points: np.ndarray  # (N, ambient_dim) on the CPU
+    c: float  # the ball's curvature parameter (learnt or fixed; 1.0 off the ball)
+    epoch: int  # epochs trained
+    progress: float  # fraction of config.epochs, a half-finished epoch's batches counted
+    train_seconds: float
+    status: EmbeddingStatus
+    message: str  # why a run diverged ("" otherwise)
+    history: tuple[dict, ...]  # one record per epoch: epoch, loss, c, train_seconds; MAP etc. when measured
+    metrics: dict = field(default_factory=dict)  # the newest measurement (``EmbeddingTrainer.evaluate``)
+    rim: dict | None = None  # ``EmbeddingTrainer.rim_report``: ball points at their dtype's rim cap
+    n_pairs: int = 0  # positives trained on
+    closure: bool = False  # trained and measured on a directed closure (WordNet's published protocol)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.points.shape[0])
+
+    @property
+    def done(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def measured_epoch(self) -> int:
+        """The epoch of the newest history record with a measurement (the current epoch if none has one)."""
+        evaluated = [r["epoch"] for r in self.history if "map" in r]
+        return evaluated[-1] if evaluated else self.epoch
+
+
+def snapshot(trainer: EmbeddingTrainer) -> EmbeddingSnapshot:
+    """Where ``trainer`` stands, copied out of it."""
+    return EmbeddingSnapshot(
+        config=trainer.config,
+        points=trainer.points().numpy(),
+        c=float(trainer.model.c),
+        epoch=trainer.epoch,
+        progress=float(trainer.progress),
+        train_seconds=float(trainer.train_seconds),
+        status=trainer.status,
+        message=trainer.message,
+        history=tuple(dict(r) for r in trainer.history),
+        metrics=dict(trainer.metrics),
+        rim=trainer.rim_report(),
+        n_pairs=int(trainer.pairs.shape[0]),
+        closure=trainer.relation is not trainer.hierarchy.adjacency,
+    )
+
+
+def _measurable(trainer: EmbeddingTrainer) -> bool:
+    """Finite points and, on the ball, a curvature left in range: a diverged run has nothing to rank."""
+    c = trainer.model.c
+    return math.isfinite(c) and c > 0 and bool(torch.isfinite(trainer.model.points).all())
+
+
+def embedding_steps(data: RunData, config: EmbeddingConfig, *, device: str = "cpu"):
+    """The page's live run, for a worker (``jobs.steps_job``): yields (fraction, text, EmbeddingSnapshot)
+    after each epoch (at most SLICE_S of one between yields) and returns the last snapshot.
+
+    Mean rank and MAP (``EmbeddingTrainer.evaluate``) join the epoch's history record when due: once the
+    training since the last measurement took EVAL_RATIO times as long as it did (so measuring takes at most
+    1 / (1 + EVAL_RATIO) of the run), besides the trainer's own ``config.eval_every`` and the end. Until the
+    first measurement the snapshot's metrics are those of the points where they stand."""
+    hierarchy, relation = build_run(data)
+    trainer = EmbeddingTrainer(hierarchy, config, device=device, relation=relation)
+    cost, trained_at = 0.0, -math.inf
+    while True:
+        trainer.run(epochs=1, time_budget_s=SLICE_S)
+        epoch_end = math.isclose(trainer.progress * config.epochs, trainer.epoch)
+        due = trainer.train_seconds - trained_at >= EVAL_RATIO * cost
+        if trainer.history and epoch_end and due and "map" not in trainer.history[-1] and _measurable(trainer):
+            t0 = time.perf_counter()
+            trainer.history[-1].update(trainer.evaluate())
+            cost, trained_at = time.perf_counter() - t0, trainer.train_seconds
+        if not trainer.metrics and _measurable(trainer):
+            trainer.evaluate()  # the cards' first figures, mid-epoch (not a history record)
+        snap = snapshot(trainer)
+        yield snap.progress, f"epoch {snap.epoch} / {config.epochs}, {snap.train_seconds:.1f} s of training", snap
+        if trainer.done:
+            return snap
+
+
+# ---- The views --------------------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class TrainedPoints:
     """One trained embedding a view draws: its points, geometry, curvature and where it came from."""
@@ -49,9 +176,9 @@ class TrainedPoints:
     origin: str  # "the live run" or "the comparison"
 
 
-def _live(trainer: EmbeddingTrainer) -> TrainedPoints:
+def _live(run: EmbeddingSnapshot) -> TrainedPoints:
     return TrainedPoints(
-        geometry=trainer.config.geometry, points=trainer.points(), c=trainer.model.c, origin="the live run"
+        geometry=run.config.geometry, points=torch.from_numpy(run.points), c=run.c, origin="the live run"
     )
 
 
@@ -62,25 +189,23 @@ def _compared(comparison: GeometryComparison) -> dict[str, TrainedPoints]:
     }
 
 
-def ball_points(trainer: EmbeddingTrainer | None, comparison: GeometryComparison | None) -> TrainedPoints | None:
+def ball_points(run: EmbeddingSnapshot | None, comparison: GeometryComparison | None) -> TrainedPoints | None:
     """The Poincaré embedding to carry onto the sphere: the live run once it has trained in the ball,
     else the comparison's ball run; None when neither exists."""
-    if (
-        trainer is not None and GEOMETRIES[trainer.config.geometry].has_curvature_parameter and trainer.epoch > 0
-    ):  # the ball
-        return _live(trainer)
+    if run is not None and GEOMETRIES[run.config.geometry].has_curvature_parameter and run.epoch > 0:  # the ball
+        return _live(run)
     return _compared(comparison)["poincare"] if comparison is not None else None
 
 
 def radius_by_depth(
-    hierarchy: Hierarchy, trainer: EmbeddingTrainer | None, comparison: GeometryComparison | None
+    hierarchy: Hierarchy, run: EmbeddingSnapshot | None, comparison: GeometryComparison | None
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """geometry -> (depth (N,), relative radius (N,)) for the ball and the plane (the sphere has no centre):
     from the comparison when there is one (both geometries), else from the live run."""
     if comparison is not None:
         runs = _compared(comparison)
     else:
-        runs = {trainer.config.geometry: _live(trainer)} if trainer is not None else {}
+        runs = {run.config.geometry: _live(run)} if run is not None else {}
     return {
         g: (hierarchy.depth, relative_radius(r.points, geometry=g, c=r.c).numpy())
         for g, r in runs.items()
@@ -88,23 +213,31 @@ def radius_by_depth(
     }
 
 
-def progress_text(trainer: EmbeddingTrainer, running: bool) -> str:
+def progress_text(run: EmbeddingSnapshot, running: bool) -> str:
     """The progress bar's line: epoch, status ("training" while a live run is under way) and seconds."""
-    status = "training" if running and not trainer.done else trainer.status
-    return f"epoch {trainer.epoch} / {trainer.config.epochs} ({status}), {trainer.train_seconds:.1f} s of training"
+    status = "training" if running and not run.done else run.status
+    return f"epoch {run.epoch} / {run.config.epochs} ({status}), {run.train_seconds:.1f} s of training"
 
 
-def rim_warning(trainer: EmbeddingTrainer) -> str | None:
+def rim_warning(run: EmbeddingSnapshot) -> str | None:
     """What to say when float32 ball points sit at the rim cap (distances saturate, gradients vanish
     without an error); None when none do, in float64, or off the ball (metrics.rim_saturation)."""
-    rim = trainer.rim_report()
+    rim = run.rim
     if not rim or rim["n_at_cap"] == 0 or rim["dtype"] != "float32":
         return None
     return (
-        f"{rim['n_at_cap']} of {trainer.hierarchy.n_nodes} points sit at float32's rim cap (sqrt(c)||x|| = "
+        f"{rim['n_at_cap']} of {run.n_nodes} points sit at float32's rim cap (sqrt(c)||x|| = "
         f"{rim['cap']:.3f}): their distances saturate and their gradients vanish, silently. float64 resolves "
         f"up to {rim['cap_float64']:.5f}."
     )
+
+
+def origin_distance_sample(points: np.ndarray, *, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` of the Poincaré-ball points (N, d), c = 1, drawn without replacement: (their indices (n,),
+    sorted; their distance to the origin d(0, x) = 2 artanh(||x||) (n,))."""
+    pick = np.sort(np.random.default_rng(seed).choice(len(points), size=min(n, len(points)), replace=False))
+    norm = np.linalg.norm(points[pick], axis=1)  # (n,)
+    return pick, 2.0 * np.arctanh(np.minimum(norm, 1.0 - 1e-16))  # capped below 1: a rim point stays finite
 
 
 def benchmark_rows(doc: dict) -> list[dict]:
