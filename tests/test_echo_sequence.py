@@ -43,23 +43,24 @@ def test_orthogonal_shortcuts_keep_the_norm_of_every_position_in_float64(kind):
     short = Shortcut(kind, 16, 8).to(F64)
     s = 3.0 * torch.randn(4, 10, 16, dtype=F64)  # (B, T, C)
     with torch.no_grad():
-        out, dev, gamma = short(s)
-    assert out.shape == s.shape and gamma is None
+        out, mixed = short(s)
+    assert out.shape == s.shape and mixed.gamma is None
     torch.testing.assert_close(out.norm(dim=-1), s.norm(dim=-1), rtol=1e-13, atol=0)
-    assert float(dev.max()) < 1e-13
-    assert float((out - s).norm()) > 1e-3  # it does mix: not the identity
+    assert float(mixed.deviation.max()) < 1e-13
+    assert float(mixed.move.min()) > 1e-3  # it does mix every position: not the identity
+    torch.testing.assert_close(mixed.move, (out - s).norm(dim=-1) / s.norm(dim=-1))
 
 
 def test_the_gpt_shortcut_is_the_identity_and_the_hybrid_at_its_midpoint_is_not_an_isometry():
     s = torch.randn(2, 6, 16, dtype=F64)
-    out, dev, gamma = Shortcut(GPT, 16, 8).to(F64)(s)
-    assert out is s and dev is None and gamma is None
+    out, mixed = Shortcut(GPT, 16, 8).to(F64)(s)
+    assert out is s and mixed == (None, None, None)
     torch.manual_seed(1)
     with torch.no_grad():
-        out, dev, gamma = Shortcut("hybrid", 16, 8).to(F64)(s)
-    torch.testing.assert_close(gamma, torch.full_like(gamma, 0.5))  # the gate starts at the midpoint
-    assert float(dev.mean()) > 1e-3  # gamma Q + (1 - gamma) H is orthogonal only at gamma in {0, 1}
-    torch.testing.assert_close(dev, (out.norm(dim=-1) / s.norm(dim=-1) - 1).abs())
+        out, mixed = Shortcut("hybrid", 16, 8).to(F64)(s)
+    torch.testing.assert_close(mixed.gamma, torch.full_like(mixed.gamma, 0.5))  # the gate starts at the midpoint
+    assert float(mixed.deviation.mean()) > 1e-3  # gamma Q + (1 - gamma) H is orthogonal only at gamma in {0, 1}
+    torch.testing.assert_close(mixed.deviation, (out.norm(dim=-1) / s.norm(dim=-1) - 1).abs())
 
 
 @pytest.mark.parametrize("cfg", [EchoConfig(), SMALL], ids=["default", "small"])
@@ -112,6 +113,8 @@ def test_short_runs_report_every_kind_and_seed():
     assert hyb["loss"]["min"] <= hyb["loss"]["mean"] <= hyb["loss"]["max"]
     assert all(math.isfinite(r.loss) and 0 <= r.echo_accuracy <= 1 for r in runs)
     assert 0 < hyb["gate"]["mean"] < 1 and hyb["norm_deviation"]["mean"] > 0
+    assert 0 < hyb["midpoint"]["mean"] <= 1  # mean 4 gamma (1 - gamma)
+    assert math.isnan(table[GPT]["midpoint"]["mean"])
     assert math.isnan(table[GPT]["norm_deviation"]["mean"])  # GPT has no mixing step
 
 
