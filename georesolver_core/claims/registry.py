@@ -18,10 +18,15 @@ CLAIMS: dict[str, Claim] = {}
 NOT_DECIDED = "not decided at quick settings"
 # Claims whose quick settings cannot decide their verdict: a quick run reports NOT_DECIDED (with what it
 # measured) instead of a word the full run would contradict. Each entry says why.
+_QUICK_ECHO = (
+    "the quick echo benchmark (32 positions, delay 8, 60 Adam steps, one seed) has learned no echo yet and has "
+    "no spread of seeds, while the full one (128 positions, 127 predicted steps, 500 steps, three seeds) is judged "
+    "on the seeds' spread"
+)
 QUICK_UNDECIDED: dict[str, str] = {
-    "orth-echo-vs-gpt": "the quick echo task (T = 5 weight-tied steps, 30 Adam steps, one seed) is far shorter "
-    "than the full one (T = 16, 300 steps, three seeds) and the seed's (T = 127): its loss ratio says nothing "
-    "about the full horizon",
+    "orth-echo-lowest-loss": _QUICK_ECHO,
+    "orth-echo-vs-gpt": _QUICK_ECHO,
+    "orth-echo-norm-deviation": _QUICK_ECHO + "; after 60 steps the hybrid's gate is still near its midpoint 1/2",
     "thm3-ida-noise-robust": "the quick sizes (n = 32, 64, two noise rates) cannot separate the n-term from the "
     "eta-term: the fit of C eta^alpha + A n^-p is degenerate there; the full run fits n = 128..1024",
 }

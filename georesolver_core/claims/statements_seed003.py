@@ -1,9 +1,14 @@
 """Seed 003's remaining statements: Sinkhorn mixing's accumulating error, the echo and gyroscope results
 (trained here at small size and shown beside the seed's figures), DDL's negation, and near-pi rotation.
 
-The seed trains ~1.79M-parameter transformers with JPmHC and GPT baselines; the library has neither. Here
-every kind is the seed-003 residual mixer at matched parameter counts (``extras.orthogonal_tasks``), and
-the additive residual x + F(x) stands in for GPT's. Claims about JPmHC alone are left out.
+The echo claims are measured in the seed's own setting (``extras.echo_sequence``): a GPT-style causal
+transformer against the same transformer with every residual shortcut replaced by the orthogonal mixing, at
+matched parameter counts, on sequences of 127 predicted steps. A difference between kinds is claimed only
+beyond the spread (min..max) of the seeds: a statement holds when the whole spread satisfies it.
+
+The gyroscope, negation and near-pi claims use seed 003's residual mixer alone (``extras.orthogonal_tasks``),
+with the additive residual x + F(x) standing in for GPT's. JPmHC is not built here: claims about it alone are
+left out.
 """
 
 from __future__ import annotations
@@ -15,6 +20,14 @@ import torch
 from scipy.optimize import minimize_scalar
 
 from georesolver_core.claims.statements_ida import claim, seeded
+from georesolver_core.extras.echo_sequence import (
+    ECHO_KINDS,
+    GPT,
+    EchoConfig,
+    compare_echo,
+    param_tolerance,
+    summarise_echo,
+)
 from georesolver_core.extras.orthogonal import cayley_apply, cayley_matrix, hybrid_apply
 from georesolver_core.extras.orthogonal_tasks import TaskConfig, compare, rotation_matrix, summarise
 from georesolver_core.verdicts import Axes, sweep_evidence, verdict_inequality
@@ -68,75 +81,156 @@ def measure_sinkhorn(quick: bool = False, *, n: int = 8, iters: int = 20):
     return sweep_evidence(depths[1:], dev[1:], dev[:-1], judged, axes, note=note, extra={"Cayley stack": cay[1:]})
 
 
-ECHO_KINDS = ("hybrid", "cayley", "householder", "ddl", "additive")
-
-
 @functools.lru_cache(maxsize=2)
-def echo_runs(quick: bool) -> tuple:
-    """The echo task for every kind (quick: T = 5 steps, 30 Adam steps, one seed; full: T = 16, 300, three)."""
-    cfg = (
-        TaskConfig(task="echo", echo_steps=5, steps=30, batch=32)
-        if quick
-        else TaskConfig(task="echo", echo_steps=16, steps=300)
-    )
+def echo_runs(quick: bool) -> tuple[dict, EchoConfig, tuple[int, ...]]:
+    """The echo benchmark in the seed's setting for every kind, shared by the three echo claims.
+
+    Full: ``EchoConfig()`` (128 positions, 127 predicted steps, 500 Adam steps), seeds 0, 1, 2. Quick (for the
+    tests): 32 positions, delay 8, 60 steps, one seed."""
+    cfg = EchoConfig(seq_len=32, delay=8, steps=60, eval_batch=16) if quick else EchoConfig()
+    seeds = (0,) if quick else (0, 1, 2)
     with torch.random.fork_rng():
-        return summarise(compare(ECHO_KINDS, cfg, seeds=(0,) if quick else (0, 1, 2))), cfg
+        return summarise_echo(compare_echo(ECHO_KINDS, cfg, seeds)), cfg, seeds
 
 
-def _setting(cfg: TaskConfig, seeds: int) -> str:
+def _setting(table: dict, cfg: EchoConfig, seeds: tuple[int, ...]) -> str:
+    counts = ", ".join(f"{_label(k)} {table[k]['params']:,}" for k in ECHO_KINDS)
     return (
-        f" Trained here: d = {cfg.dim}, ~{cfg.params} parameters per kind, T = {cfg.echo_steps} weight-tied steps (the "
-        f"seed used 127), {cfg.steps} Adam steps, {seeds} seed(s); the additive residual stands in for GPT"
+        f" Setting: causal transformers ({cfg.n_layers} pre-norm blocks, d_model = {cfg.d_model}, {cfg.n_heads} heads) "
+        f"on echo sequences of {cfg.seq_len} positions, loss over {cfg.seq_len - 1} predicted steps: at step t the "
+        f"model says the symbol it heard {cfg.delay} steps before (|V| = {cfg.vocab}, silence before the first echo); "
+        f"GPT is the additive residual, the others replace every shortcut s by M(s) s. Parameters (matched within "
+        f"{param_tolerance(cfg)}): {counts}; the seed's 1.79M is shrunk to train on a CPU. {cfg.steps} Adam steps of "
+        f"{cfg.batch} sequences, {len(seeds)} seed(s); the spread is the seeds' min..max. JPmHC is not built here"
     )
+
+
+def _span(row: dict, name: str = "loss") -> str:
+    v = row[name]
+    return f"{v['mean']:.3g} [{v['min']:.3g}, {v['max']:.3g}]"
+
+
+def _label(kind: str) -> str:
+    return "GPT" if kind == GPT else kind
+
+
+def _versus(hyb: dict, other: dict) -> str:
+    """Where the hybrid's seeds lie against another kind's: a difference is named only beyond the spread."""
+    if min(len(hyb["values"]), len(other["values"])) < 2:
+        return "one seed, no spread: no difference judged"
+    if hyb["max"] < other["min"]:
+        return "hybrid lower beyond the spread"
+    if hyb["min"] > other["max"]:
+        return "hybrid higher beyond the spread"
+    return "the seeds' spread covers both sides (no difference resolved)"
 
 
 def measure_echo_lowest(quick: bool = False):
-    """Echo loss of the hybrid against every other kind's."""
-    table, cfg = echo_runs(quick)
+    """The hybrid's worst seed against every other kind's best seed: lowest loss claimed only beyond the spread."""
+    table, cfg, seeds = echo_runs(quick)
     others = [k for k in ECHO_KINDS if k != "hybrid"]
-    hyb = table["hybrid"]["loss mean"]
-    meas, bound = [hyb] * len(others), [table[k]["loss mean"] for k in others]
+    hyb = table["hybrid"]["loss"]
+    meas, bound = [hyb["max"]] * len(others), [table[k]["loss"]["min"] for k in others]
     judged = verdict_inequality(meas, bound, relation="le")
     note = (
-        ". Losses: "
-        + ", ".join(f"{k} {table[k]['loss mean']:.3g}" for k in ECHO_KINDS)
+        ". Held-out loss, mean [min, max] over seeds (nats per step): "
+        + ", ".join(f"{_label(k)} {_span(table[k])}" for k in ECHO_KINDS)
+        + ". Hybrid against "
+        + "; ".join(f"{_label(k)}: {_versus(hyb, table[k]['loss'])}" for k in others)
+        + ". Echoed steps answered right (mean): "
+        + ", ".join(f"{_label(k)} {table[k]['echo_accuracy']['mean']:.3f}" for k in ECHO_KINDS)
         + "."
-        + _setting(cfg, table["hybrid"]["seeds"])
+        + _setting(table, cfg, seeds)
     )
-    axes = Axes("other kind (index)", "held-out echo loss", "hybrid's loss <= the other kind's")
-    return sweep_evidence(range(len(others)), meas, bound, judged, axes, note=note, extra={"kinds": others})
+    order = ", ".join(f"{i} {_label(k)}" for i, k in enumerate(others))
+    axes = Axes(
+        f"other kind ({order})", "held-out echo loss (nats per step)", "hybrid's worst seed <= the kind's best"
+    )
+    return sweep_evidence(
+        range(len(others)),
+        meas,
+        bound,
+        judged,
+        axes,
+        note=note,
+        sense="le",
+        extra={
+            "hybrid, mean over seeds": [hyb["mean"]] * len(others),
+            "the kind, mean over seeds": [table[k]["loss"]["mean"] for k in others],
+        },  # fmt: skip
+    )
 
 
 def measure_echo_ratio(quick: bool = False):
-    """Loss of the additive residual over the hybrid's, beside the seed's 3.8x over GPT."""
-    table, cfg = echo_runs(quick)
-    ratio = table["additive"]["loss mean"] / table["hybrid"]["loss mean"]
-    judged = verdict_inequality([ratio], [SEED_ECHO_VS_GPT], relation="ge")
+    """loss(GPT) / loss(hybrid) over the seeds' spread, beside the seed's 3.8x: held only if the whole spread is."""
+    table, cfg, seeds = echo_runs(quick)
+    gpt, hyb = table[GPT]["loss"], table["hybrid"]["loss"]
+    ratio = gpt["mean"] / hyb["mean"]
+    low, high = gpt["min"] / hyb["max"], gpt["max"] / hyb["min"]
+    judged = verdict_inequality([low], [SEED_ECHO_VS_GPT], relation="ge")
+    if len(seeds) < 2:
+        where = "one seed, no spread"
+    elif low >= SEED_ECHO_VS_GPT:
+        where = f"the whole spread lies at or above {SEED_ECHO_VS_GPT}x"
+    elif high < SEED_ECHO_VS_GPT:
+        where = f"the whole spread lies below {SEED_ECHO_VS_GPT}x"
+    else:
+        where = f"the seeds' spread covers both sides of {SEED_ECHO_VS_GPT}x: not resolved"
     note = (
-        f". Measured {ratio:.3g}x (additive {table['additive']['loss mean']:.3g}, hybrid {table['hybrid']['loss mean']:.3g}); "
-        f"the seed reports {SEED_ECHO_VS_GPT}x over GPT (and 1.9x over JPmHC, not measured: no JPmHC here)."
-        + _setting(cfg, table["hybrid"]["seeds"])
+        f". Ratio of mean losses {ratio:.3g}x, spread [{low:.3g}, {high:.3g}]x (min GPT / max hybrid .. max / min): "
+        f"{where}; hybrid against GPT: {_versus(hyb, gpt)}. Losses: GPT {_span(table[GPT])}, hybrid "
+        f"{_span(table['hybrid'])}. The seed reports {SEED_ECHO_VS_GPT}x over GPT (and 1.9x over JPmHC, not "
+        "measured)." + _setting(table, cfg, seeds)
     )
-    axes = Axes("run", "loss(additive) / loss(hybrid)", "measured >= seed's 3.8x")
-    return sweep_evidence([0], [ratio], [SEED_ECHO_VS_GPT], judged, axes, note=note)
+    axes = Axes(
+        "run", "loss(GPT) / loss(hybrid), low end of the seeds' spread", "measured >= seed's 3.8x", log="y"
+    )
+    return sweep_evidence(
+        [0],
+        [low],
+        [SEED_ECHO_VS_GPT],
+        judged,
+        axes,
+        note=note,
+        sense="ge",
+        measured_value=ratio,
+        headline="loss(GPT) / loss(hybrid), ratio of the seeds' mean losses",
+        extra={"ratio of means": [ratio], "high end of the spread": [high]},
+    )
 
 
 def measure_echo_norm(quick: bool = False):
-    """Mean norm deviation | ||s_T|| / ||x|| - 1 | of the hybrid after T steps, beside the seed's 0.001."""
-    table, cfg = echo_runs(quick)
-    kinds = list(ECHO_KINDS)
-    meas = [table[k]["norm_deviation mean"] for k in kinds]
-    judged = verdict_inequality(meas[:1], [SEED_NORM_DEVIATION], relation="le")
+    """The hybrid's mean | ||M(s) s|| / ||s|| - 1 | per residual mixing step, seed by seed, beside the seed's 0.001."""
+    table, cfg, seeds = echo_runs(quick)
+    dev = table["hybrid"]["norm_deviation"]["values"]
+    judged = verdict_inequality(dev, [SEED_NORM_DEVIATION] * len(dev), relation="le")
+    mixing = [k for k in ECHO_KINDS if k != GPT]
     note = (
-        ". The hybrid's gamma Q x + (1 - gamma) H x is orthogonal only at gamma in {0, 1}: its deviation is "
-        f"{meas[0]:.3g} with mean gate {table['hybrid']['gate mean']:.3g}; "
-        + ", ".join(f"{k} {v:.2g}" for k, v in zip(kinds[1:], meas[1:], strict=True))
+        f". Measured on held-out sequences at every shortcut of every block and every position, the mixing step alone "
+        f"(before the branch F(LN s) is added): hybrid {_span(table['hybrid'], 'norm_deviation')} with mean gate "
+        f"gamma {table['hybrid']['gate']['mean']:.3g} (per seed "
+        + ", ".join(f"{g:.3g}" for g in table["hybrid"]["gate"]["values"])
+        + f"; mean 4 gamma (1 - gamma) {table['hybrid']['midpoint']['mean']:.3g}, 0 when every gate sits at 0 or 1; "
+        f"gate weight {cfg.gate_weight} on it in the loss); "
+        + ", ".join(f"{k} {table[k]['norm_deviation']['mean']:.2g}" for k in mixing[1:])
+        + " (cayley and householder are orthogonal: float32 rounding). gamma Q + (1 - gamma) H is orthogonal only at "
+        "gamma in {0, 1}; how far the step turns s, mean ||M(s) s - s|| / ||s||: "
+        + ", ".join(f"{k} {table[k]['move']['mean']:.3g}" for k in mixing)
         + "."
-        + _setting(cfg, table["hybrid"]["seeds"])
+        + _setting(table, cfg, seeds)
     )
-    axes = Axes("run", "mean | ||s_T|| / ||x|| - 1 | (hybrid)", "measured <= seed's 0.001", log="y")
+    axes = Axes("seed", "mean | ||M(s) s|| / ||s|| - 1 | (hybrid)", "measured <= seed's 0.001", log="y")
     return sweep_evidence(
-        [0], meas[:1], [SEED_NORM_DEVIATION], judged, axes, note=note, extra={"kinds": kinds, "all kinds": meas}
+        seeds,
+        dev,
+        [SEED_NORM_DEVIATION] * len(dev),
+        judged,
+        axes,
+        note=note,
+        sense="le",
+        measured_value=float(np.mean(dev)),
+        headline="the hybrid's mean norm deviation per mixing step, mean over seeds",
+        extra={k: table[k]["norm_deviation"]["values"] for k in mixing[1:]},
     )
 
 
@@ -296,14 +390,16 @@ CLAIMS = (
        "Sinkhorn-projected (doubly stochastic) mixing is only approximately orthogonal, and its errors accumulate over length.",
        "norm error of L stacked Sinkhorn layers increasing in L", measure_sinkhorn),
     _c("orth-echo-lowest-loss", "Seed 003, section 4 (echo stability)",
-       "On the echo benchmark E-Delta-MHC-Geo achieves the lowest loss.", "loss(hybrid) <= loss(every other kind)",
+       "Long-Horizon Stability: On a stability benchmark (predicting echo sequences over 127 steps), E-Delta-MHC-Geo "
+       "achieved the lowest loss.", "max over seeds of loss(hybrid) <= min over seeds of loss(kind), every other kind",
        measure_echo_lowest),
     _c("orth-echo-vs-gpt", "Seed 003, section 4 (echo stability)",
-       "E-Delta-MHC-Geo outperforms GPT by 3.8x on the echo benchmark (JPmHC by 1.9x).",
-       "loss(additive) / loss(hybrid) >= 3.8", measure_echo_ratio),
+       "On a stability benchmark (predicting echo sequences over 127 steps), E-Delta-MHC-Geo achieved the lowest loss, "
+       "outperforming JPmHC by 1.9x and GPT by 3.8x.", "min loss(GPT) / max loss(hybrid) over seeds >= 3.8",
+       measure_echo_ratio),
     _c("orth-echo-norm-deviation", "Seed 003, section 4 (echo stability)",
-       "It maintains norm preservation with a mean deviation of only 0.001.", "mean | ||s_T|| / ||x|| - 1 | <= 0.001",
-       measure_echo_norm),
+       "It maintained norm preservation with a mean deviation of only 0.001, validating the theoretical isometry.",
+       "mean | ||M(s) s|| / ||s|| - 1 | per residual mixing step <= 0.001, every seed", measure_echo_norm),
     _c("orth-gyroscope", "Seed 003, section 4 (gyroscope)",
        "On continuous rotation prediction E-Delta-MHC-Geo outperforms non-geometric baselines (3.7x over GPT).",
        "loss(additive) / loss(hybrid) >= 3.7", measure_gyroscope),
