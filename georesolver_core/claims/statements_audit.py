@@ -7,6 +7,7 @@
 - Theorem 10.1, the proof's identity ||o* - o|| = ||sum_{e>K} w_e v_e|| for the worst query and values;
 - section 1.4, the kernel's heavy tail 1/r^2 against the Gaussian RBF's e^(-r^2);
 - section 2.4, softmax's weight Jacobian dW_ij/dq_i = (1/d_h) W_ij (k_j - sum_m W_im k_m);
+- section 2.8, softmax's inner products concentrating around zero in high dimensions, under each logit scale;
 - seed 004's reported observed ranks 2, 3, 3 for eps = 1e-2, 1e-3, 1e-4, independent of h.
 """
 
@@ -271,6 +272,66 @@ def measure_softmax_jacobian(quick: bool = False, *, n: int = 16) -> Evidence:
     return sweep_evidence(dims, worst, [ROUNDING] * len(dims), judged, axes, note=note, extra=extra, sense="le")
 
 
+# --- Section 2.8: softmax's inner products in high dimensions -------------------------------------------
+
+
+def measure_softmax_concentration(quick: bool = False, *, n: int = 64) -> Evidence:
+    """Spread (standard deviation) of q.k over pairs of N(0, I_d) vectors against d, under each scale the seeds
+    use for softmax's logits; "concentrate around zero" read as: the spread shrinks as d grows (fitted power in d
+    below 0 by more than the project's exponent tolerance, 0.25); the mean, zero by symmetry, is reported."""
+    dims = np.array([4, 16, 64, 256, 1024] if quick else [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096])
+    g = torch.Generator().manual_seed(0)
+    scales = {
+        "raw q.k": lambda d: 1.0,
+        "q.k / sqrt(d_h) (seed 001; the library's softmax default)": lambda d: d**-0.5,
+        "q.k / d_h (seed 000, sections 2.3 and 2.6)": lambda d: 1.0 / d,
+    }
+    spread = {name: [] for name in (*scales, "cosine")}
+    mean_ratio = []
+    for d in dims:
+        q = torch.randn(n, int(d), generator=g, dtype=F64)  # (n, d)
+        k = torch.randn(n, int(d), generator=g, dtype=F64)  # (n, d)
+        dots = (q @ k.T).flatten()  # (n * n,)
+        for name, scale in scales.items():
+            spread[name].append(float(dots.std()) * scale(int(d)))
+        cos = dots / (q.norm(dim=-1)[:, None] * k.norm(dim=-1)[None, :]).flatten()
+        spread["cosine"].append(float(cos.std()))
+        mean_ratio.append(float(dots.mean().abs() / dots.std()))
+    readings, powers = {}, {}
+    for name, values in spread.items():
+        p = float(np.polyfit(np.log(dims), np.log(values), 1)[0])
+        powers[name] = p
+        readings[name] = (
+            HOLDS if p < -0.25 else FAILS,
+            f"spread grows as d^{p:.2f}" + (" (shrinks)" if p < -0.25 else " (does not shrink)"),
+        )
+    verdict, summary = verdict_readings(readings)
+    note = (
+        f". {n} x {n} pairs of N(0, I_d) vectors per d = {dims[0]}..{dims[-1]}; |mean| / spread of q.k is at most "
+        f"{max(mean_ratio):.3g} (the mean is zero)."
+    )
+    axes = Axes(
+        "head width d_h",
+        "spread of q.k / d_h over pairs",
+        "spread falls below its value at the smallest d_h",
+        log="xy",
+    )
+    name_1d = "q.k / d_h (seed 000, sections 2.3 and 2.6)"
+    extra = {k: v for k, v in spread.items() if k != name_1d}
+    return sweep_evidence(
+        dims,
+        spread[name_1d],
+        [spread[name_1d][0]] * len(dims),  # no concentration: the spread of the smallest d, held
+        (verdict, summary),
+        axes,
+        note=note,
+        measured_value=powers[name_1d],
+        bound_value=-0.25,
+        headline="fitted power of the spread of q.k / d_h in d_h (concentrates: below -0.25)",
+        extra=extra,
+    )
+
+
 # --- Seed 004, the reported observed ranks ---------------------------------------------------------------
 
 
@@ -347,7 +408,7 @@ CLAIMS = (
     claim(
         "thm10.1-tail-identity",
         "Theorem 10.1, proof (section 10.2)",
-        "||o* - o||_2 = ||sum_{e>K} w_e v_e||_2.",
+        "||o* - o||_2 = ||sum_(e>K) w_e v_e||_2.",
         "||o* - o|| = ||sum_{e>K} w_e v_e||",
         measure_tail_identity,
         page="routing",
@@ -364,10 +425,18 @@ CLAIMS = (
     claim(
         "lemma1-softmax-jacobian",
         "Lemma 1, proof (section 2.4), softmax side",
-        "dW_ij / dq_i = (1 / d_h) W_ij (k_j - sum_m W_im k_m).",
+        "dW_ij/dq_i = (1/d_h) W_ij (k_j - sum_m W_im k_m).",
         "autograd Jacobian = (1/d_h) W_ij (k_j - sum_m W_im k_m), logits q.k/d_h, to rounding",
         measure_softmax_jacobian,
         page="attention",
+    ),
+    claim(
+        "sec2.8-softmax-concentration",
+        "Section 2.8 (distance concentration), softmax",
+        "This is the same phenomenon that affects softmax in high dimensions (inner products concentrate around "
+        "zero).",
+        "spread of softmax's logits over random pairs -> 0 as d_h grows",
+        measure_softmax_concentration,
     ),
     claim(
         "hankel-observed-ranks",
