@@ -1,7 +1,7 @@
 """Seed 000, the non-Euclidean part: sections 4-13 (geometry, the ten modules, the unified framework, the
 limitations and the conclusion), statement by statement (see ``claims.inventory``)."""
 
-from georesolver_core.claims.inventory import Statement
+from georesolver_core.claims.audit_entry import Statement
 from georesolver_core.claims.inventory_paper import CALCULUS, EXACT, THM1, THM2
 
 PROP2 = ("prop2-routing-entropy", "prop2-hyperbolic-information")

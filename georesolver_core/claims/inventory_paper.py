@@ -1,7 +1,7 @@
 """Seed 000, the Euclidean part: abstract, introduction and sections 2-3, statement by statement (see
 ``claims.inventory``). Formulas are the seed's, written in plain text where its extraction garbled them."""
 
-from georesolver_core.claims.inventory import Statement
+from georesolver_core.claims.audit_entry import Statement
 
 EXACT = (
     "lemma2.3-exact-retrieval-euclidean",

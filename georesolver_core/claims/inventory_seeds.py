@@ -1,7 +1,7 @@
 """Seeds 003 (the E-Delta-MHC-Geo Transformer) and 004 (Dyadic Hankel Boundary Attention), statement by statement
 (see ``claims.inventory``)."""
 
-from georesolver_core.claims.inventory import Statement
+from georesolver_core.claims.audit_entry import Statement
 
 NO_JPMHC = "not measurable here: the project has no JPmHC"
 
