@@ -7,7 +7,7 @@ numbers it, the seed's words whole, and either the claim keys that measure it or
 only in part has both: its keys, and the reason for the part left out.
 
 One entry is a ``claims.audit_entry.Statement``. The data live one module per part of the seeds
-(``inventory_paper`` and ``inventory_modules`` for seed 000, ``inventory_seeds`` for seeds 003 and 004); this
+(``inventory_intro``, ``inventory_paper`` and ``inventory_modules`` for seed 000, ``inventory_seeds`` for seeds 003 and 004); this
 module collects them, and gives the claims report its "not_measured" list (``not_measured``).
 """
 
@@ -16,10 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from georesolver_core.claims import inventory_modules, inventory_paper, inventory_seeds
+from georesolver_core.claims import inventory_intro, inventory_modules, inventory_paper, inventory_seeds
 from georesolver_core.claims.audit_entry import SEEDS, Statement
 
-STATEMENTS = (*inventory_paper.STATEMENTS, *inventory_modules.STATEMENTS, *inventory_seeds.STATEMENTS)
+STATEMENTS = (
+    *inventory_intro.STATEMENTS,
+    *inventory_paper.STATEMENTS,
+    *inventory_modules.STATEMENTS,
+    *inventory_seeds.STATEMENTS,
+)
 
 
 def statements() -> tuple[Statement, ...]:

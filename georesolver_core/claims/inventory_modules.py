@@ -146,6 +146,12 @@ STATEMENTS = (
     # --- Section 6 ------------------------------------------------------------------------------------------
     _s(
         "section 6",
+        "For any key k in B^(d_h), define its polar decomposition k = r u where r in [0, 1) is the radius and "
+        "u in S^(d_h - 1) is the direction.",
+        reason="a definition (HCC's polar form)",
+    ),
+    _s(
+        "section 6",
         "u_hat = round((u + 1)/2 (2^b - 1)) / (2^b - 1) 2 - 1, r_hat = round(r 2^(b_r)) / 2^(b_r).",
         reason="a definition (HCC's quantiser)",
     ),
@@ -275,6 +281,15 @@ STATEMENTS = (
         ("thm10.1-eps-limit",),
     ),
     _s(
+        "section 10.3",
+        "Let the K_pool prototypes be partitioned among P workers. Each worker holds approximately K_pool/P "
+        "prototypes. For a batch of B queries, the protocol is: 1. Each worker computes SIDA weights for its local "
+        "prototypes. 2. The Top-K indices are gathered across workers: All-Gather on the top scores from each "
+        "worker. 3. Selected prototypes compute outputs. 4. Results are aggregated: All-Reduce on the K selected "
+        "outputs.",
+        reason="a definition (GSR's distributed protocol; its cost is thm10.2-gsr-communication)",
+    ),
+    _s(
         "section 10.3 (Theorem 10.2)",
         "O(K_pool d_h + K d_h),",
         ("thm10.2-gsr-communication",),
@@ -287,6 +302,11 @@ STATEMENTS = (
         ("thm10.2-gsr-communication",),
     ),
     # --- Section 11 -----------------------------------------------------------------------------------------
+    _s(
+        "section 11.1",
+        "x -> QKV -> {HIDA path -> o_main; SIDA -> GSR -> DMG -> o_memory} -> HyperGate -> o_final.",
+        reason="a definition (the global architecture)",
+    ),
     _s(
         "section 11.2",
         "o_i = sum_(j in R_i) W_ij v_j, W_ij = (d(q_i, k_j)^2 + eps)^-1 / sum_(m in R_i) (d(q_i, k_m)^2 + eps)^-1,",
@@ -305,6 +325,13 @@ STATEMENTS = (
         PROP2,
     ),
     _s(
+        "section 11.4 (Proposition 2, proof)",
+        "The mutual information bound for spherical routing follows from the entropy bound H(c_e^S) <= log "
+        "K_pool. For hyperbolic storage, the volume growth V_H(R) ∝ e^((d_h - 1)R) gives the divergence as "
+        "||c_e|| -> 1-.",
+        PROP2,
+    ),
+    _s(
         "section 11.5 (Proposition 3, first half)",
         "The online k-means update via C-HIDA achieves O(log T) regret relative to the optimal fixed centroids.",
         ("thm5.6-c-hida-regret", "sec9.2-total-regret"),
@@ -316,6 +343,12 @@ STATEMENTS = (
         ("prop3-quantisation",),
     ),
     # --- Section 12 -----------------------------------------------------------------------------------------
+    _s(
+        "section 12.1",
+        "No experimental validation. This paper is purely theoretical. The theorems establish mathematical "
+        "guarantees, but empirical verification on benchmarks is not provided.",
+        reason=NO_SYSTEM,
+    ),
     _s(
         "section 12.1",
         "Compression scope. HCC compresses keys only; values remain full-precision.",
@@ -331,6 +364,13 @@ STATEMENTS = (
         "DMG hyperparameters. The adaptive threshold requires tuning; the O(log T) regret bound relies on a "
         "sub-Gaussian loss assumption.",
         reason="the hypothesis of Lemma 9.1 restated (its result is lemma9.1-dmg-spawns)",
+    ),
+    _s(
+        "section 12.1",
+        "Curvature in theory. The two-point PL analysis is a limitation; multi-point effects are future work.",
+        ("thm2-no-spurious-minima",),
+        "a statement of the analysis' scope; thm2-no-spurious-minima measures beyond two points (2-D patches with "
+        "more keys)",
     ),
     # --- Section 13 -----------------------------------------------------------------------------------------
     _s(

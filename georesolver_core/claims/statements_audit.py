@@ -75,7 +75,7 @@ def _softmax_pl(geometry: str, seps: np.ndarray, shape: np.ndarray, quick: bool,
         "mu_soft = Theta(paper's shape): fitted power against the shape vs 1 (plotted), exponent in eps vs 2",
         log="y",
     )
-    ev = sweep_evidence(
+    return sweep_evidence(
         seps,
         soft,
         fitted(soft, shape),
@@ -87,7 +87,6 @@ def _softmax_pl(geometry: str, seps: np.ndarray, shape: np.ndarray, quick: bool,
         extra={"fitted power against the shape": [float(power)]},
         parts=parts,
     )
-    return ev
 
 
 def measure_softmax_pl_ball(quick: bool = False) -> Evidence:
@@ -342,9 +341,7 @@ def measure_observed_ranks(quick: bool = False) -> Evidence:
     worst = [max(row) for row in ranks.observed]
     least = [min(row) for row in ranks.observed]
     same = all(lo == hi == s for lo, hi, s in zip(least, worst, SEED_RANKS, strict=True))
-    per_h = "; ".join(
-        f"eps={e:g}: {row}" for e, row in zip(EPS_LIST, ranks.observed, strict=True)
-    )  # one rank per h
+    per_h = "; ".join(f"eps={e:g}: {row}" for e, row in zip(EPS_LIST, ranks.observed, strict=True))
     summary = (
         f"observed ranks (every h = {hs[0]}..{hs[-1]}) {worst if worst == least else (least, worst)} vs the "
         f"seed's {list(SEED_RANKS)}; the rule ceil(log4(1/eps)) gives {ranks.rule} (the seed's 'conservative "
