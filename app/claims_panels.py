@@ -1,4 +1,5 @@
-"""The paper's claims on a page: verdict badges, the theory-vs-measurement box, each claim's figure.
+"""The paper's claims on a page: verdict badges, the theory-vs-measurement box, each claim's figure, and the
+audit of the seeds statement by statement (``inventory_panel``).
 
 Pages show the claims report shipped in assets/ (measured at full settings) and measure live, with
 small sweeps, only what it lacks; ``claim_result`` is the app's one cached runner, shared with the
@@ -7,6 +8,7 @@ start-up warm-up. The claims registry is imported on first use, not when a page 
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import streamlit as st
@@ -150,3 +152,44 @@ def theory_box(results: list[dict], title: str = "What the theory says vs what w
                 f"{VERDICT_BADGE.get(r['verdict'], r['verdict'])} **{r['section']}**: {escape_md(r['statement'])}{where}"
             )
             st.markdown(f"Bound: `{r['bound_text']}`  \nMeasured: {r['summary']}")
+
+
+def inventory_panel() -> None:
+    """The audit of the seeds (``claims.inventory``): per seed, how many statements, how many claims measure,
+    how many are not measured, and those with their reason; the whole audit, statement by statement."""
+    import pandas as pd
+
+    from georesolver_core.claims.inventory import coverage, not_measured, statements
+
+    rows = coverage()
+    st.caption(
+        "Every numbered result and every quantitative sentence of the three seeds, listed with the claims that "
+        "measure it or the reason it is not measured (a definition, a pointer, or not measurable here)."
+    )
+    for col, row in zip(st.columns(len(rows)), rows, strict=True):
+        col.metric(
+            f"Seed {row.seed}: {row.document}",
+            f"{row.measured} of {row.statements} measured",
+            f"{row.not_measured} not measured, {row.in_part} in part",
+            delta_color="off",
+            help=f"{row.claims} claims measure this seed's statements",
+        )
+    table = pd.DataFrame([asdict(r) for r in rows])
+    st.dataframe(table, hide_index=True, key="claims_coverage")
+    listed = not_measured()
+    with st.expander(f"Statements of the seeds that are not claims, or only in part ({len(listed)})"):
+        st.caption(
+            "Definitions, settings, or comparisons with systems the project does not have, with the reason."
+        )
+        st.dataframe(pd.DataFrame(listed), hide_index=True, key="claims_not_measured")
+    with st.expander(f"The whole audit, statement by statement ({len(statements())})"):
+        audit = pd.DataFrame(
+            [
+                {"source": s.source, "statement": s.words, "claims": ", ".join(s.keys), "reason": s.reason}
+                for s in statements()
+            ]
+        )
+        st.dataframe(audit, hide_index=True, key="claims_inventory")
+        download_json(
+            "Download the audit (JSON)", audit.to_dict("records"), "claims_audit.json", "claims_audit_dl"
+        )

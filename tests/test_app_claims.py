@@ -2,7 +2,8 @@
 measured live), filters at their extremes, a claim whose page is not in the app gets no link instead of an
 error, a claim whose measurement raises shows an error while the others still show, a claim in the shipped
 report is not measured on opening, one measured on another page is not measured again, and the live
-re-measurement shows beside the shipped one."""
+re-measurement shows beside the shipped one, and the audit of the seeds shows per seed how many statements
+claims measure and the reasons for the rest."""
 
 from __future__ import annotations
 
@@ -165,3 +166,19 @@ def test_a_live_re_measurement_shows_beside_the_shipped_one(at):
     at.button(key="claims_live_stop").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+
+
+def test_the_seeds_coverage_shows_per_seed_counts_and_the_reasons(at):
+    from georesolver_core.claims.inventory import coverage, not_measured, statements
+
+    metrics = {m.label: m.value for m in at.metric}
+    for row in coverage():
+        label = f"Seed {row.seed}: {row.document}"
+        assert metrics[label] == f"{row.measured} of {row.statements} measured", label
+    tables = [df.value for df in at.dataframe]
+    per_seed = next(t for t in tables if "not_measured" in t.columns and "seed" in t.columns)
+    assert list(per_seed["seed"]) == [r.seed for r in coverage()]
+    reasons = next(t for t in tables if list(t.columns) == ["source", "statement", "reason"])
+    assert len(reasons) == len(not_measured()) and reasons["reason"].str.strip().astype(bool).all()
+    audit = next(t for t in tables if "claims" in t.columns and "reason" in t.columns)
+    assert len(audit) == len(statements())

@@ -80,7 +80,7 @@ def build_report(
         # the geometries registered when it was measured: a claim made for each geometry exists for these only
         "geometries": sorted(GEOMETRIES),
     }
-    from georesolver_core.claims.unmeasured import not_measured
+    from georesolver_core.claims.inventory import not_measured
 
     return {"version": __version__, "settings": settings, "claims": results, "not_measured": not_measured()}
 
@@ -195,11 +195,3 @@ def report_settings(report: dict) -> ReportSettings:
     """The settings of a report document (``load_report``)."""
     s = report["settings"]
     return ReportSettings(report["version"], bool(s["quick"]), s["torch"], s["generated_utc"], s["seconds"])
-
-
-def report_not_measured(report: dict) -> list:
-    """The seeds' statements a report lists as not claims (``claims.unmeasured.Unmeasured``: source,
-    statement, reason); empty for a report written before the list existed."""
-    from georesolver_core.claims.unmeasured import Unmeasured
-
-    return [Unmeasured(**u) for u in report.get("not_measured", [])]

@@ -2,6 +2,7 @@
 part of the seeds, in the order of the seeds' sections; the claims table appends them after the main claims."""
 
 from georesolver_core.claims import (
+    statements_audit,
     statements_descent,
     statements_dmg,
     statements_heads,
@@ -27,4 +28,5 @@ STATEMENT_MODULES = (
     statements_dmg,
     statements_seed003,
     statements_seed004,
+    statements_audit,  # statements found by the audit in claims.inventory
 )
