@@ -11,6 +11,7 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
+from georesolver_core.claims.inventory import words_of
 from georesolver_core.claims.report import ClaimRecord, report_settings
 from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure
@@ -175,6 +176,8 @@ def detail_section(shown: list[ClaimRecord], pages: dict, live: dict) -> None:
     )
     r = by_key[key]
     st.markdown(f"{ui.VERDICT_BADGE.get(r.verdict, r.verdict)} {r.statement}")
+    for said in words_of(key):  # the seed's own words, whole, beside the claim's reading of them
+        st.markdown(f"> {ui.escape_md(said.words)}\n>\n> *{said.source}, in the seed's words*")
     st.markdown(f"Bound: `{r.bound_text}`; compared as *{r.relation}*.")
     if r.reading:
         st.markdown(f"Reading judged: {r.reading}")

@@ -37,6 +37,12 @@ def named_keys(entries: Iterable[Statement] | None = None) -> set[str]:
     return {k for s in (statements() if entries is None else entries) for k in s.keys}
 
 
+def words_of(key: str) -> tuple[Statement, ...]:
+    """The seed's statements a claim measures, in the seeds' order: its words, whole, beside the claim's own
+    text (which says what is measured, and how it reads the statement)."""
+    return tuple(s for s in statements() if key in s.keys)
+
+
 def not_measured(entries: Iterable[Statement] | None = None) -> list[dict]:
     """The statements (or parts) not measured, with the reason: {source, statement, reason}, in order. The reason
     of a statement measured in part names the claims that measure the rest."""

@@ -7,8 +7,9 @@ Document layout::
 
     {"version": "0.1.0",                       # georesolver_core.__version__
      "settings": {"quick": false, "keys": null, "torch": "2.13.0", "numpy": "...", "python": "3.11.2",
-                  "generated_utc": "2026-12-01T23:50:00Z", "seconds": 812.4, "failed": {}},
-     "claims": [run_claim(...) result, ...],    # registration order
+                  "generated_utc": "2026-12-01T23:50:00Z", "seconds": 812.4, "failed": {},
+                  "geometries": ["euclidean", "poincare", "sphere"]},   # those a per-geometry claim was made for
+     "claims": [run_claim(...) result + {"seed_words": [{"source", "words"}, ...]}, ...],  # registration order
      "not_measured": [{"source", "statement", "reason"}, ...]}   # the seeds' statements that are not claims
 
 The app opens on the copy shipped in ``assets/`` and re-measures claims live on request; a claim
@@ -80,8 +81,10 @@ def build_report(
         # the geometries registered when it was measured: a claim made for each geometry exists for these only
         "geometries": sorted(GEOMETRIES),
     }
-    from georesolver_core.claims.inventory import not_measured
+    from georesolver_core.claims.inventory import not_measured, words_of
 
+    for result in results:  # the seed's words each claim measures, whole (the claim's text is its reading)
+        result["seed_words"] = [{"source": s.source, "words": s.words} for s in words_of(result["key"])]
     return {"version": __version__, "settings": settings, "claims": results, "not_measured": not_measured()}
 
 
