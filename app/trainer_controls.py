@@ -189,6 +189,15 @@ def controls(
     return j
 
 
+def _touch() -> None:
+    import jobs_ui
+
+    try:
+        jobs_ui.touch()
+    except ValueError:  # no runner: this session has no job for it to keep
+        pass
+
+
 def live(prefix: str, draw: Callable[[WorkerJob], None], *, every_s: float = 0.5) -> None:
     """Draw the job's progress and ``draw(job)``; while it is active a fragment reads its progress every
     ``every_s`` seconds (every second while paused: a Step's result arrives after the click's rerun) and
@@ -203,6 +212,8 @@ def live(prefix: str, draw: Callable[[WorkerJob], None], *, every_s: float = 0.5
         j = job(prefix)
         if j is None:
             return
+        if j.status in ACTIVE:  # this session is still here: the runner cancels a closed tab's job a minute on
+            _touch()
         j.poll()
         # the buttons were drawn for another status (it changed in this poll, or between polls: a worker's
         # word that it waits): the whole page, which changes the timer and redraws the buttons

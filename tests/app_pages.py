@@ -62,8 +62,8 @@ def set_and_run(app, **widgets) -> None:
 
 
 def run_job_to_end(app, prefix: str, timeout_s: float = 180.0) -> None:
-    """Rerun a page whose live trainer (app/trainer_controls.py: a worker's job, or a generator stepped a
-    chunk per run) until it is done, then once more: the page drawn with its end."""
+    """Rerun a page whose live trainer (app/trainer_controls.py: a worker's job) until it is done, then once
+    more: the page drawn with its end."""
     deadline = time.monotonic() + timeout_s
     while True:
         job = app.session_state[f"{prefix}_job"] if f"{prefix}_job" in app.session_state else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from georesolver_core.jobs import default_runner
 from tests.app_pages import run_job_to_end, run_until, set_and_run
 
 PAGE = "hida.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
@@ -40,6 +41,8 @@ def test_error_sweep_and_scaling_run_on_buttons(at):
     at.button(key="hida_scale_start").click()
     at.run()
     run_until(at, lambda: at.session_state["hida_scale_job"].events >= 1, "the first timing from the worker")
+    # the live fragment says the session is still here: a closed tab's job is cancelled a minute after
+    assert at.session_state["_job_owner"] in default_runner().seen
     at.button(key="hida_scale_stop").click()  # Stop keeps the lengths already timed
     at.run()
     job = at.session_state["hida_scale_job"]
