@@ -133,6 +133,7 @@ def test_hankel_claims_are_registered_and_hold():
         "hankel-output-error",
         "hankel-rank4-error",
         "hankel-speedup",
+        "hankel-observed-ranks",
         # seed 004's statements, registered with the other statement claims, shown on their topic page
         "hankel-kyfan-piece",
         "hankel-plunge",
