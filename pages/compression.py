@@ -1,17 +1,18 @@
 """Compression lab: HCC polar key quantisation (paper section 6) against the KV-cache quantisers in use."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+import torch
 import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.compression import QUANTIZERS
 from georesolver_core.compression.kv_eval import LABELS as KV_LABELS
 from georesolver_core.compression.kv_eval import kv_summary, live_report
-from georesolver_core.device import DTYPES
 from georesolver_core.labs.compression import (
     BASELINES,
     MODELS,
@@ -72,11 +73,8 @@ KNOBS = page_knobs(
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _lab(n, d, b, br, radius, direction, baseline, kind, seed, dtype_name):
-    return compression_lab(CompressionConfig(
-        n=n, d=d, bits_dir=b, bits_radius=br, radius=radius, direction=direction,
-        baseline=baseline, kind=kind, seed=seed, dtype=DTYPES[dtype_name],
-    ))  # fmt: skip
+def _lab(config: CompressionConfig):
+    return compression_lab(config)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -89,33 +87,36 @@ def _kv_live(seed):
     return live_report(seed=seed)
 
 
-def _knobs() -> dict:
-    """The key knobs, in four columns: bits, size, HCC's modes, what HCC is compared with."""
+def _knobs(seed: int, dtype: torch.dtype) -> CompressionConfig:
+    """The key knobs, in four columns (bits, size, HCC's modes, what HCC is compared with), as the lab's config."""
     c1, c2, c3, c4 = st.columns(4)
     b, br = draw(KNOBS["cmp_b"], c1), draw(KNOBS["cmp_br"], c1)
     d, n = draw(KNOBS["cmp_d"], c2), draw(KNOBS["cmp_n"], c2)
     radius, direction = draw(KNOBS["cmp_radius"], c3), draw(KNOBS["cmp_direction"], c3)
     baseline, kind = draw(KNOBS["cmp_baseline"], c4), draw(KNOBS["cmp_kind"], c4)
-    return dict(n=n, d=d, b=b, br=br, radius=radius, direction=direction, baseline=baseline, kind=kind)
+    return CompressionConfig(
+        n=n, d=d, bits_dir=b, bits_radius=br, radius=radius, direction=direction,
+        baseline=baseline, kind=kind, seed=seed, dtype=dtype,
+    )  # fmt: skip
 
 
-def _run_lab(args: dict, seed: int, dtype_name: str):
-    """The lab at the knobs; a mode the keys cannot be quantised in falls back to the Euclidean radius."""
+def _run_lab(config: CompressionConfig):
+    """(lab, config it ran): a mode the keys cannot be quantised in falls back to the Euclidean radius."""
     try:
         with st.spinner("Quantising the keys with HCC and every baseline ..."):
-            return _lab(**args, seed=seed, dtype_name=dtype_name), args
+            return _lab(config), config
     except ValueError as err:
         st.error(
             f"These keys cannot be quantised in this mode: {err}. Fix: pick float64 in the sidebar (float32 rounds "
             "keys this close to the rim onto it) or the Euclidean radius mode. Showing the Euclidean radius mode instead."
         )
-        args = {**args, "radius": "euclidean"}
-        return _lab(**args, seed=seed, dtype_name=dtype_name), args
+        config = replace(config, radius="euclidean")
+        return _lab(config), config
 
 
-def _metrics(lab, n: int, d: int, baseline: str) -> None:
+def _metrics(lab, config: CompressionConfig) -> None:
     """Bits, ratio and the largest error of HCC, beside the baseline at the same storage."""
-    st_ = lab.stats
+    st_, n, d, baseline = lab.stats, config.n, config.d, config.baseline
     if lab.n_used < n:
         st.caption(f"{n} keys of d_h = {d} would take too long here: {lab.n_used} keys are quantised.")
     m = st.columns(4)
@@ -140,8 +141,9 @@ def _metrics(lab, n: int, d: int, baseline: str) -> None:
     )  # fmt: skip
 
 
-def _error_figures(lab, b: int, br: int, d: int, baseline: str) -> None:
+def _error_figures(lab, config: CompressionConfig) -> None:
     """The d = 2 disk with reconstructions, and the histogram of every key's error against the bound."""
+    b, br, d, baseline = config.bits_dir, config.bits_radius, config.d, config.baseline
     left, right = st.columns(2)
     recon = {"HCC": ("hcc", lab.disk_hcc), f"{baseline}, int{lab.baseline_bits}": (baseline, lab.disk_baseline)}
     ui.chart(
@@ -163,8 +165,9 @@ def _error_figures(lab, b: int, br: int, d: int, baseline: str) -> None:
     )
 
 
-def _storage_figures(lab, b: int, br: int, d: int) -> None:
+def _storage_figures(lab, config: CompressionConfig) -> None:
     """Storage against error for every method, and the compression ratio against d_h."""
+    b, br, d = config.bits_dir, config.bits_radius, config.d
     left, right = st.columns(2)
     hcc_bytes = lab.stats.bytes_hcc / lab.n_used
     len_sweep = min(lab.n_used, sweep_keys(d))
@@ -186,12 +189,12 @@ def _storage_figures(lab, b: int, br: int, d: int) -> None:
     ui.download_csv("Download the sweep (CSV)", lab.sweep, "compression_sweep.csv", "cmp_dl_sweep")
 
 
-def _memory_section(b: int, br: int, direction: str) -> None:
+def _memory_section(config: CompressionConfig) -> None:
     """A public model's KV cache at a context length: float caches against HCC keys (``memory_table``)."""
     st.subheader("Memory saved in a model's KV cache")
     k1, k2 = st.columns([3, 2])
     model, context = draw(KNOBS["cmp_model"], k1), draw(KNOBS["cmp_context"], k2)
-    table = memory_table(MemoryConfig(model, context, bits_dir=b, bits_radius=br, direction=direction))
+    table = memory_table(MemoryConfig(model, context, config.bits_dir, config.bits_radius, config.direction))
     ui.chart(memory_figure(table, title=f"{model}, {context:,} tokens, batch 1"), key="cmp_memory", container=k1)
     k2.dataframe(
         table[["cache", "GiB", "ratio vs float32 cache", "ratio vs float16 cache"]].round(3), hide_index=True
@@ -199,16 +202,15 @@ def _memory_section(b: int, br: int, direction: str) -> None:
     k2.caption("HCC compresses keys only; values stay at the precision shown. Key bytes: real packed layout.")
 
 
-def _attention_section(args: dict, seed: int) -> None:
+def _attention_section(config: CompressionConfig) -> None:
     """IDA and Dense-HIDA with HCC's and the baseline's keys, for 10 bit widths (behind a toggle)."""
     st.subheader("Attention on quantised keys")
     if not draw(KNOBS["cmp_attention"]):
         return
-    d, baseline = args["d"], args["baseline"]
+    c, d = config, config.d
     with st.status("Quantising keys and running attention for 10 bit widths ...", expanded=False) as status:
         effects = {
-            m_: _effect(m_, d, args["br"], args["radius"], args["direction"], args["kind"], seed)
-            for m_ in ("hcc", baseline)
+            m_: _effect(m_, d, c.bits_radius, c.radius, c.direction, c.kind, c.seed) for m_ in ("hcc", c.baseline)
         }
         status.update(label="Attention measured", state="complete")
     for m_, eff in effects.items():
@@ -300,13 +302,12 @@ def main() -> None:
         "saved (bytes against Theorem 6.2), and how the quantisers in use today (KIVI, int4/int8) do on the same keys.",
     )
     s = ui.settings()
-    dtype_name = str(s.dtype).replace("torch.", "")
-    lab, args = _run_lab(_knobs(), s.seed, dtype_name)
-    _metrics(lab, args["n"], args["d"], args["baseline"])
-    _error_figures(lab, args["b"], args["br"], args["d"], args["baseline"])
-    _storage_figures(lab, args["b"], args["br"], args["d"])
-    _memory_section(args["b"], args["br"], args["direction"])
-    _attention_section(args, s.seed)
+    lab, config = _run_lab(_knobs(s.seed, s.dtype))
+    _metrics(lab, config)
+    _error_figures(lab, config)
+    _storage_figures(lab, config)
+    _memory_section(config)
+    _attention_section(config)
     _kv_section(s.seed)
     st.header("The paper's claims, measured")
     if draw(KNOBS["cmp_claims"]):
