@@ -1,12 +1,11 @@
 """Landscapes lab: PL constants on the two-key line, 2-D landscapes with Riemannian descent, Lemma 2's
 Hessian spread and the slice of a trained model, IDA vs softmax in the plane, the ball and the sphere."""
 
-import threading
-
 import pandas as pd
 import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
+from shared_models import SharedModels, progress_callback
 
 from georesolver_core.attention.layer import KERNEL_CHOICES
 from georesolver_core.geometry import GEOMETRIES
@@ -14,6 +13,7 @@ from georesolver_core.labs.landscapes import (
     DescentConfig,
     DescentSetup,
     HessianConfig,
+    SliceConfig,
     TwoKeyConfig,
     descent_lab,
     hessian_lab,
@@ -38,6 +38,9 @@ GEO_LABEL = {g: GEOMETRIES[g].label for g in GEOMETRIES}
 
 TABS = ("Two keys: PL inequality", "2-D landscape and descent", "Hessian spread", "Trained model slice")
 EPS = "eps (IDA regulariser)"
+# the two-key tab's claims: Theorem 2 in the plane, 5.3 on the ball, 8.1 on the sphere
+PL_CLAIMS = ("thm2-pl-ida-eps", "thm2-pl-ida-delta", "thm2-pl-softmax", "thm2-pl-ratio",
+             "thm5.3-pl-hyperbolic", "thm8.1-pl-sphere")  # fmt: skip
 KNOBS = page_knobs(
     "landscapes",
     Knob("land_claims", "toggle", "Measure the paper's claims on each tab (verdict boxes)", True,
@@ -101,52 +104,16 @@ def _hessians(config: HessianConfig):
     return hessian_lab(config)
 
 
-class _ModelStore:
-    """Trained models shared by every session, keyed by (config, device), the newest ``size`` kept. Sessions
-    run in threads of one process: the lock keeps one session's eviction from breaking another's lookup."""
-
-    def __init__(self, size: int = 8):
-        self.size, self._lock, self._models = size, threading.Lock(), {}
-
-    def __contains__(self, key) -> bool:
-        with self._lock:
-            return key in self._models
-
-    def get(self, key):
-        with self._lock:
-            return self._models.get(key)
-
-    def put(self, key, model):
-        """Keeps ``model`` unless another session stored one for ``key`` meanwhile; returns the kept one."""
-        with self._lock:
-            kept = self._models.setdefault(key, model)
-            while len(self._models) > self.size:
-                self._models.pop(next(iter(self._models)))
-            return kept
-
-
 @st.cache_resource(max_entries=1)
-def _models() -> _ModelStore:
+def _models() -> SharedModels:
     """The one store of trained models; trained outside any cached function so that the progress bar can
     follow the steps. A stored model is read-only: ``model_slice`` moves a private copy of it."""
-    return _ModelStore()
-
-
-def _trained_model(config, device: str, bar):
-    store, key = _models(), (config, device)
-    trained = store.get(key)
-    if trained is None:
-        trained = store.put(key, train_slice_model(
-            config,
-            callback=lambda i, loss: bar.progress((i + 1) / config.steps, text=f"step {i + 1}: loss {loss:.3f}"),
-            device=device,
-        ))  # fmt: skip
-    return trained
+    return SharedModels()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _model_slice(config, device: str, span: float, resolution: int, seed: int, _trained):
-    return slice_lab(_trained, span=span, resolution=resolution, seed=seed)
+def _model_slice(config, device: str, slicing: SliceConfig, _trained):
+    return slice_lab(_trained, slicing)
 
 
 def _precision(s) -> tuple[str, str]:
@@ -259,18 +226,7 @@ def two_key_tab(s, show_claims: bool) -> None:
         "Download the profiles (JSON)", [p.to_dict() for p in study.profiles], "pl_profiles.json", "land_pl_dl"
     )
     pl_sweeps(line)
-    ui.claims_box(
-        [
-            "thm2-pl-ida-eps",
-            "thm2-pl-ida-delta",
-            "thm2-pl-softmax",
-            "thm2-pl-ratio",
-            "thm5.3-pl-hyperbolic",
-            "thm8.1-pl-sphere",
-        ],
-        "land_pl",
-        enabled=show_claims,
-    )
+    ui.claims_box(list(PL_CLAIMS), "land_pl", enabled=show_claims)
 
 
 # ---- 2. A 2-D patch with descent paths -----------------------------------------------------
@@ -387,8 +343,8 @@ def hessian_tab(show_claims: bool) -> None:
 # ---- 4. A trained model ----------------------------------------------------------------------
 
 
-def model_knobs() -> tuple[str, str, float, int, float, int]:
-    """The knobs of the trained model and its slice: (kernel, geometry, eps, steps, span, resolution)."""
+def model_knobs(seed: int) -> tuple[str, str, float, int, SliceConfig]:
+    """The knobs of the trained model and its slice: (kernel, geometry, eps, steps, the slice's config)."""
     kernel = draw(KNOBS["land_m_kernel"])  # its own row, as on the descent tab
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -399,10 +355,10 @@ def model_knobs() -> tuple[str, str, float, int, float, int]:
     with c3:
         span = draw(KNOBS["land_m_span"])
         res = draw(KNOBS["land_m_res"])
-    return kernel, geometry, eps, steps, span, res
+    return kernel, geometry, eps, steps, SliceConfig(span=span, resolution=res, seed=seed)
 
 
-def train_and_slice(config, device: str, span: float, res: int, seed: int):
+def train_and_slice(config, device: str, slicing: SliceConfig):
     """Trains the model (or takes the stored one) with a progress bar and a Stop button, then slices it."""
     # Pressing Stop reruns the page, which ends the training at its next progress report; a model
     # trained to the end is kept for every session, so the Stop button goes once it is done.
@@ -411,9 +367,11 @@ def train_and_slice(config, device: str, span: float, res: int, seed: int):
         stop.button("Stop", key="land_m_stop", icon=":material/stop:", help="Ends the training now.")
     with st.status("Training the model and slicing its landscape ...", expanded=True) as status:
         bar = st.progress(0.0, text="training")
-        trained = _trained_model(config, device, bar)
+        step = progress_callback(bar, config.steps)
+        trained = _models().get_or_train((config, device), lambda: train_slice_model(config, step, device))
+        res = slicing.resolution
         bar.progress(1.0, text=f"trained ({config.steps} steps); slicing {res} x {res} models ...")
-        sliced = _model_slice(config, device, span, res, seed, trained)
+        sliced = _model_slice(config, device, slicing, trained)
         status.update(label="Model trained and sliced", state="complete", expanded=False)
     stop.empty()
     return sliced
@@ -452,9 +410,9 @@ def model_tab(s) -> None:
         "filter-normalised directions (Li et al.); prototype keys move by the **exponential map** of tangent "
         "directions, so every point of the slice is a valid model."
     )
-    kernel, geometry, eps, steps, span, res = model_knobs()
+    kernel, geometry, eps, steps, slicing = model_knobs(s.seed)
     config = slice_model_config(geometry, kernel, eps, steps, s.seed)  # 2-D embeddings (the sphere: S^2 in R^3)
-    sliced = train_and_slice(config, str(s.device), span, res, s.seed)
+    sliced = train_and_slice(config, str(s.device), slicing)
     model_figures(sliced, geometry, kernel)
 
 
@@ -471,19 +429,16 @@ def main() -> None:
     )
     s = ui.settings()
     show_claims = draw(KNOBS["land_claims"])
-    tabs = draw(KNOBS["land_tab"])
-    if tabs[0].open:
-        with tabs[0]:
-            two_key_tab(s, show_claims)
-    if tabs[1].open:
-        with tabs[1]:
-            descent_tab(s, show_claims)
-    if tabs[2].open:
-        with tabs[2]:
-            hessian_tab(show_claims)
-    if tabs[3].open:
-        with tabs[3]:
-            model_tab(s)
+    sections = (
+        lambda: two_key_tab(s, show_claims),
+        lambda: descent_tab(s, show_claims),
+        lambda: hessian_tab(show_claims),
+        lambda: model_tab(s),
+    )
+    for tab, section in zip(draw(KNOBS["land_tab"]), sections, strict=True):
+        if tab.open:  # a closed tab draws nothing: its figures cost nothing
+            with tab:
+                section()
     # Every claim of this page (the tabs' boxes show the ones each tab draws)
     st.header("Every claim of this page, measured")
     if show_claims:

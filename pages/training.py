@@ -1,21 +1,22 @@
-"""Training lab: GeoResolver models and their softmax baseline trained live, several runs overlaid."""
+"""Training lab: GeoResolver models and their softmax baseline trained live, several runs overlaid.
 
-import io
-import uuid
+Two sections: runs trained here (knobs -> ``TrainingLabConfig`` -> a worker run -> live curves, then one
+run inspected), and the shipped language-model study (softmax against the inverse-distance kinds, tuned
+alike). The session's runs, their buttons and the checkpoint upload are in app/training_page.py."""
+
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import jobs_ui
 import pandas as pd
 import streamlit as st
-import torch
+import training_page as tp
 import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.attention import ATTENTION
 from georesolver_core.attention.layer import HIDA_SIZES
 from georesolver_core.device import device_label
-from georesolver_core.jobs import JobSpec, train_config
 from georesolver_core.labs.training import (
     EVAL_EVERY,
     TrainingLabConfig,
@@ -25,11 +26,9 @@ from georesolver_core.labs.training import (
     sentence_inputs,
     sentence_map,
 )
-from georesolver_core.labs.training_runs import DIVERGED, FAILED, PAUSED, RUNNING, TrainingJob, stop_all
+from georesolver_core.labs.training_runs import DIVERGED, FAILED, PAUSED, RUNNING, TrainingJob
 from georesolver_core.tasks import TASKS
-from georesolver_core.train import RunSpec, TrainConfig, lm_study
-from georesolver_core.train.checkpoint import MAX_CHECKPOINT_BYTES
-from georesolver_core.train.run import read_checkpoint_upload
+from georesolver_core.train import lm_study
 from georesolver_core.train.trainer import resolve_device
 from georesolver_core.viz.lm_study import equal_steps_table, equal_time_table, landing_figure, lr_figure
 from georesolver_core.viz.text import attention_heatmap, bits_curves_figure, gap_at_common_step
@@ -38,8 +37,6 @@ from georesolver_core.viz.training import curve_from_history, curves_figure, gat
 # How often the live fragment reads the worker's progress and redraws (else 0.5 s): each redraw costs the
 # server and the browser, on cores the other sessions share (bench --serve).
 POLL_S = {RUNNING: 1.0, PAUSED: 1.0}
-SAMPLE_EVERY = 50  # steps between refreshed text samples (generating costs about as much as a few steps)
-SAMPLE_CHARS = 160
 SENTENCE = "a small domesticated carnivore"
 STUDY = Path(__file__).resolve().parent.parent / "assets" / "lm_study.json"
 STUDY_COMMAND = (
@@ -70,157 +67,100 @@ KNOBS = page_knobs(
          False, bind=None),
 )  # fmt: skip
 
-ui.page_header(
-    "Training lab",
-    "Train a small **GeoResolver** model (inverse-distance storage path + HyperGate, section 11.1) or the "
-    "**softmax transformer** of the same size and parameter count on a task, live: start, pause, resume, step, stop. "
-    "Runs stay overlaid so you can compare them; the HyperGate values of a trained model are drawn below. "
-    "The default task is **English text** (WordNet's glosses, next character): train the GeoResolver model, then "
-    "the softmax model, and compare their validation curves in bits per character. Runs train in a worker "
-    "process beside the web server (one at a time per session; a server-wide queue when the workers are busy).",
-)
-state = st.session_state
-state.setdefault("trn_runs", [])
-runs: list[TrainingJob] = state["trn_runs"]
-for r in runs:  # what the workers reported since the last rerun
-    r.sync()
-try:
-    jobs_ui.touch()
-except ValueError as err:  # no runner, no training: the page says why and how to serve it
-    st.error(f"Training is not available on this server: {ui.escape_md(err)}.")
-    st.stop()
 
-# --- controls -----------------------------------------------------------------------------------------
-with st.container(border=True):
-    c1, c2, c3, c4 = st.columns(4)
-    task, model = draw(KNOBS["trn_task"], c1), draw(KNOBS["trn_model"], c2)
-    size_arg = TASKS[task].size_arg
-    size = c3.number_input(
-        f"Task size ({size_arg})" if size_arg else "Task size (fixed)",
-        min_value=2 if task == "text" else 1, max_value=64, value={"recall": 16, "text": 32}.get(task, 8), step=1,
-        key="trn_size", disabled=size_arg is None,
-        help="recall: key-value pairs; copy: length; hierarchy: tree depth; noisy: training sequences / 8; text: context characters",
-    )  # fmt: skip
-    width = draw(KNOBS["trn_width"], c4)
-    c5, c6, c7, c8 = st.columns(4)
-    layers, eps, lr = draw(KNOBS["trn_layers"], c5), draw(KNOBS["trn_eps"], c6), draw(KNOBS["trn_lr"], c7)
-    steps = draw(KNOBS["trn_steps"], c8)
-    g1, g2 = st.columns(2)
-    gating, memory = draw(KNOBS["trn_gate"], g1), draw(KNOBS["trn_memory"], g2)
-    sizes = {}  # the HIDA sizes this kernel reads (the registry's list); empty: the paper's default
-    names = ATTENTION[model].sizes
-    for col, name in zip(st.columns(4) if names else [], names, strict=False):
-        sizes[name] = col.number_input(
-            HIDA_SIZES[name], 1, 64, None, step=1, key=f"trn_{name}", placeholder="paper's default"
-        )
+# ---- knobs -> config -----------------------------------------------------------------------------------
 
-spec_error = None
-try:
-    spec, config = TrainingLabConfig(
+
+def model_knobs() -> dict:
+    """The task and model knobs, in a bordered box: the fields of ``TrainingLabConfig`` but seed and device."""
+    with st.container(border=True):
+        c1, c2, c3, c4 = st.columns(4)
+        task, model = draw(KNOBS["trn_task"], c1), draw(KNOBS["trn_model"], c2)
+        size_arg = TASKS[task].size_arg
+        size = c3.number_input(
+            f"Task size ({size_arg})" if size_arg else "Task size (fixed)",
+            min_value=2 if task == "text" else 1, max_value=64, value={"recall": 16, "text": 32}.get(task, 8), step=1,
+            key="trn_size", disabled=size_arg is None,
+            help="recall: key-value pairs; copy: length; hierarchy: tree depth; noisy: training sequences / 8; text: context characters",
+        )  # fmt: skip
+        width = draw(KNOBS["trn_width"], c4)
+        c5, c6, c7, c8 = st.columns(4)
+        layers, eps, lr = draw(KNOBS["trn_layers"], c5), draw(KNOBS["trn_eps"], c6), draw(KNOBS["trn_lr"], c7)
+        steps = draw(KNOBS["trn_steps"], c8)
+        g1, g2 = st.columns(2)
+        gating, memory = draw(KNOBS["trn_gate"], g1), draw(KNOBS["trn_memory"], g2)
+        sizes = {}  # the HIDA sizes this kernel reads (the registry's list); empty: the paper's default
+        names = ATTENTION[model].sizes
+        for col, name in zip(st.columns(4) if names else [], names, strict=False):
+            sizes[name] = col.number_input(
+                HIDA_SIZES[name], 1, 64, None, step=1, key=f"trn_{name}", placeholder="paper's default"
+            )
+    return dict(
         task=task, size=int(size), kernel=model, width=width, layers=layers, eps=eps, lr=lr, steps=int(steps),
-        gating=gating, memory=memory, sizes=tuple(sizes.items()), seed=ui.settings().seed,
-        device=ui.settings().device.type,
-    ).build()  # fmt: skip
-except ValueError as err:
-    spec, config, spec_error = None, None, str(err)
+        gating=gating, memory=memory, sizes=tuple(sizes.items()),
+    )  # fmt: skip
 
 
-def _active() -> TrainingJob | None:
-    return next((r for r in reversed(runs) if r.active), None)
-
-
-def _submit(spec: RunSpec, config: TrainConfig, job: dict) -> None:
-    """Stop this session's run, if any, and queue a worker for ``job`` (a ``jobs.train_job`` config)."""
-    stop_all(runs)
-    job = {**job, "sample_chars": SAMPLE_CHARS, "sample_every": SAMPLE_EVERY}
+def run_config(fields: dict):
+    """(spec, train config, None), or (None, None, why) when the knobs do not make a valid configuration."""
+    s = ui.settings()
     try:
-        handle = jobs_ui.runner().submit(JobSpec("train", job), owner=jobs_ui.owner())
+        spec, config = TrainingLabConfig(**fields, seed=s.seed, device=s.device.type).build()
     except ValueError as err:
-        state["trn_error"] = f"Could not start this run: {err}"
-        return
-    runs.append(TrainingJob(len(runs) + 1, spec, config, handle))
+        return None, None, str(err)
+    return spec, config, None
 
 
-def _start(spec: RunSpec, config: TrainConfig) -> None:
-    _submit(spec, config, train_config(spec, config))
+def run_controls(spec, config, spec_error: str | None) -> None:
+    """The run buttons, what kept a run from starting, and the device it trains on."""
+    tp.run_buttons(spec, config)
+    if spec_error:
+        st.error(f"{spec_error}. Change the width or the blocks so the configuration is valid.")
+    build_error = st.session_state.pop("trn_error", None)
+    if build_error:
+        st.error(build_error)
+    st.caption(
+        f"Device: **{device_label(resolve_device(config.device if config else 'auto'))}** "
+        "(the sidebar's device: CUDA when available, else CPU)"
+    )
 
 
-def _pause() -> None:
-    run = _active()
-    if run is not None:
-        run.handle.pause()
+# ---- 1. Runs trained here: live curves -----------------------------------------------------------------
 
 
-def _resume() -> None:
-    run = _active()
-    if run is not None:
-        run.handle.resume()  # the same worker: its step, optimiser state and batch stream go on
+def live_section() -> None:
+    """The live fragment, polling while a run is active (``POLL_S``), else drawn once."""
+    active = tp.active()
+    st.session_state["trn_drawn_status"] = active.status if active else None  # what the buttons were drawn for
+    st.fragment(live, run_every=POLL_S.get(active.status, 0.5) if active else None)()
 
 
-def _step() -> None:
-    """One optimiser step: a running run pauses after the step in flight, then takes one more."""
-    run = _active()
-    if run is not None:
-        run.handle.pause()
-        run.handle.step()
-
-
-def _stop() -> None:
-    run = _active()
-    if run is not None:
-        run.handle.stop()  # the worker checkpoints the run so far and ends within a second
-
-
-def _reset() -> None:
-    stop_all(runs)
-    runs.clear()
-
-
-# Buttons act in callbacks, before the page reruns, so every button is drawn with the state it changed.
-active = _active()
-status = active.status if active else None
-b1, b2, b6, b3, b4, b5 = st.columns(6)
-b1.button(
-    "Start", key="trn_start", icon=":material/play_arrow:", type="primary", disabled=spec is None,
-    on_click=_start, args=(spec, config),
-)  # fmt: skip
-b2.button("Pause", key="trn_pause", icon=":material/pause:", disabled=status != RUNNING, on_click=_pause)
-b6.button(
-    "Resume", key="trn_resume", icon=":material/resume:", disabled=status != PAUSED, on_click=_resume,
-    help="continue the paused run where it stopped (Start begins a new run)",
-)  # fmt: skip
-b3.button(
-    "Step", key="trn_step", icon=":material/skip_next:", disabled=status not in (RUNNING, PAUSED), on_click=_step
-)
-b4.button("Stop", key="trn_stop", icon=":material/stop:", disabled=active is None, on_click=_stop)
-b5.button("Reset", key="trn_reset", icon=":material/restart_alt:", disabled=not runs, on_click=_reset)
-if spec_error:
-    st.error(f"{spec_error}. Change the width or the blocks so the configuration is valid.")
-build_error = state.pop("trn_error", None)
-if build_error:
-    st.error(build_error)
-st.caption(
-    f"Device: **{device_label(resolve_device(config.device if config else 'auto'))}** "
-    "(the sidebar's device: CUDA when available, else CPU)"
-)
-
-active = _active()
-state["trn_drawn_status"] = active.status if active else None  # what the buttons above were drawn for
-
-
-@st.fragment(run_every=POLL_S.get(active.status, 0.5) if active else None)
 def live() -> None:
     """Only this fragment reruns while a run is active: the worker's progress, curves and the runs table."""
+    runs = tp.runs()
     for r in runs:
         r.sync()
     jobs_ui.touch()
-    run = _active()
-    if (run.status if run else None) != state.get("trn_drawn_status"):
+    run = tp.active()
+    if (run.status if run else None) != st.session_state.get("trn_drawn_status"):
         st.rerun()  # the run ended, or paused once its worker said it waits: the whole page, for the buttons
     shown = run or (runs[-1] if runs else None)
     if shown is None:
         st.info("Press **Start** to train the model configured above; curves appear here as it learns.")
         return
+    progress_metrics(shown)
+    text_runs = [r for r in runs if r.spec.task == "text"]
+    if text_runs:
+        text_curves(shown, text_runs)
+    other = [r for r in runs if r.spec.task != "text"]
+    if other:
+        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.figure_history()) for r in other]
+        ui.chart(curves_figure(curves), key="trn_curves")
+    tp.runs_table()
+
+
+def progress_metrics(shown: TrainingJob) -> None:
+    """The shown run's progress bar, its failure if any, and its latest metrics."""
     metrics = shown.metrics()
     waiting = shown.waiting_text()
     st.progress(
@@ -239,45 +179,25 @@ def live() -> None:
         m1.metric("test accuracy", "n/a" if metrics.accuracy is None else f"{metrics.accuracy:.3f}")
         m2.metric("training loss", "n/a" if metrics.train_loss is None else f"{metrics.train_loss:.4f}")
     m3.metric("steps/s", "n/a" if metrics.steps_per_s is None else f"{metrics.steps_per_s:.1f}")
-    text_runs = [r for r in runs if r.spec.task == "text"]
-    if text_runs:
-        if shown.spec.task == "text" and shown.sample:
-            st.markdown(f"**Sample at step {shown.sample_step}** (prompt `a `, temperature 0.8):")
-            st.code(shown.sample, language=None, wrap_lines=True)
-        ui.chart(
-            bits_curves_figure([(f"#{r.id} {r.spec.label}", r.figure_history()) for r in text_runs]),
-            key="trn_bits_curves",
-        )
-        st.caption(
-            "Validation loss in bits per character on glosses of synsets never trained on (lower is better; a "
-            "uniform guess over the 96 characters is 6.58). Runs share the seed, so they see the same batches "
-            "in the same order: at equal steps the gap between two curves is what the attention kernel costs "
-            "or gains as a language model, the rest of the model being the same size."
-        )
-        _text_gap(text_runs)
-        _study_landing(shown)
-    other = [r for r in runs if r.spec.task != "text"]
-    if other:
-        curves = [curve_from_history(f"#{r.id} {r.spec.label}", r.figure_history()) for r in other]
-        ui.chart(curves_figure(curves), key="trn_curves")
-    _runs_table()
 
 
-def _runs_table() -> None:
-    """Every run with its current step: drawn in the live fragment, so it follows the run that trains."""
-    table = pd.DataFrame(
-        [
-            {
-                "run": r.id, "model": r.spec.label, "task": r.spec.task, "size": r.spec.size,
-                "d_model": r.spec.model.d_model, "blocks": r.spec.model.n_layers,
-                "eps": r.spec.model.attention.eps, "gate": r.spec.model.gating, "lr": r.config.lr,
-                "steps": r.step, "test accuracy": r.metrics().accuracy,
-                "seconds": round(r.seconds, 2), "status": r.status,
-            }
-            for r in runs
-        ]
-    )  # fmt: skip
-    st.dataframe(table, hide_index=True, key="trn_table")
+def text_curves(shown: TrainingJob, text_runs: list[TrainingJob]) -> None:
+    """The text runs: the shown one's sample, every validation curve, the gap, the study's seeds."""
+    if shown.spec.task == "text" and shown.sample:
+        st.markdown(f"**Sample at step {shown.sample_step}** (prompt `a `, temperature 0.8):")
+        st.code(shown.sample, language=None, wrap_lines=True)
+    ui.chart(
+        bits_curves_figure([(f"#{r.id} {r.spec.label}", r.figure_history()) for r in text_runs]),
+        key="trn_bits_curves",
+    )
+    st.caption(
+        "Validation loss in bits per character on glosses of synsets never trained on (lower is better; a "
+        "uniform guess over the 96 characters is 6.58). Runs share the seed, so they see the same batches "
+        "in the same order: at equal steps the gap between two curves is what the attention kernel costs "
+        "or gains as a language model, the rest of the model being the same size."
+    )
+    _text_gap(text_runs)
+    _study_landing(shown)
 
 
 def _text_gap(text_runs: list[TrainingJob]) -> None:
@@ -298,7 +218,9 @@ def _text_gap(text_runs: list[TrainingJob]) -> None:
     )
 
 
-# --- the study: softmax against the inverse-distance kinds, tuned alike (train.lm_study) ------------------
+# ---- 2. The study: softmax against the inverse-distance kinds, tuned alike (train.lm_study) ------------
+
+
 @st.cache_data(show_spinner=False, max_entries=1)  # one shipped file
 def _study_report() -> dict:
     return lm_study.read_report(STUDY)
@@ -313,17 +235,19 @@ def _start_tuned(size: dict, kind: str) -> None:
     s = lm_study.StudySize(name=size["name"], **size["config"])
     k = size["kinds"][kind]
     config = lm_study.train_config(s, k["best_lr"], 0, s.steps)
-    _start(lm_study.run_spec(s, kind), replace(config, eval_every=max(s.steps // 8, 1)))
+    tp.start(lm_study.run_spec(s, kind), replace(config, eval_every=max(s.steps // 8, 1)))
+    runs = tp.runs()
     if runs and runs[-1].spec.kernel == kind:
-        state.setdefault("trn_study_runs", {})[runs[-1].id] = (size["name"], kind)
+        st.session_state.setdefault("trn_study_runs", {})[runs[-1].id] = (size["name"], kind)
 
 
 def _study_landing(shown: TrainingJob) -> None:
     """Where the shown run lands against the study's seeds, when it is a tuned configuration of the study."""
-    tag = state.get("trn_study_runs", {}).get(shown.id)
+    tagged_runs = st.session_state.get("trn_study_runs", {})
+    tag = tagged_runs.get(shown.id)
     if tag is None:
         return
-    tagged = [r for r in runs if state["trn_study_runs"].get(r.id) == tag]
+    tagged = [r for r in tp.runs() if tagged_runs.get(r.id) == tag]
     size = _study_size(_study_report(), tag[0])
     ui.chart(landing_figure([(f"#{r.id} {r.spec.label}", r.figure_history()) for r in tagged], size, tag[1]),
              key="trn_study_landing")  # fmt: skip
@@ -369,75 +293,12 @@ def study_section() -> None:
     ui.download_json("Study (JSON)", report, "lm_study.json", "trn_study_dl")
 
 
-live()
-if task == "text":
-    study_section()
+# ---- 1 (cont.). One run: downloads, its attention and its HyperGates ------------------------------------
 
 
-# --- downloads and inspection of one run (the runs table is drawn in the live fragment) ----------------
-def _inspect(chosen: TrainingJob) -> None:
-    """The chosen run's attention map and HyperGates, read from the newest checkpoint its worker wrote."""
-    try:
-        ins = chosen.inspected()
-    except ValueError as err:  # a checkpoint damaged on disk: say so, the rest of the page stays
-        st.error(f"Run #{chosen.id}'s checkpoint cannot be read: {ui.escape_md(err)}. Start the run again.")
-        return
-    if ins is None:
-        st.info(
-            f"Run #{chosen.id}'s model is read from its first checkpoint, written at its first evaluation "
-            f"(step {min(EVAL_EVERY, chosen.config.steps)}): its attention and HyperGate values appear here then."
-        )
-        return
-    st.caption(
-        f"The model below is run #{chosen.id} at step {ins.step} (its newest checkpoint; rerun to refresh)."
-    )
-    sentence = SENTENCE
-    if chosen.spec.task == "text" and draw(KNOBS["trn_show_attn"]):
-        a1, a2, a3 = st.columns([3, 1, 1])
-        sentence = draw(KNOBS["trn_sentence"], a1)
-        sentence = sentence or SENTENCE
-        layer = a2.number_input("Block", 1, len(ins.model.blocks), 1, key="trn_attn_layer") - 1
-        head = a3.number_input("Head", 1, chosen.spec.model.attention.n_heads, 1, key="trn_attn_head") - 1
-        att = sentence_map(ins.model, sentence, int(layer), int(head))
-        ui.chart(attention_heatmap(att.weights, att.text), key="trn_attn_fig")
-        st.caption(
-            "Row i: how the query at character i (predicting character i + 1) spreads its weight over characters "
-            "0..i (causal: the upper triangle is zero)."
-        )
-
-    # --- HyperGate and Theorem 7.1 on the chosen model ------------------------------------------------
-    gates = model_gates(ins.model)
-    if draw(KNOBS["trn_show_gates"]) and gates:
-        # one forward pass: over 16 test examples, or the text model over the sentence above
-        x = ins.examples if ins.examples is not None else sentence_inputs(ins.model, sentence)
-        recorded = record_gates(ins.model, x)
-        layer = st.slider("Block", 1, len(gates), 1, key="trn_gate_layer") - 1 if len(gates) > 1 else 0
-        example = st.slider("Test example", 1, len(x), 1, key="trn_gate_example") - 1 if len(x) > 1 else 0
-        if ins.examples is None:
-            st.caption(
-                f"HyperGate values of the text model on the sentence {sentence[-ins.model.config.max_len :]!r}."
-            )
-        values = recorded[layer]
-        ui.chart(gate_figure(values, example, layer), key="trn_gate_fig")
-        check = gate_check(gates[layer], values.u)  # verdicts.verdict_inequality per token, in the lab
-        gb, holds = check.bound, check.holds
-        with st.container(border=True):
-            st.markdown("**What the theory says vs what we measured** (Theorem 7.1, section 7)")
-            st.markdown(
-                "`||dL/dx_i|| >= (lambda_min(G_i) - ||W_g|| ||x_i|| / 4) ||dL/dh_i||`: gradients through the gate do "
-                f"not vanish while the bound is positive. On {check.n_tokens} tokens of this model (||W_g|| = "
-                f"{gb.w_norm:.3g}): the bound **{'holds at every token' if holds else 'is violated somewhere'}**; it is "
-                f"**vacuous** (<= 0) at {100 * check.vacuous:.0f}% of them; the smallest measured "
-                f"ratio is {check.min_ratio:.3g}."
-            )
-        ui.chart(gate_bound_figure(gb), key="trn_gate_bound")
-    elif not gates:
-        st.caption("This model has no HyperGate (the softmax baseline, or the gate switched off).")
-
-
-if runs:
-    pick = st.selectbox("Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick")
-    chosen = next(r for r in runs if r.id == pick)
+def downloads(chosen: TrainingJob) -> None:
+    """The chosen run's history (CSV, JSON with its configuration) and its newest checkpoint."""
+    pick = chosen.id
     meta = {"spec": asdict(chosen.spec), "train_config": asdict(chosen.config), "status": chosen.status}
     d1, d2, d3 = st.columns(3)
     with d1:
@@ -457,31 +318,117 @@ if runs:
             key="trn_dl_ckpt",
             icon=":material/download:",
         )
-    _inspect(chosen)
 
-# --- upload a checkpoint ---------------------------------------------------------------------------------
-with st.expander("Upload a checkpoint to inspect or continue it"):
-    upload = st.file_uploader(
-        "Checkpoint (.pt) from this page or `python -m georesolver_core train`", key="trn_upload"
-    )
-    upload, error = ui.read_upload(
-        upload, key="trn_upload", max_bytes=MAX_CHECKPOINT_BYTES, parse=read_checkpoint_upload
-    )
-    if error is not None:
-        st.error(
-            f"{ui.escape_md(error)}. Upload a checkpoint downloaded from this page or written by the train command."
+
+def inspect(chosen: TrainingJob) -> None:
+    """The chosen run's attention map and HyperGates, read from the newest checkpoint its worker wrote."""
+    try:
+        ins = chosen.inspected()
+    except ValueError as err:  # a checkpoint damaged on disk: say so, the rest of the page stays
+        st.error(f"Run #{chosen.id}'s checkpoint cannot be read: {ui.escape_md(err)}. Start the run again.")
+        return
+    if ins is None:
+        st.info(
+            f"Run #{chosen.id}'s model is read from its first checkpoint, written at its first evaluation "
+            f"(step {min(EVAL_EVERY, chosen.config.steps)}): its attention and HyperGate values appear here then."
         )
-    if upload is not None:
-        st.markdown(f"Checkpoint of **{upload.spec.kernel}** on **{upload.spec.task}**, step {upload.step}.")
-        if st.button("Continue this run", key="trn_continue"):
-            # the checkpoint as read and checked, written where the worker reads it (torch's safe loader)
-            path = jobs_ui.runner().runs_dir / "uploads" / f"{uuid.uuid4().hex}.pt"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            buf = io.BytesIO()
-            torch.save(upload.data, buf)
-            path.write_bytes(buf.getvalue())
-            _submit(upload.spec, TrainConfig(**upload.data["train_config"]), {"resume": str(path)})
-            st.rerun()
+        return
+    st.caption(
+        f"The model below is run #{chosen.id} at step {ins.step} (its newest checkpoint; rerun to refresh)."
+    )
+    sentence = SENTENCE
+    if chosen.spec.task == "text" and draw(KNOBS["trn_show_attn"]):
+        sentence = attention_map(chosen, ins)
+    gates = model_gates(ins.model)
+    if draw(KNOBS["trn_show_gates"]) and gates:
+        hypergates(ins, gates, sentence)
+    elif not gates:
+        st.caption("This model has no HyperGate (the softmax baseline, or the gate switched off).")
 
-if draw(KNOBS["trn_claims"]):
-    ui.page_claims("training", "trn")
+
+def attention_map(chosen: TrainingJob, ins) -> str:
+    """One head's causal attention over the sentence typed in; returns that sentence."""
+    a1, a2, a3 = st.columns([3, 1, 1])
+    sentence = draw(KNOBS["trn_sentence"], a1) or SENTENCE
+    layer = a2.number_input("Block", 1, len(ins.model.blocks), 1, key="trn_attn_layer") - 1
+    head = a3.number_input("Head", 1, chosen.spec.model.attention.n_heads, 1, key="trn_attn_head") - 1
+    att = sentence_map(ins.model, sentence, int(layer), int(head))
+    ui.chart(attention_heatmap(att.weights, att.text), key="trn_attn_fig")
+    st.caption(
+        "Row i: how the query at character i (predicting character i + 1) spreads its weight over characters "
+        "0..i (causal: the upper triangle is zero)."
+    )
+    return sentence
+
+
+def hypergates(ins, gates: list, sentence: str) -> None:
+    """The gate values of one block and Theorem 7.1's gradient bound on them (section 7)."""
+    # one forward pass: over 16 test examples, or the text model over the sentence above
+    x = ins.examples if ins.examples is not None else sentence_inputs(ins.model, sentence)
+    recorded = record_gates(ins.model, x)
+    layer = st.slider("Block", 1, len(gates), 1, key="trn_gate_layer") - 1 if len(gates) > 1 else 0
+    example = st.slider("Test example", 1, len(x), 1, key="trn_gate_example") - 1 if len(x) > 1 else 0
+    if ins.examples is None:
+        st.caption(
+            f"HyperGate values of the text model on the sentence {sentence[-ins.model.config.max_len :]!r}."
+        )
+    values = recorded[layer]
+    ui.chart(gate_figure(values, example, layer), key="trn_gate_fig")
+    check = gate_check(gates[layer], values.u)  # verdicts.verdict_inequality per token, in the lab
+    gb, holds = check.bound, check.holds
+    with st.container(border=True):
+        st.markdown("**What the theory says vs what we measured** (Theorem 7.1, section 7)")
+        st.markdown(
+            "`||dL/dx_i|| >= (lambda_min(G_i) - ||W_g|| ||x_i|| / 4) ||dL/dh_i||`: gradients through the gate do "
+            f"not vanish while the bound is positive. On {check.n_tokens} tokens of this model (||W_g|| = "
+            f"{gb.w_norm:.3g}): the bound **{'holds at every token' if holds else 'is violated somewhere'}**; it is "
+            f"**vacuous** (<= 0) at {100 * check.vacuous:.0f}% of them; the smallest measured "
+            f"ratio is {check.min_ratio:.3g}."
+        )
+    ui.chart(gate_bound_figure(gb), key="trn_gate_bound")
+
+
+def run_section() -> None:
+    """Pick a run: its downloads, then its model inspected."""
+    runs = tp.runs()
+    if not runs:
+        return
+    pick = st.selectbox("Run to inspect and download", [r.id for r in runs], index=len(runs) - 1, key="trn_pick")
+    chosen = next(r for r in runs if r.id == pick)
+    downloads(chosen)
+    inspect(chosen)
+
+
+# ---- The page ----------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    ui.page_header(
+        "Training lab",
+        "Train a small **GeoResolver** model (inverse-distance storage path + HyperGate, section 11.1) or the "
+        "**softmax transformer** of the same size and parameter count on a task, live: start, pause, resume, step, "
+        "stop. Runs stay overlaid so you can compare them; the HyperGate values of a trained model are drawn below. "
+        "The default task is **English text** (WordNet's glosses, next character): train the GeoResolver model, "
+        "then the softmax model, and compare their validation curves in bits per character. Runs train in a worker "
+        "process beside the web server (one at a time per session; a server-wide queue when the workers are busy).",
+    )
+    for r in tp.runs():  # what the workers reported since the last rerun
+        r.sync()
+    try:
+        jobs_ui.touch()
+    except ValueError as err:  # no runner, no training: the page says why and how to serve it
+        st.error(f"Training is not available on this server: {ui.escape_md(err)}.")
+        st.stop()
+    fields = model_knobs()
+    spec, config, spec_error = run_config(fields)
+    run_controls(spec, config, spec_error)
+    live_section()
+    if fields["task"] == "text":
+        study_section()
+    run_section()
+    tp.upload_checkpoint()
+    if draw(KNOBS["trn_claims"]):
+        ui.page_claims("training", "trn")
+
+
+main()

@@ -18,6 +18,7 @@ from georesolver_core.labs.compression import (
     MODELS,
     CompressionConfig,
     EffectConfig,
+    MemoryConfig,
     compression_lab,
     memory_table,
 )
@@ -86,14 +87,22 @@ def test_storage_layout_equals_real_bytes_for_cache_shapes():
 
 
 def test_memory_table_matches_the_papers_arithmetic():
-    t = memory_table(list(MODELS)[0], 4096, bits_dir=4, bits_radius=6)
+    t = memory_table(MemoryConfig(list(MODELS)[0], 4096, bits_dir=4, bits_radius=6))
     fp32 = t.set_index("cache")["bytes"]
     layers, heads, d = MODELS[list(MODELS)[0]]
     assert fp32["float32 keys + float32 values"] == layers * heads * 4096 * d * 8
     ratio = t.set_index("cache")["ratio vs float32 cache"]["HCC keys + float32 values"]
     assert ratio == pytest.approx(2 * 32 * d / (259 + 32 * d), rel=1e-3)  # ~1.78x, the paper's ~1.8x
     with pytest.raises(ValueError, match="model"):
-        memory_table("GPT-5", 10, bits_dir=4, bits_radius=6)
+        MemoryConfig("GPT-5", 10, bits_dir=4, bits_radius=6)
+    with pytest.raises(ValueError, match="context"):
+        MemoryConfig(list(MODELS)[0], 0, bits_dir=4, bits_radius=6)
+    with pytest.raises(ValueError, match="direction"):
+        MemoryConfig(list(MODELS)[0], 10, bits_dir=4, bits_radius=6, direction="diagonal")
+    with pytest.raises(ValueError, match="batch"):
+        MemoryConfig(list(MODELS)[0], 10, bits_dir=4, bits_radius=6, batch=0)
+    double = memory_table(MemoryConfig(list(MODELS)[0], 4096, bits_dir=4, bits_radius=6, batch=2))
+    assert double["bytes"].tolist() == pytest.approx([2 * b for b in t["bytes"]])
 
 
 def test_system_readings():
@@ -145,7 +154,7 @@ def test_figures_are_built_from_the_data(lab):
     assert len(p.data) == 2 * len(QUANTIZERS) + 1  # mean and max per method, and the highlight
     r = ratio_figure(lab.ratio_by_dim)
     assert list(r.data[0].y) == list(lab.ratio_by_dim["formula"])
-    m = memory_figure(memory_table(list(MODELS)[1], 1024, bits_dir=4, bits_radius=6))
+    m = memory_figure(memory_table(MemoryConfig(list(MODELS)[1], 1024, bits_dir=4, bits_radius=6)))
     assert len(m.data[0].x) == 4
     eff = attention_effect(to_ball(torch.randn(32, 4)), bits=(2, 4), eps=(0.1,), n_queries=8)
     assert len(attention_effect_figure(eff).data) == 2 * 2

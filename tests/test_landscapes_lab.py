@@ -12,6 +12,7 @@ from georesolver_core.labs.landscapes import (
     DescentConfig,
     DescentSetup,
     HessianConfig,
+    SliceConfig,
     TwoKeyConfig,
     descent_lab,
     hessian_lab,
@@ -88,7 +89,11 @@ def test_slice_model_config_embeds_in_two_dimensions_and_the_slice_stays_on_the_
     seen = []
     trained = train_slice_model(cfg, callback=lambda i, loss: seen.append(i))
     assert seen == list(range(5))
-    lab = slice_lab(trained, span=0.5, resolution=3)
+    lab = slice_lab(trained, SliceConfig(span=0.5, resolution=3))
     assert lab.slice.loss.shape == (3, 3) and lab.slice.max_violation == 0.0
     assert lab.history == trained.history and lab.accuracy == trained.accuracy
     assert set(lab.to_dict()) == {"a", "b", "loss", "accuracy", "history"}
+    with pytest.raises(ValueError, match="span"):
+        SliceConfig(span=0.0)
+    with pytest.raises(ValueError, match="resolution"):
+        SliceConfig(resolution=2)

@@ -1,5 +1,5 @@
 """The Compression page's lab: errors, storage, the sweep and the ratio curve of one configuration
-(``compression_lab(CompressionConfig) -> CompressionLab``), the memory table (``memory_table``), and
+(``compression_lab(CompressionConfig) -> CompressionLab``), the memory table (``memory_table(MemoryConfig) -> pd.DataFrame``), and
 attention with quantised keys against exact attention (``quantised_attention``).
 
 All storage figures are real: keys are quantised, packed and counted (``CompressedKeys.nbytes``);
@@ -278,15 +278,39 @@ def quantised_attention(config: EffectConfig) -> AttentionEffect:
     return attention_effect(keys, method=config.method, bits=EFFECT_BITS, **opts)
 
 
-def memory_table(
-    model: str, context: int, *, bits_dir: int, bits_radius: int, direction: str = "implicit", batch: int = 1
-) -> pd.DataFrame:
-    """KV-cache bytes of a model at a context length: float32 / float16 caches vs HCC keys with fp32 / fp16 values."""
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {list(MODELS)} (got {model!r})")
-    check_positive_int("context", context, 1, 1 << 24)
-    layers, heads, d = MODELS[model]
-    per_head = storage_nbytes("hcc", (context, d), bits=bits_dir, bits_radius=bits_radius, direction=direction)
+@dataclass(frozen=True)
+class MemoryConfig:
+    """One model's KV cache at one context length, keys stored with HCC (hashable: a page caches on it).
+
+    Validated on construction: ``model`` a MODELS key, context in [1, 2^24] tokens, batch in [1, 2^16],
+    the HCC bits and direction layout as ``hcc_params`` checks them.
+    """
+
+    model: str  # a MODELS key: (layers, KV heads, d_h)
+    context: int  # tokens cached per sequence
+    bits_dir: int  # HCC's bits per direction coordinate, b
+    bits_radius: int  # HCC's radius bits, b_r
+    direction: str = "implicit"  # HCC's direction layout (hcc.DIRECTIONS)
+    batch: int = 1  # sequences cached
+
+    def __post_init__(self):
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {list(MODELS)} (got {self.model!r})")
+        check_positive_int("context", self.context, 1, 1 << 24)
+        check_positive_int("batch", self.batch, 1, 1 << 16)
+        hcc_params(self.bits_dir, self.bits_radius, "euclidean", self.direction)
+
+
+def memory_table(config: MemoryConfig) -> pd.DataFrame:
+    """KV-cache bytes of a model at a context length: float32 / float16 caches vs HCC keys with fp32 / fp16 values.
+
+    Columns: cache, GiB, bytes, ratio vs float32 cache, ratio vs float16 cache; one row per cache layout.
+    """
+    context = config.context
+    layers, heads, d = MODELS[config.model]
+    per_head = storage_nbytes(
+        "hcc", (context, d), bits=config.bits_dir, bits_radius=config.bits_radius, direction=config.direction
+    )
     key_bits = 8.0 * per_head / context  # measured layout: packed codes + scale, per key
     rows = []
     for label, kb, vb in (
@@ -295,7 +319,7 @@ def memory_table(
         ("HCC keys + float32 values", key_bits, 32),
         ("HCC keys + float16 values", key_bits, 16),
     ):
-        total = float(kv_cache_bytes(layers, heads, context, d, key_bits=kb, value_bits=vb, batch=batch))
+        total = float(kv_cache_bytes(layers, heads, context, d, key_bits=kb, value_bits=vb, batch=config.batch))
         rows.append({"cache": label, "GiB": total / 2**30, "bytes": total})
     table = pd.DataFrame(rows)
     table["ratio vs float32 cache"] = table["bytes"].iloc[0] / table["bytes"]

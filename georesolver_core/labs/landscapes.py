@@ -11,7 +11,7 @@
   starts (``landscape.study.run_descent``);
 - ``hessian_lab``: Lemma 2's Riemannian Hessian at the equidistant start (every weight 1/n), its
   spread max |lambda| / min non-zero |lambda| for n = 2, 4, ... up to n_max;
-- ``slice_model_config`` / ``train_slice_model`` / ``slice_lab``: a small classifier with prototype keys
+- ``slice_model_config`` / ``train_slice_model`` / ``slice_lab(trained, SliceConfig)``: a small classifier with prototype keys
   on the manifold, and L over a slice theta(a, b) = exp_theta(a u_1 + b u_2) of two filter-normalised
   directions (Li et al.).
 """
@@ -43,6 +43,7 @@ from georesolver_core.landscape.study import (
     run_descent,
     two_key_study,
 )
+from georesolver_core.validate import check_positive_int, check_range
 
 SPHERE_FALLBACK_DELTA = 3.1  # theta shown when the one asked for on the sphere exceeds pi
 
@@ -223,7 +224,23 @@ class SliceLab:
         }
 
 
-def slice_lab(trained: TrainedModel, *, span: float = 1.0, resolution: int = 21, seed: int = 0) -> SliceLab:
+@dataclass(frozen=True)
+class SliceConfig:
+    """The slice theta(a, b) = exp_theta(a u_1 + b u_2), a, b in [-span, span] (hashable: a page caches on it).
+
+    Validated on construction: span in [1e-3, 10], resolution in [3, 201] grid points per axis.
+    """
+
+    span: float = 1.0  # half-width of the slice along each direction
+    resolution: int = 21  # grid points per axis: resolution^2 loss evaluations
+    seed: int = 0  # the generator of the two filter-normalised directions (seed, seed + 1)
+
+    def __post_init__(self):
+        check_range("span", self.span, 1e-3, 10.0)
+        check_positive_int("resolution", self.resolution, 3, 201)
+
+
+def slice_lab(trained: TrainedModel, config: SliceConfig) -> SliceLab:
     """L(theta(a, b)) for a, b in [-span, span] on a resolution x resolution grid (``model_slice``)."""
-    sl = model_slice(trained, span=span, resolution=resolution, seed=seed)
+    sl = model_slice(trained, span=config.span, resolution=config.resolution, seed=config.seed)
     return SliceLab(slice=sl, accuracy=float(trained.accuracy), history=list(trained.history))
