@@ -13,10 +13,10 @@ from georesolver_core.labs.orthogonal import (
     OperatorConfig,
     TaskConfig,
     compare_lab,
+    compare_summary,
     drift_lab,
     expected_params,
     operator_lab,
-    summary_table,
 )
 from georesolver_core.theory.orthogonal import (
     cayley_gap_to_minus_one,
@@ -159,13 +159,13 @@ def training_figures(job: tc.LiveJob, task: str) -> None:
     ui.chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
     if job.result is None:
         return
-    table = summary_table(job.result)
+    summary = compare_summary(job.result)
+    table = summary.table
     st.dataframe(table, hide_index=True, key="orth_train_table")
-    if task == "negation" and "hybrid" in table["kind"].values:
-        row = table.set_index("kind").loc["hybrid"]
+    if task == "negation" and (hybrid := summary.hybrid) is not None:
         st.info(
-            f"Negation, hybrid: gate gamma {row['gate mean']:.3f} +- {row['gate std']:.3f}, cosine "
-            f"{row['cosine mean']:.4f} +- {row['cosine std']:.4f} over {int(row['seeds'])} seeds. "
+            f"Negation, hybrid: gate gamma {hybrid.gate_mean:.3f} +- {hybrid.gate_std:.3f}, cosine "
+            f"{hybrid.cosine_mean:.4f} +- {hybrid.cosine_std:.4f} over {hybrid.seeds} seeds. "
             "The seed reports gamma ~ 0.05 and cosine 0.96."
         )
     ui.download_csv("Download the summary (CSV)", table, f"orthogonal_{task}.csv", "orth_train_csv")

@@ -28,9 +28,9 @@ from georesolver_core.labs.orthogonal import (
     OperatorConfig,
     TaskConfig,
     compare_lab,
+    compare_summary,
     drift_lab,
     operator_lab,
-    summary_table,
 )
 from georesolver_core.theory.hankel import rank_rule
 
@@ -106,7 +106,11 @@ def test_the_comparison_lab_trains_what_compare_trains_and_survives_the_worker_c
         assert ours.kind == theirs.kind and ours.history["step"] == theirs.history["step"]
         np.testing.assert_array_equal(ours.history["loss"], theirs.history["loss"])
         np.testing.assert_array_equal(ours.history["gate"], theirs.history["gate"])
-    table = summary_table(results)
-    assert list(table["kind"]) == ["cayley", "hybrid"]
+    summary = compare_summary(results)
+    assert list(summary.table["kind"]) == ["cayley", "hybrid"]
     expected = pd.DataFrame.from_dict(summarise(results), orient="index")
-    pd.testing.assert_frame_equal(table.set_index("kind"), expected.rename_axis("kind"))
+    pd.testing.assert_frame_equal(summary.table.set_index("kind"), expected.rename_axis("kind"))
+    hybrid = results[1].final
+    assert summary.hybrid.seeds == 1 and summary.hybrid.gate_std == 0.0  # one seed: no spread
+    assert (summary.hybrid.gate_mean, summary.hybrid.cosine_mean) == (hybrid["gate"], hybrid["cosine"])
+    assert compare_summary(results[:1]).hybrid is None  # no hybrid trained, none to compare with the seed

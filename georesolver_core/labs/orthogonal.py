@@ -1,7 +1,7 @@
 """The Orthogonal residuals page's lab (seed 003): one vector of R^3 under each shortcut operator
 (``operator_lab(OperatorConfig) -> OperatorView``), the norm through depth (``drift_lab(DriftConfig) ->
 NormGain``) and the kinds trained on one task at matched parameter counts (``compare_lab(CompareConfig)``,
-a generator a worker steps, and ``summary_table`` of its results). The maths (the operators,
+a generator a worker steps, and ``compare_summary`` of its results). The maths (the operators,
 ``orthogonality_defect``, ``norm_and_gain``, the tasks and their training) lives in ``extras``, where the
 claims measure it too.
 """
@@ -41,7 +41,9 @@ __all__ = [
     "RESIDUAL_KINDS",
     "RESIDUAL_TASKS",
     "CompareConfig",
+    "CompareSummary",
     "DriftConfig",
+    "KindSummary",
     "OperatorConfig",
     "OperatorView",
     "TaskConfig",
@@ -49,7 +51,7 @@ __all__ = [
     "drift_lab",
     "expected_params",
     "operator_lab",
-    "summary_table",
+    "compare_summary",
 ]
 
 MAX_SEEDS = 64  # seeds of one comparison: each trains every kind once more
@@ -216,7 +218,40 @@ def compare_lab(config: CompareConfig) -> Generator[tuple[float, str, list[dict]
     return compare_steps(list(config.kinds), config.task, config.seeds, config.eval_every)
 
 
-def summary_table(results: list[RunResult]) -> pd.DataFrame:
-    """One row per kind: mean and standard deviation over seeds of the final loss, cosine and gate
-    (``extras.orthogonal_tasks.summarise``), the kind in the first column."""
-    return pd.DataFrame.from_dict(summarise(results), orient="index").reset_index(names="kind")
+@dataclass(frozen=True)
+class KindSummary:
+    """One kind's final held-out numbers over its seeds (mean and sample standard deviation)."""
+
+    seeds: int  # runs averaged over
+    cosine_mean: float  # cosine between output and target
+    cosine_std: float
+    gate_mean: float  # the hybrid's gate gamma (NaN for a kind without one)
+    gate_std: float
+
+
+@dataclass(frozen=True)
+class CompareSummary:
+    """The comparison's results summed up: the table the page shows and downloads, and the hybrid's row
+    by name (the seed's negation claim is about its gate: gamma ~ 0.05 at cosine 0.96)."""
+
+    table: pd.DataFrame  # one row per kind: "kind", then mean and std over seeds of every final metric
+    hybrid: KindSummary | None  # None when the hybrid was not trained
+
+
+def compare_summary(results: list[RunResult]) -> CompareSummary:
+    """Mean and standard deviation over seeds of each kind's final loss, cosine and gate
+    (``extras.orthogonal_tasks.summarise``), as a table and, for the hybrid, by name."""
+    rows = summarise(results)
+    hybrid = rows.get("hybrid")
+    return CompareSummary(
+        table=pd.DataFrame.from_dict(rows, orient="index").reset_index(names="kind"),
+        hybrid=None
+        if hybrid is None
+        else KindSummary(
+            seeds=int(hybrid["seeds"]),
+            cosine_mean=hybrid["cosine mean"],
+            cosine_std=hybrid["cosine std"],
+            gate_mean=hybrid["gate mean"],
+            gate_std=hybrid["gate std"],
+        ),
+    )
