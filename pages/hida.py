@@ -6,7 +6,6 @@ import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.attention.fp_hida import default_n_global, default_window
 from georesolver_core.labs import hida as hida_lab
 from georesolver_core.labs.cost_scaling import (
     ScalingConfig,
@@ -29,9 +28,9 @@ SWEEP_BUDGET_S = 90.0  # seconds of timing per press of "Run the scaling sweep"
 KNOBS = page_knobs(
     "hida",
     Knob("hida_n", "select_slider", "Sequence length n", 128, options=(16, 32, 64, 128, 256, 512)),
-    Knob("hida_w", "slider", "Window w", default_window(128), lo=1, hi=64,
+    Knob("hida_w", "slider", "Window w", hida_lab.default_window(128), lo=1, hi=64,
          help="Band |i - j| <= w. The paper's default is ceil(log2 n)."),
-    Knob("hida_g", "slider", "Global tokens g", default_n_global(128), lo=1, hi=64,
+    Knob("hida_g", "slider", "Global tokens g", hida_lab.default_n_global(128), lo=1, hi=64,
          help="Positions floor(t n / g), seen by every query."),
     Knob("hida_causal", "toggle", "Causal (j <= i)"),
     Knob("hida_m", "slider", "Anchors m", 6, lo=1, hi=32),

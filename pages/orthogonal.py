@@ -1,20 +1,23 @@
 """Orthogonal residuals (seed 003): Cayley rotation, Householder reflection, their hybrid, DDL and additive."""
 
-import pandas as pd
 import streamlit as st
 import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.extras.orthogonal import RESIDUAL_KINDS
-from georesolver_core.extras.orthogonal_tasks import (
+from georesolver_core.labs.orthogonal import (
+    RESIDUAL_KINDS,
     RESIDUAL_TASKS,
+    CompareConfig,
+    DriftConfig,
+    OperatorConfig,
     TaskConfig,
-    compare_steps,
+    compare_lab,
+    compare_summary,
+    drift_lab,
     expected_params,
-    summarise,
+    operator_lab,
 )
-from georesolver_core.labs.orthogonal import DriftConfig, OperatorConfig, drift_lab, operator_lab
 from georesolver_core.theory.orthogonal import (
     cayley_gap_to_minus_one,
     ddl_orthogonality_defect,
@@ -156,13 +159,13 @@ def training_figures(job: tc.WorkerJob, task: str) -> None:
     ui.chart(training_figure(runs, metric or "cosine"), key="orth_train_fig")
     if job.result is None:
         return
-    table = pd.DataFrame.from_dict(summarise(job.result), orient="index").reset_index(names="kind")
+    summary = compare_summary(job.result)
+    table = summary.table
     st.dataframe(table, hide_index=True, key="orth_train_table")
-    if task == "negation" and "hybrid" in table["kind"].values:
-        row = table.set_index("kind").loc["hybrid"]
+    if task == "negation" and (hybrid := summary.hybrid) is not None:
         st.info(
-            f"Negation, hybrid: gate gamma {row['gate mean']:.3f} +- {row['gate std']:.3f}, cosine "
-            f"{row['cosine mean']:.4f} +- {row['cosine std']:.4f} over {int(row['seeds'])} seeds. "
+            f"Negation, hybrid: gate gamma {hybrid.gate_mean:.3f} +- {hybrid.gate_std:.3f}, cosine "
+            f"{hybrid.cosine_mean:.4f} +- {hybrid.cosine_std:.4f} over {hybrid.seeds} seeds. "
             "The seed reports gamma ~ 0.05 and cosine 0.96."
         )
     ui.download_csv("Download the summary (CSV)", table, f"orthogonal_{task}.csv", "orth_train_csv")
@@ -178,13 +181,14 @@ def training_section(seed: int) -> None:
         + f". d = {cfg.dim}; the hybrid adds {cfg.gate_weight} x 4 gamma (1 - gamma) to its loss."
     )
     run_key = (cfg.task, tuple(kinds), cfg.steps, n_seeds, cfg.angle_deg, seed)
-    seeds = tuple(range(seed, seed + n_seeds))
+    # No kind chosen: no comparison to run, and Train stays disabled (its start is never called).
+    compare = CompareConfig(tuple(kinds), cfg, tuple(range(seed, seed + n_seeds))) if kinds else None
     tc.controls(
         "orth",
-        tc.in_worker(compare_steps, kinds, cfg, seeds),
+        tc.in_worker(compare_lab, compare),
         run_key,
         budget_s=TRAIN_BUDGET_S,
-        disabled=not kinds,
+        disabled=compare is None,
     )
     if tc.job("orth") is None:
         st.info(

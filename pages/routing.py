@@ -14,6 +14,7 @@ from georesolver_core.labs.routing import (
     DMGLabConfig,
     QualityConfig,
     SphereConfig,
+    TrafficConfig,
     dmg_lab,
     live_traffic,
     load_traffic_report,
@@ -347,7 +348,7 @@ def traffic_tab() -> None:
         "Reproduce with `python -m georesolver_core routing --world-size 2 --json > routing.json`."
     )
     runs, source = traffic_runs()
-    traffic = traffic_lab(runs)
+    traffic = traffic_lab(TrafficConfig(tuple(runs)))
     if traffic.rows:
         traffic_figures(traffic, source)
 

@@ -295,3 +295,106 @@ def test_the_key_comparison_finder_catches_the_forms_it_forbids():
         'd = view.kind == "poincare"\ne = p["radius"] == "poincare"\nf = g == "x"\n'
     )
     assert key_comparisons(src, keys) == [1, 2, 3]
+
+
+# --- What the pages import from the library -------------------------------------------------------------------
+
+# A page draws widgets, builds a lab's config, calls the lab and hands its result to a figure builder
+# (pages -> library, one way). These packages are that path; anything else a page imports is listed below.
+PAGE_PACKAGES = {
+    "labs": "run(config) -> Result: the measurements a page shows",
+    "viz": "figure builders, data -> go.Figure",
+    "theory": "the closed-form bounds and rules a page prints beside a measurement",
+    "validate": "the argument checks a page may run before it builds a config",
+    "device": "the devices and precisions a page names and offers",
+}
+# Registries a page builds its choices from, instead of re-deciding them (one name each: module:name).
+PAGE_REGISTRIES = {
+    "georesolver_core.geometry:GEOMETRIES": "the geometries, their labels and dimensions",
+    "georesolver_core.attention:ATTENTION": "the attention kernels a model can use",
+    "georesolver_core.attention.layer:KERNEL_CHOICES": "IDA or softmax, the kernel a view draws",
+    "georesolver_core.attention.layer:HIDA_SIZES": "the HIDA variants' size knobs",
+    "georesolver_core.tasks:TASKS": "the training tasks",
+    "georesolver_core.compression:QUANTIZERS": "the key quantisers",
+}
+# Everything else a page imports today: (page, module) -> why it is not (yet) behind a lab.
+PAGE_IMPORT_ALLOW_LIST = {
+    (
+        "pages/claims.py",
+        "georesolver_core.claims",
+    ): "the Claims page is the claim registry's view: it lists and runs them",
+    ("pages/claims.py", "georesolver_core.claims.report"): "it reads the shipped claims report",
+    ("pages/claims.py", "georesolver_core.verdicts"): "it prints the rule every verdict is judged by",
+    (
+        "pages/compression.py",
+        "georesolver_core.compression.kv_eval",
+    ): "the KV-cache evaluation, not behind a lab yet",
+    ("pages/compression.py", "georesolver_core.train.lm_study_kv"): "the KV study's view, not behind a lab yet",
+    ("pages/embeddings.py", "georesolver_core.embeddings"): "the live embedding trainer, stepped by the page",
+    ("pages/embeddings.py", "georesolver_core.embeddings.trainer"): "the trainer's status, read by the page",
+    ("pages/embeddings.py", "georesolver_core.embeddings.wordnet"): "the WordNet recipes and published numbers",
+    ("pages/embeddings.py", "georesolver_core.tasks.hierarchy"): "the hierarchy an upload becomes",
+    (
+        "pages/kernels.py",
+        "georesolver_core.bench",
+    ): "the page is the kernel benchmark's live view and report reader",
+    ("pages/training.py", "georesolver_core.jobs"): "it submits training runs to the job runner itself",
+    ("pages/training.py", "georesolver_core.train"): "the run's config and spec, and the language-model study",
+    ("pages/training.py", "georesolver_core.train.checkpoint"): "the largest checkpoint an upload may be",
+    ("pages/training.py", "georesolver_core.train.run"): "it reads an uploaded checkpoint",
+    ("pages/training.py", "georesolver_core.train.trainer"): "it resolves the device a run trains on",
+}
+
+
+def library_imports(source: str) -> set[tuple[str, str]]:
+    """(module, name) of every library import in ``source``, lazy ones too; ``import m`` gives (m, "")."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == NAME:
+            found |= {(node.module, a.name) for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {(a.name, "") for a in node.names if a.name.split(".")[0] == NAME}
+    return found
+
+
+def page_import_violations(page: str, source: str) -> list[str]:
+    """The library imports of ``page`` outside PAGE_PACKAGES, PAGE_REGISTRIES and PAGE_IMPORT_ALLOW_LIST.
+
+    ``from georesolver_core import labs`` and ``from georesolver_core.labs import hida`` both import a lab:
+    the package a name belongs to is read from the module and, from the top package, from the name."""
+    hits = []
+    for module, name in sorted(library_imports(source)):
+        parts = module.split(".")[1:] or [name]
+        if parts[0] in PAGE_PACKAGES or f"{module}:{name}" in PAGE_REGISTRIES:
+            continue
+        target = module if len(module.split(".")) > 1 else f"{module}.{name}"
+        if (page, target) not in PAGE_IMPORT_ALLOW_LIST:
+            hits.append(f"{page}: from {module} import {name}")
+    return hits
+
+
+def test_the_page_import_rule_catches_what_it_forbids():
+    src = (
+        "from georesolver_core.labs.hankel import decay_lab\nfrom georesolver_core import labs, bench\n"
+        "from georesolver_core.geometry import GEOMETRIES, pairwise_distance\n"
+        "def f():\n    import georesolver_core.extras.orthogonal\n"
+    )
+    assert page_import_violations("pages/x.py", src) == [
+        "pages/x.py: from georesolver_core import bench",
+        "pages/x.py: from georesolver_core.extras.orthogonal import ",
+        "pages/x.py: from georesolver_core.geometry import pairwise_distance",
+    ]
+    assert page_import_violations("pages/kernels.py", "from georesolver_core import bench\n") == []
+
+
+def test_pages_import_only_labs_figures_theory_and_registries():
+    pages = sorted((ROOT / "pages").glob("*.py"))
+    assert len(pages) > 5, "no pages found"
+    hits = [h for p in pages for h in page_import_violations(f"pages/{p.name}", p.read_text())]
+    assert not hits, (
+        "pages reach past the labs (move the call behind a lab, or list it with its reason):\n" + "\n".join(hits)
+    )
+    stale = [key for key in PAGE_IMPORT_ALLOW_LIST if (ROOT / key[0]).exists() and not any(
+        mod == key[1] or f"{mod}.{name}" == key[1] for mod, name in library_imports((ROOT / key[0]).read_text())
+    )]  # fmt: skip
+    assert not stale, f"allow-list entries no page needs any more (remove them): {stale}"

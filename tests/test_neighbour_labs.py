@@ -3,10 +3,14 @@ checked on construction, results the same measurements the claims make in ``extr
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from georesolver_core.extras.hankel_measure import decay_check, decay_sweep, output_error, rank_sweep
 from georesolver_core.extras.orthogonal_lab import norm_drift
+from georesolver_core.extras.orthogonal_tasks import compare, summarise
+from georesolver_core.jobs.codec import decode_value, encode_value
 from georesolver_core.labs.hankel import (
     EPS_LIST,
     DecayConfig,
@@ -18,7 +22,16 @@ from georesolver_core.labs.hankel import (
     kernel_lab,
     speed_lab,
 )
-from georesolver_core.labs.orthogonal import DriftConfig, OperatorConfig, drift_lab, operator_lab
+from georesolver_core.labs.orthogonal import (
+    CompareConfig,
+    DriftConfig,
+    OperatorConfig,
+    TaskConfig,
+    compare_lab,
+    compare_summary,
+    drift_lab,
+    operator_lab,
+)
 from georesolver_core.theory.hankel import rank_rule
 
 
@@ -47,6 +60,14 @@ def test_the_hankel_labs_measure_what_the_claims_measure():
         (lambda: DriftConfig(("cayley",), (1, 2), dim=1), "dim"),
         (lambda: DriftConfig(("cayley",), (1, 2), branch=-0.1), "branch"),
         (lambda: OperatorConfig(1.0, 1.5, 1.0, 0, 30, 60), "gamma"),
+        (lambda: CompareConfig((), TaskConfig()), "kinds"),
+        (lambda: CompareConfig(("cayley", "flip"), TaskConfig()), "kinds"),
+        (lambda: CompareConfig(("cayley",), TaskConfig(task="sorting")), "task"),
+        (lambda: CompareConfig(("cayley",), TaskConfig(steps=0)), "steps"),
+        (lambda: CompareConfig(("cayley",), {"task": "negation"}), "task must be a TaskConfig"),
+        (lambda: CompareConfig(("cayley",), TaskConfig(), seeds=()), "seeds"),
+        (lambda: CompareConfig(("cayley",), TaskConfig(), seeds=(-1,)), "seeds"),
+        (lambda: CompareConfig(("cayley",), TaskConfig(), eval_every=0), "eval_every"),
         (lambda: SpeedConfig((), 2), "sizes"),
         (lambda: SpeedConfig((8,), 0), "rank"),
         (lambda: SpeedConfig((8,), 2, threads=0), "threads"),
@@ -64,3 +85,32 @@ def test_the_orthogonal_labs_give_the_claims_numbers_by_name():
     assert drift.gain["cayley"] == pytest.approx([1.0, 1.0], abs=1e-4)
     view = operator_lab(OperatorConfig(1.0, 0.5, 2.0, 0, 30, 60))
     assert view.defects.cayley < 1e-12 and set(view.images) == {"Cayley Q", "Householder H", "hybrid G", "DDL"}
+
+
+def test_the_comparison_lab_trains_what_compare_trains_and_survives_the_worker_codec():
+    task = TaskConfig(task="negation", steps=20, batch=16)
+    config = CompareConfig(["cayley", "hybrid"], task, seeds=[3], eval_every=10)
+    assert config.kinds == ("cayley", "hybrid") and config.seeds == (3,)  # lists frozen to tuples
+    assert decode_value(encode_value(config)) == config  # what a worker rebuilds is the same config
+    steps, reports = compare_lab(config), []
+    while True:
+        try:
+            reports.append(next(steps))
+        except StopIteration as done:
+            results = done.value
+            break
+    assert len(reports) == 2 * (20 // 10 + 1) and reports[-1][0] == 1.0
+    assert [(r["kind"], r["seed"]) for r in reports[-1][2]] == [("cayley", 3), ("hybrid", 3)]
+    direct = compare(["cayley", "hybrid"], task, seeds=(3,))  # its eval_every is 10 too
+    for ours, theirs in zip(results, direct, strict=True):  # same seeds, same runs (the gate is NaN off hybrid)
+        assert ours.kind == theirs.kind and ours.history["step"] == theirs.history["step"]
+        np.testing.assert_array_equal(ours.history["loss"], theirs.history["loss"])
+        np.testing.assert_array_equal(ours.history["gate"], theirs.history["gate"])
+    summary = compare_summary(results)
+    assert list(summary.table["kind"]) == ["cayley", "hybrid"]
+    expected = pd.DataFrame.from_dict(summarise(results), orient="index")
+    pd.testing.assert_frame_equal(summary.table.set_index("kind"), expected.rename_axis("kind"))
+    hybrid = results[1].final
+    assert summary.hybrid.seeds == 1 and summary.hybrid.gate_std == 0.0  # one seed: no spread
+    assert (summary.hybrid.gate_mean, summary.hybrid.cosine_mean) == (hybrid["gate"], hybrid["cosine"])
+    assert compare_summary(results[:1]).hybrid is None  # no hybrid trained, none to compare with the seed

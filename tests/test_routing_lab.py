@@ -14,6 +14,7 @@ from georesolver_core.labs.routing import (
     DMGLabConfig,
     QualityConfig,
     SphereConfig,
+    TrafficConfig,
     dmg_lab,
     judge_quality,
     quality_lab,
@@ -105,7 +106,19 @@ def test_traffic_lab_types_and_tables_a_report():
                messages_per_query=0.06, dropped_slots=0)  # fmt: skip
     doc = json.dumps({"config": {"world_size": 3}, "max_abs_diff": {"gsr-candidates": 0.0},
                       "same_indices": {"gsr-candidates": True}, "rows": [row]})  # fmt: skip
-    lab = traffic_lab(load_traffic_report(doc))
+    lab = traffic_lab(TrafficConfig(load_traffic_report(doc)))
     assert [r.world_size for r in lab.runs] == [3] and lab.rows == [row]
     assert lab.table.to_dict("records") == [row]
     assert lab.runs[0].same_indices == {"gsr-candidates": True}
+
+
+def test_traffic_config_refuses_what_is_not_a_report_and_takes_none():
+    assert traffic_lab(TrafficConfig(())).rows == []  # nothing loaded yet: an empty lab, nothing drawn
+    with pytest.raises(ValueError, match=r"runs\[0\] must be a report document"):
+        TrafficConfig(({"rows": []},))
+    with pytest.raises(ValueError, match=r"runs\[0\].*config.world_size"):
+        TrafficConfig(({"config": {}, "rows": [], "max_abs_diff": 0.0, "same_indices": True},))
+    with pytest.raises(ValueError, match="runs must hold 0 to 64"):
+        TrafficConfig(tuple({} for _ in range(65)))
+    config = TrafficConfig([])  # a list is kept as a tuple: the config is frozen all the way down
+    assert config.runs == ()

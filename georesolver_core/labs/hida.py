@@ -19,6 +19,8 @@ import torch
 
 from georesolver_core.attention.c_hida import CHIDA
 from georesolver_core.attention.fp_hida import FPStats, fp_hida, fp_index, fp_stats
+from georesolver_core.attention.fp_hida import default_n_global as default_n_global  # the page's knob defaults
+from georesolver_core.attention.fp_hida import default_window as default_window
 from georesolver_core.attention.l_hida import hyperbolic_kmeans, l_hida, l_hida_nystrom
 from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import CAUSAL, KernelSpec

@@ -1,14 +1,18 @@
 """The Orthogonal residuals page's lab (seed 003): one vector of R^3 under each shortcut operator
-(``operator_lab(OperatorConfig) -> OperatorView``) and the norm through depth (``drift_lab(DriftConfig) ->
-NormGain``). The maths (the operators, ``orthogonality_defect``, ``norm_and_gain``) lives in ``extras``,
-where the claims measure it too.
+(``operator_lab(OperatorConfig) -> OperatorView``), the norm through depth (``drift_lab(DriftConfig) ->
+NormGain``) and the kinds trained on one task at matched parameter counts (``compare_lab(CompareConfig)``,
+a generator a worker steps, and ``compare_summary`` of its results). The maths (the operators,
+``orthogonality_defect``, ``norm_and_gain``, the tasks and their training) lives in ``extras``, where the
+claims measure it too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import Tensor
 
@@ -23,7 +27,34 @@ from georesolver_core.extras.orthogonal import (
     hybrid_apply,
 )
 from georesolver_core.extras.orthogonal_lab import NormGain, norm_and_gain, orthogonality_defect
+from georesolver_core.extras.orthogonal_tasks import (
+    RESIDUAL_TASKS,
+    RunResult,
+    TaskConfig,
+    compare_steps,
+    expected_params,
+    summarise,
+)
 from georesolver_core.validate import check_positive_int, check_range
+
+__all__ = [
+    "RESIDUAL_KINDS",
+    "RESIDUAL_TASKS",
+    "CompareConfig",
+    "CompareSummary",
+    "DriftConfig",
+    "KindSummary",
+    "OperatorConfig",
+    "OperatorView",
+    "TaskConfig",
+    "compare_lab",
+    "drift_lab",
+    "expected_params",
+    "operator_lab",
+    "compare_summary",
+]
+
+MAX_SEEDS = 64  # seeds of one comparison: each trains every kind once more
 
 
 @dataclass(frozen=True)
@@ -113,6 +144,12 @@ def operator_lab(config: OperatorConfig) -> OperatorView:
     )
 
 
+def _check_kinds(kinds) -> None:
+    unknown = [k for k in kinds if k not in RESIDUAL_KINDS]
+    if unknown or not kinds:
+        raise ValueError(f"kinds must be a non-empty subset of {list(RESIDUAL_KINDS)} (got {list(kinds)})")
+
+
 @dataclass(frozen=True)
 class DriftConfig:
     """Freshly initialised residual layers of each kind, stacked to each depth (hashable: a page caches on it).
@@ -129,11 +166,7 @@ class DriftConfig:
     batch: int = 64  # inputs averaged over
 
     def __post_init__(self):
-        unknown = [k for k in self.kinds if k not in RESIDUAL_KINDS]
-        if unknown or not self.kinds:
-            raise ValueError(
-                f"kinds must be a non-empty subset of {list(RESIDUAL_KINDS)} (got {list(self.kinds)})"
-            )
+        _check_kinds(self.kinds)
         if not self.depths:
             raise ValueError("depths must name at least one depth (got none)")
         for depth in self.depths:
@@ -148,3 +181,77 @@ class DriftConfig:
 def drift_lab(config: DriftConfig) -> NormGain:
     """Mean |x_L| / |x_0| and the shortcuts' own gain at each depth, for each kind (``norm_and_gain``)."""
     return norm_and_gain(list(config.kinds), config.depths, config.dim, config.seed, config.branch, config.batch)
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """Every kind trained on one task of ``TaskConfig`` at matched parameter counts, once per seed (seed 003's
+    comparison; a worker rebuilds it from its fields, so its checks run there again).
+
+    Validated on construction: kinds a non-empty subset of RESIDUAL_KINDS, the task by ``TaskConfig.check``,
+    1 to MAX_SEEDS seeds each >= 0, eval_every in [1, 10^6].
+    """
+
+    kinds: tuple[str, ...]  # RESIDUAL_KINDS keys, trained in this order
+    task: TaskConfig  # the task, width, parameter budget and optimiser steps every kind shares
+    seeds: tuple[int, ...] = (0, 1, 2)  # torch seeds: one run of every kind per seed
+    eval_every: int = 10  # optimiser steps between two evaluations (one progress report each)
+
+    def __post_init__(self):
+        object.__setattr__(self, "kinds", tuple(self.kinds))
+        object.__setattr__(self, "seeds", tuple(self.seeds))
+        _check_kinds(self.kinds)
+        if not isinstance(self.task, TaskConfig):
+            raise ValueError(f"task must be a TaskConfig (got {type(self.task).__name__})")
+        self.task.check()
+        if not 1 <= len(self.seeds) <= MAX_SEEDS:
+            raise ValueError(f"seeds must name 1 to {MAX_SEEDS} seeds (got {len(self.seeds)})")
+        for seed in self.seeds:
+            check_positive_int("seeds", seed, 0, 2**63 - 1)
+        check_positive_int("eval_every", self.eval_every, 1, 10**6)
+
+
+def compare_lab(config: CompareConfig) -> Generator[tuple[float, str, list[dict]], None, list[RunResult]]:
+    """The comparison of ``config``, one evaluation per ``next`` (``extras.orthogonal_tasks.compare_steps``):
+    yields (fraction done, text, runs so far as dicts of kind, seed and history) and returns the RunResults.
+    At module level, so that a worker imports it by name."""
+    return compare_steps(list(config.kinds), config.task, config.seeds, config.eval_every)
+
+
+@dataclass(frozen=True)
+class KindSummary:
+    """One kind's final held-out numbers over its seeds (mean and sample standard deviation)."""
+
+    seeds: int  # runs averaged over
+    cosine_mean: float  # cosine between output and target
+    cosine_std: float
+    gate_mean: float  # the hybrid's gate gamma (NaN for a kind without one)
+    gate_std: float
+
+
+@dataclass(frozen=True)
+class CompareSummary:
+    """The comparison's results summed up: the table the page shows and downloads, and the hybrid's row
+    by name (the seed's negation claim is about its gate: gamma ~ 0.05 at cosine 0.96)."""
+
+    table: pd.DataFrame  # one row per kind: "kind", then mean and std over seeds of every final metric
+    hybrid: KindSummary | None  # None when the hybrid was not trained
+
+
+def compare_summary(results: list[RunResult]) -> CompareSummary:
+    """Mean and standard deviation over seeds of each kind's final loss, cosine and gate
+    (``extras.orthogonal_tasks.summarise``), as a table and, for the hybrid, by name."""
+    rows = summarise(results)
+    hybrid = rows.get("hybrid")
+    return CompareSummary(
+        table=pd.DataFrame.from_dict(rows, orient="index").reset_index(names="kind"),
+        hybrid=None
+        if hybrid is None
+        else KindSummary(
+            seeds=int(hybrid["seeds"]),
+            cosine_mean=hybrid["cosine mean"],
+            cosine_std=hybrid["cosine std"],
+            gate_mean=hybrid["gate mean"],
+            gate_std=hybrid["gate std"],
+        ),
+    )

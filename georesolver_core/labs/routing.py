@@ -12,8 +12,8 @@ its verdicts, three routers trained on one task, a DMG stream, and the distribut
   mixture-of-experts layer, trained one step at a time, and their load statistics as a table;
 - ``dmg_lab``: DMG's pool fed a stream whose clusters rotate at one step; a point spawns when its loss
   exceeds tau_t = tau_base + kappa sigma_t + gamma r_t (Lemma 9.1);
-- ``traffic_lab`` / ``live_traffic``: bytes and messages of section 10.3's protocols, from a report
-  document (an upload, a live run, or the repository's stored run).
+- ``traffic_lab(TrafficConfig)`` / ``live_traffic``: bytes and messages of section 10.3's protocols,
+  from a report document (an upload, a live run, or the repository's stored run).
 """
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ from georesolver_core.routing.demo import DMGStream, RoutingDemo, ShiftingStream
 from georesolver_core.routing.distributed import DistConfig, run_headless
 from georesolver_core.routing.dmg import DMGConfig
 from georesolver_core.routing.quality import QualitySweep, quality_sweep
-from georesolver_core.routing.traffic import MAX_TRAFFIC_BYTES, TrafficRun, load_traffic_report, traffic_runs
+from georesolver_core.routing.traffic import (
+    MAX_RUNS,
+    MAX_TRAFFIC_BYTES,
+    TrafficRun,
+    load_traffic_report,
+    traffic_runs,
+)
 from georesolver_core.routing.traffic import traffic_table as _traffic_rows
 from georesolver_core.theory.routing import routing_entropy_bound
 from georesolver_core.validate import check_eps, check_positive_int, check_range
@@ -45,6 +51,7 @@ __all__ = [
     "QualityLab",
     "SphereConfig",
     "SphereLab",
+    "TrafficConfig",
     "TrafficLab",
     "dmg_lab",
     "live_traffic",
@@ -279,6 +286,33 @@ def dmg_lab(config: DMGLabConfig) -> DMGLab:
 # --- 5. Distributed traffic -------------------------------------------------------------------------------
 
 
+RUN_FIELDS = ("config", "rows", "max_abs_diff", "same_indices")  # what ``traffic_runs`` reads of a run
+
+
+@dataclass(frozen=True)
+class TrafficConfig:
+    """The report documents to type and table: ``load_traffic_report``'s runs, or ``live_traffic``'s one.
+
+    Validated on construction: 0 to MAX_RUNS runs, each a dict holding RUN_FIELDS with ``config`` naming a
+    ``world_size`` (the fields' types and ranges are checked where a document enters: ``load_traffic_report``
+    for an upload, ``routing.distributed`` for a live run). No runs: an empty lab (nothing to draw yet).
+    """
+
+    runs: tuple[dict, ...]  # one report document per world size
+
+    def __post_init__(self):
+        object.__setattr__(self, "runs", tuple(self.runs))
+        if len(self.runs) > MAX_RUNS:
+            raise ValueError(f"runs must hold 0 to {MAX_RUNS} report documents (got {len(self.runs)})")
+        for i, run in enumerate(self.runs):
+            missing = [f for f in RUN_FIELDS if not isinstance(run, dict) or f not in run]
+            if missing or not isinstance(run["config"], dict) or "world_size" not in run["config"]:
+                raise ValueError(
+                    f"runs[{i}] must be a report document with {list(RUN_FIELDS)} and config.world_size "
+                    f"(missing {missing or ['config.world_size']})"
+                )
+
+
 @dataclass(frozen=True)
 class TrafficLab:
     """A traffic report, typed: its runs, every row, and the table the page shows."""
@@ -288,9 +322,9 @@ class TrafficLab:
     table: pd.DataFrame  # the rows' TABLE_COLUMNS
 
 
-def traffic_lab(documents: list[dict]) -> TrafficLab:
-    """The runs of a report (``load_traffic_report`` or ``live_traffic``), typed and tabled."""
-    typed = traffic_runs(documents)
+def traffic_lab(config: TrafficConfig) -> TrafficLab:
+    """The runs of ``config`` (from ``load_traffic_report`` or ``live_traffic``), typed and tabled."""
+    typed = traffic_runs(list(config.runs))
     rows = [r for run in typed for r in run.rows]
     return TrafficLab(runs=typed, rows=rows, table=pd.DataFrame(_traffic_rows(typed)))
 
