@@ -1,7 +1,7 @@
 """Start / Pause / Resume / Step / Stop / Reset for a trainer that advances as a generator, drawn live.
 
 A library trainer yields ``(fraction done, text, partial result)`` after each unit of work and returns
-its result (``orthogonal_tasks.compare_steps``, ``routing.compare.compare_routers_steps``,
+its result (``labs.orthogonal.compare_lab``, ``routing.compare.compare_routers_steps``,
 ``cost_scaling.cost_scaling_steps``, ``labs.embeddings.embedding_steps``). ``in_worker(function, *args)``
 runs it in a worker process of the server's job runner (``jobs.steps_job``): a ``WorkerJob`` kept in
 session state follows it and the server only draws; nothing trains in the server process. The buttons act

@@ -10,8 +10,7 @@ import streamlit as st
 import ui
 from knobs import Knob, draw, page_knobs
 
-from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim
-from georesolver_core.claims.inventory import words_of
+from georesolver_core.claims import CLAIMS, FAILS, VERDICTS, run_claim, words_of
 from georesolver_core.claims.report import ClaimRecord, report_settings
 from georesolver_core.verdicts import RULE
 from georesolver_core.viz.claims import claim_figure

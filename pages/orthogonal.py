@@ -8,9 +8,9 @@ from knobs import Knob, draw, page_knobs
 from georesolver_core.labs.orthogonal import (
     RESIDUAL_KINDS,
     RESIDUAL_TASKS,
-    CompareConfig,
     DriftConfig,
     OperatorConfig,
+    ResidualCompareConfig,
     TaskConfig,
     compare_lab,
     compare_summary,
@@ -182,7 +182,7 @@ def training_section(seed: int) -> None:
     )
     run_key = (cfg.task, tuple(kinds), cfg.steps, n_seeds, cfg.angle_deg, seed)
     # No kind chosen: no comparison to run, and Train stays disabled (its start is never called).
-    compare = CompareConfig(tuple(kinds), cfg, tuple(range(seed, seed + n_seeds))) if kinds else None
+    compare = ResidualCompareConfig(tuple(kinds), cfg, tuple(range(seed, seed + n_seeds))) if kinds else None
     tc.controls(
         "orth",
         tc.in_worker(compare_lab, compare),

@@ -338,10 +338,7 @@ PAGE_IMPORT_ALLOW_LIST = {
         "pages/kernels.py",
         "georesolver_core.bench",
     ): "the page is the kernel benchmark's live view and report reader",
-    ("pages/training.py", "georesolver_core.jobs"): "it submits training runs to the job runner itself",
     ("pages/training.py", "georesolver_core.train"): "the run's config and spec, and the language-model study",
-    ("pages/training.py", "georesolver_core.train.checkpoint"): "the largest checkpoint an upload may be",
-    ("pages/training.py", "georesolver_core.train.run"): "it reads an uploaded checkpoint",
     ("pages/training.py", "georesolver_core.train.trainer"): "it resolves the device a run trains on",
 }
 

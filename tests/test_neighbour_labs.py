@@ -23,9 +23,9 @@ from georesolver_core.labs.hankel import (
     speed_lab,
 )
 from georesolver_core.labs.orthogonal import (
-    CompareConfig,
     DriftConfig,
     OperatorConfig,
+    ResidualCompareConfig,
     TaskConfig,
     compare_lab,
     compare_summary,
@@ -60,14 +60,14 @@ def test_the_hankel_labs_measure_what_the_claims_measure():
         (lambda: DriftConfig(("cayley",), (1, 2), dim=1), "dim"),
         (lambda: DriftConfig(("cayley",), (1, 2), branch=-0.1), "branch"),
         (lambda: OperatorConfig(1.0, 1.5, 1.0, 0, 30, 60), "gamma"),
-        (lambda: CompareConfig((), TaskConfig()), "kinds"),
-        (lambda: CompareConfig(("cayley", "flip"), TaskConfig()), "kinds"),
-        (lambda: CompareConfig(("cayley",), TaskConfig(task="sorting")), "task"),
-        (lambda: CompareConfig(("cayley",), TaskConfig(steps=0)), "steps"),
-        (lambda: CompareConfig(("cayley",), {"task": "negation"}), "task must be a TaskConfig"),
-        (lambda: CompareConfig(("cayley",), TaskConfig(), seeds=()), "seeds"),
-        (lambda: CompareConfig(("cayley",), TaskConfig(), seeds=(-1,)), "seeds"),
-        (lambda: CompareConfig(("cayley",), TaskConfig(), eval_every=0), "eval_every"),
+        (lambda: ResidualCompareConfig((), TaskConfig()), "kinds"),
+        (lambda: ResidualCompareConfig(("cayley", "flip"), TaskConfig()), "kinds"),
+        (lambda: ResidualCompareConfig(("cayley",), TaskConfig(task="sorting")), "task"),
+        (lambda: ResidualCompareConfig(("cayley",), TaskConfig(steps=0)), "steps"),
+        (lambda: ResidualCompareConfig(("cayley",), {"task": "negation"}), "task must be a TaskConfig"),
+        (lambda: ResidualCompareConfig(("cayley",), TaskConfig(), seeds=()), "seeds"),
+        (lambda: ResidualCompareConfig(("cayley",), TaskConfig(), seeds=(-1,)), "seeds"),
+        (lambda: ResidualCompareConfig(("cayley",), TaskConfig(), eval_every=0), "eval_every"),
         (lambda: SpeedConfig((), 2), "sizes"),
         (lambda: SpeedConfig((8,), 0), "rank"),
         (lambda: SpeedConfig((8,), 2, threads=0), "threads"),
@@ -89,7 +89,7 @@ def test_the_orthogonal_labs_give_the_claims_numbers_by_name():
 
 def test_the_comparison_lab_trains_what_compare_trains_and_survives_the_worker_codec():
     task = TaskConfig(task="negation", steps=20, batch=16)
-    config = CompareConfig(["cayley", "hybrid"], task, seeds=[3], eval_every=10)
+    config = ResidualCompareConfig(["cayley", "hybrid"], task, seeds=[3], eval_every=10)
     assert config.kinds == ("cayley", "hybrid") and config.seeds == (3,)  # lists frozen to tuples
     assert decode_value(encode_value(config)) == config  # what a worker rebuilds is the same config
     steps, reports = compare_lab(config), []

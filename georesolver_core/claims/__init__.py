@@ -17,6 +17,7 @@ from georesolver_core.claims import (
     routing_claims,
     training_claims,
 )
+from georesolver_core.claims.inventory import words_of
 from georesolver_core.claims.registry import (
     CLAIMS,
     NOT_DECIDED,
@@ -56,6 +57,7 @@ MODULES = (
 collect(MODULES)
 
 __all__ = [
+    "words_of",
     "CLAIMS",
     "CONDITIONAL",
     "FAILS",

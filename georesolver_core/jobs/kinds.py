@@ -124,7 +124,7 @@ def steps_job(config: dict, ctx: JobContext) -> dict:
     """A generator run to its end in a worker: ``config = steps_config(function, *args, **kwargs)``.
 
     The generator yields ``(fraction done, text, partial result)`` after each unit of work and returns its
-    result (``routing.compare.compare_routers_steps``, ``extras.orthogonal_tasks.compare_steps``,
+    result (``routing.compare.compare_routers_steps``, ``labs.orthogonal.compare_lab``,
     ``labs.cost_scaling.cost_scaling_steps``). ``ctx.tick()`` runs before each unit (pause, step, stop).
     Progress goes out every ``REPORT_S``, after each unit while paused, and at the end, its partial a dict:
     ``partial`` (the newest), ``seconds`` (of work), and once it ended ``result`` (what the generator

@@ -1,6 +1,6 @@
 """The Orthogonal residuals page's lab (seed 003): one vector of R^3 under each shortcut operator
 (``operator_lab(OperatorConfig) -> OperatorView``), the norm through depth (``drift_lab(DriftConfig) ->
-NormGain``) and the kinds trained on one task at matched parameter counts (``compare_lab(CompareConfig)``,
+NormGain``) and the kinds trained on one task at matched parameter counts (``compare_lab(ResidualCompareConfig)``,
 a generator a worker steps, and ``compare_summary`` of its results). The maths (the operators,
 ``orthogonality_defect``, ``norm_and_gain``, the tasks and their training) lives in ``extras``, where the
 claims measure it too.
@@ -40,7 +40,7 @@ from georesolver_core.validate import check_positive_int, check_range
 __all__ = [
     "RESIDUAL_KINDS",
     "RESIDUAL_TASKS",
-    "CompareConfig",
+    "ResidualCompareConfig",
     "CompareSummary",
     "DriftConfig",
     "KindSummary",
@@ -184,7 +184,7 @@ def drift_lab(config: DriftConfig) -> NormGain:
 
 
 @dataclass(frozen=True)
-class CompareConfig:
+class ResidualCompareConfig:
     """Every kind trained on one task of ``TaskConfig`` at matched parameter counts, once per seed (seed 003's
     comparison; a worker rebuilds it from its fields, so its checks run there again).
 
@@ -211,7 +211,7 @@ class CompareConfig:
         check_positive_int("eval_every", self.eval_every, 1, 10**6)
 
 
-def compare_lab(config: CompareConfig) -> Generator[tuple[float, str, list[dict]], None, list[RunResult]]:
+def compare_lab(config: ResidualCompareConfig) -> Generator[tuple[float, str, list[dict]], None, list[RunResult]]:
     """The comparison of ``config``, one evaluation per ``next`` (``extras.orthogonal_tasks.compare_steps``):
     yields (fraction done, text, runs so far as dicts of kind, seed and history) and returns the RunResults.
     At module level, so that a worker imports it by name."""
