@@ -151,17 +151,21 @@ def _upload_or_sample():
 COMPARE = "emb_compare"  # the comparison's job (trainer_controls: keys emb_compare_start, _stop, ...)
 
 
-def _sig(hier, config, device) -> tuple:
-    return (hier.fingerprint, config, str(device))
+def _busy(prefix: str) -> bool:
+    """Another of this page's runs (live, comparison, benchmark) is under way: a session trains one at a time."""
+    others = {"emb", COMPARE, "emb_bench"} - {prefix}
+    if busy := any(j is not None and j.status in tc.ACTIVE for j in map(tc.job, others)):
+        st.caption("Another run of this page is training: Stop it, or let it finish, to start this one.")
+    return busy
 
 
 def comparison(hier, config, device):
     """The comparison for these settings (finished, or what finished before a Stop), or None."""
     job = tc.job(COMPARE)
-    if config is None or job is None or job.sig != _sig(hier, config, device):
+    if config is None or job is None or job.sig != (hier.fingerprint, config, str(device)):
         return None
     job.poll()
-    return lab.comparison_of(job)
+    return lab.kept_result(job)
 
 
 def three_geometries(hier, config, device, *, wordnet: bool) -> None:
@@ -173,24 +177,22 @@ def three_geometries(hier, config, device, *, wordnet: bool) -> None:
         return
     st.markdown(
         "The same hierarchy, dimension, loss, optimiser, learning rate, epochs and negatives in each geometry: "
-        f"only the distance changes. At most {lab.COMPARE_BUDGET_S:.0f} s in all, shared evenly; it trains in "
-        "a worker, so the page stays responsive."
+        f"only the distance changes. At most {lab.COMPARE_BUDGET_S:.0f} s in all, shared evenly, in a worker."
     )
-    start, sig = None, _sig(hier, config, device)
-    if config is not None:
-        start = tc.in_worker(lab.comparison_steps, lab.run_data(hier), config, device=str(device))
+    sig = (hier.fingerprint, config, str(device))
+    start = tc.in_worker(lab.comparison_steps, lab.run_data(hier), config, device=str(device))  # disabled if None
     job = tc.controls(
         COMPARE,
         start,
         sig,
         budget_s=2 * lab.COMPARE_BUDGET_S,  # the comparison stops itself; this leaves time to measure
-        disabled=config is None,
+        disabled=config is None or _busy(COMPARE),
         what="Train all three",
     )
     if job is None:
         st.info("Press **Train all three** to measure the comparison with the settings on the left.")
         return
-    tc.live(COMPARE, lambda j: _draw_comparison(hier, lab.comparison_of(j), same=j.sig == sig))
+    tc.live(COMPARE, lambda j: _draw_comparison(hier, lab.kept_result(j), same=j.sig == sig))
 
 
 def _draw_comparison(hier, result, *, same: bool) -> None:
@@ -311,13 +313,15 @@ def benchmark_tab(*, seed: int) -> None:
         )
     what = f"Re-run a small version ({lab.QUICK_S:.0f} s per model)"
     st.markdown(f"**{what}**: the ball, the plane and the sphere at d = 5, trained in a worker.")
-    tc.controls("emb_bench", tc.in_worker(lab.benchmark_steps, seed), seed, budget_s=BENCH_JOB_S, what=what)
-    tc.live("emb_bench", _draw_quick)
+    start = tc.in_worker(lab.benchmark_steps, seed)
+    tc.controls("emb_bench", start, seed, budget_s=BENCH_JOB_S, disabled=_busy("emb_bench"), what=what)
+    tc.live("emb_bench", _quick)
 
 
-def _draw_quick(job) -> None:
-    quick = job.result if job.result is not None else job.partial
-    st.dataframe(pd.DataFrame(lab.benchmark_rows(quick)), hide_index=True, key="emb_bench_quick_table")
+def _quick(job: tc.WorkerJob) -> None:  # the re-run's rows so far, or all three
+    st.dataframe(
+        pd.DataFrame(lab.benchmark_rows(lab.kept_result(job))), hide_index=True, key="emb_bench_quick_table"
+    )
 
 
 # ---- Tab "Trees in the disk" ------------------------------------------------------------------------------

@@ -59,6 +59,8 @@ def _running(at: AppTest) -> bool:
 def _train_to_end(at: AppTest) -> None:
     job = _job(at)
     if job is None or job.status not in ACTIVE:
+        if at.button(key="emb_start").disabled:  # drawn while the job still ran, which ended since: redraw
+            at.run()
         at.button(key="emb_start").click().run()
     elif job.status == "paused":
         at.button(key="emb_resume").click().run()

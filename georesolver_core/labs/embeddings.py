@@ -196,8 +196,9 @@ def benchmark_steps(
     return (yield from steps)
 
 
-def comparison_of(job) -> GeometryComparison | None:
-    """A comparison job's (``comparison_steps``) comparison: its result, else what finished before it stopped."""
+def kept_result(job):
+    """A worker job's result (e.g. ``comparison_steps``'s comparison, ``benchmark_steps``'s report), else its
+    newest partial: what finished before it stopped; None without a job."""
     if job is None:
         return None
     return job.result if job.result is not None else job.partial
