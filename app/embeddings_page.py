@@ -26,18 +26,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 import torch
+import trainer_controls as tc
 import ui
 from knobs import Knob, draw
 
 from georesolver_core.embeddings import (
-    EmbeddingConfig,
     compare_hierarchy_capacity,
     history_table,
     node_table,
     sphere_maps,
 )
-from georesolver_core.embeddings.benchmark import QUICK_ENTRIES, run_benchmark
-from georesolver_core.embeddings.compare import compare_geometries
 from georesolver_core.embeddings.construct import construct_closure
 from georesolver_core.embeddings.fast import read_points
 from georesolver_core.embeddings.leaderboard import leaderboard_table
@@ -56,7 +54,7 @@ NOUNS_NPZ = ASSETS / "wordnet_nouns_d10.npz"
 NOUNS_JSON = ASSETS / "wordnet_nouns.json"
 NOUNS_SHOWN = 2000  # nouns drawn in the histogram and listed (of 82,115)
 BENCHMARK_JSON = ASSETS / "wordnet_benchmark.json"
-QUICK_S = 5.0  # seconds per model of the benchmark's live re-run
+BENCH_JOB_S = 120.0  # the re-run's job stops here at the latest (its three models train 5 s each)
 state = st.session_state
 
 # ---- The data --------------------------------------------------------------------------------------------
@@ -150,31 +148,24 @@ def _upload_or_sample():
 
 # ---- Tab "Three geometries" (its comparison feeds the next two) ----------------------------------------
 
-COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
+COMPARE = "emb_compare"  # the comparison's job (trainer_controls: keys emb_compare_start, _stop, ...)
 
 
-def _compare(hier, cfg: EmbeddingConfig, device):
-    """Train all three under the time budget; pressing Stop reruns the page, which ends the work."""
-    stop_col, _ = st.columns([1, 3])
-    stop_col.button("Stop", key="emb_compare_stop", icon=":material/stop:", help="Ends the comparison now.")
-    with st.status("Training the three geometries with the same budget ...", expanded=True) as status:
-        bar = st.progress(0.0)
-
-        def show(frac: float, text: str) -> None:
-            bar.progress(min(frac, 1.0), text=text)
-
-        comparison = compare_geometries(hier, cfg, device=device, budget_s=COMPARE_BUDGET_S, progress=show)
-        status.update(label="Trained all three geometries", state="complete", expanded=False)
-    state["emb_compare"] = {"sig": (hier.fingerprint, cfg, str(device)), "result": comparison}
-    return comparison
+def _busy(prefix: str) -> bool:
+    """Another of this page's runs (live, comparison, benchmark) is under way: a session trains one at a time."""
+    others = {"emb", COMPARE, "emb_bench"} - {prefix}
+    if busy := any(j is not None and j.status in tc.ACTIVE for j in map(tc.job, others)):
+        st.caption("Another run of this page is training: Stop it, or let it finish, to start this one.")
+    return busy
 
 
 def comparison(hier, config, device):
-    """The saved comparison for these settings, or None."""
-    saved = state.get("emb_compare")
-    if config is not None and saved and saved["sig"] == (hier.fingerprint, config, str(device)):
-        return saved["result"]
-    return None
+    """The comparison for these settings (finished, or what finished before a Stop), or None."""
+    job = tc.job(COMPARE)
+    if config is None or job is None or job.sig != (hier.fingerprint, config, str(device)):
+        return None
+    job.poll()
+    return lab.kept_result(job)
 
 
 def three_geometries(hier, config, device, *, wordnet: bool) -> None:
@@ -186,19 +177,30 @@ def three_geometries(hier, config, device, *, wordnet: bool) -> None:
         return
     st.markdown(
         "The same hierarchy, dimension, loss, optimiser, learning rate, epochs and negatives in each geometry: "
-        f"only the distance changes. At most {COMPARE_BUDGET_S:.0f} s in all, shared evenly."
+        f"only the distance changes. At most {lab.COMPARE_BUDGET_S:.0f} s in all, shared evenly, in a worker."
     )
-    result = comparison(hier, config, device)
-    if st.button("Train all three", key="emb_compare_run", icon=":material/compare:", disabled=config is None):
-        result = _compare(hier, config, device)
-    if result is None:
+    sig = (hier.fingerprint, config, str(device))
+    start = tc.in_worker(lab.comparison_steps, lab.run_data(hier), config, device=str(device))  # disabled if None
+    job = tc.controls(
+        COMPARE,
+        start,
+        sig,
+        budget_s=2 * lab.COMPARE_BUDGET_S,  # the comparison stops itself; this leaves time to measure
+        disabled=config is None or _busy(COMPARE),
+        what="Train all three",
+    )
+    if job is None:
         st.info("Press **Train all three** to measure the comparison with the settings on the left.")
         return
-    if not result.complete:
-        st.warning(
-            f"The {COMPARE_BUDGET_S:.0f} s budget ended some runs before {config.epochs} epochs (see "
-            "'epochs run'): each geometry had the same time, so the comparison is fair, but not final."
-        )
+    tc.live(COMPARE, lambda j: _draw_comparison(hier, lab.kept_result(j), same=j.sig == sig))
+
+
+def _draw_comparison(hier, result, *, same: bool) -> None:
+    if not same:  # another hierarchy or other settings: its points do not belong to this hierarchy
+        st.info("That comparison was trained with other settings: press **Train all three** to compare these.")
+        return
+    if (warning := lab.comparison_warning(result)) is not None:
+        st.warning(warning)
     views = [
         embedding_view(
             torch.from_numpy(r.points),
@@ -214,7 +216,8 @@ def three_geometries(hier, config, device, *, wordnet: bool) -> None:
     table = pd.DataFrame(result.table())
     st.dataframe(table, hide_index=True, key="emb_compare_table")
     ui.download_csv("Download the table (CSV)", table, "embedding_comparison.csv", "emb_compare_dl")
-    ui.theory_box([compare_hierarchy_capacity(result.metrics, dim=result.config.dim)])
+    if len(result.runs) == len(GEOMETRIES):
+        ui.theory_box([compare_hierarchy_capacity(result.metrics, dim=result.config.dim)])
 
 
 # ---- Tab "Norm vs depth" ----------------------------------------------------------------------------------
@@ -284,7 +287,7 @@ def leaderboard() -> None:
     st.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
 
 
-def benchmark_tab(closure, *, seed: int) -> None:
+def benchmark_tab(*, seed: int) -> None:
     """The shipped side-by-side report, and a button that re-runs a small version live."""
     st.markdown(
         "WordNet mammals (1,181 nodes, 6,541 closure pairs), every model with the same training budget and "
@@ -308,20 +311,17 @@ def benchmark_tab(closure, *, seed: int) -> None:
             f"{nouns['train_seconds']:.0f} s of training ({nouns['cpu_seconds']:.0f} cpu seconds in all, load "
             f"average {load} at the end) on the shared machine; the epochs column says how far it trained."
         )
-    if st.button(
-        f"Re-run a small version ({QUICK_S:.0f} s per model)", key="emb_bench_run", icon=":material/speed:"
-    ):
-        with st.spinner("Training the ball, the plane and the sphere at d = 5 ..."):
-            st.session_state["emb_bench_quick"] = run_benchmark(
-                closure,
-                budget_s=QUICK_S,
-                entries=QUICK_ENTRIES,
-                with_gensim=False,
-                seed=seed,
-                overrides={"burn_in": 10},  # the recipe's 100-epoch burn-in would fill a few seconds
-            )
-    if quick := st.session_state.get("emb_bench_quick"):
-        st.dataframe(pd.DataFrame(lab.benchmark_rows(quick)), hide_index=True, key="emb_bench_quick_table")
+    what = f"Re-run a small version ({lab.QUICK_S:.0f} s per model)"
+    st.markdown(f"**{what}**: the ball, the plane and the sphere at d = 5, trained in a worker.")
+    start = tc.in_worker(lab.benchmark_steps, seed)
+    tc.controls("emb_bench", start, seed, budget_s=BENCH_JOB_S, disabled=_busy("emb_bench"), what=what)
+    tc.live("emb_bench", _quick)
+
+
+def _quick(job: tc.WorkerJob) -> None:  # the re-run's rows so far, or all three
+    st.dataframe(
+        pd.DataFrame(lab.benchmark_rows(lab.kept_result(job))), hide_index=True, key="emb_bench_quick_table"
+    )
 
 
 # ---- Tab "Trees in the disk" ------------------------------------------------------------------------------

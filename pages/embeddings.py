@@ -392,7 +392,7 @@ def tab_sections(hier, config, s, *, wordnet: bool) -> None:
     with tabs[3]:
         if tabs[3].open:
             sections.leaderboard()
-            sections.benchmark_tab(sections.mammals()[0], seed=s.seed)
+            sections.benchmark_tab(seed=s.seed)
     with tabs[4]:
         if tabs[4].open:
             sections.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)

@@ -59,6 +59,8 @@ def _running(at: AppTest) -> bool:
 def _train_to_end(at: AppTest) -> None:
     job = _job(at)
     if job is None or job.status not in ACTIVE:
+        if at.button(key="emb_start").disabled:  # drawn while the job still ran, which ended since: redraw
+            at.run()
         at.button(key="emb_start").click().run()
     elif job.status == "paused":
         at.button(key="emb_resume").click().run()
@@ -232,8 +234,10 @@ def test_tabs_comparison_norms_sphere_maps_and_data():
     at = _page(autoplay=False)
     at.slider(key="emb_epochs").set_value(20).run()
     _train_to_end(at)
-    at.button(key="emb_compare_run").click().run()
+    at.button(key="emb_compare_start").click().run()  # trains in a worker (trainer_controls, prefix emb_compare)
     assert not at.exception, at.exception
+    run_job_to_end(at, "emb_compare")
+    assert at.session_state["emb_compare_job"].status == "finished"
     table = at.dataframe[0].value
     assert set(table["geometry"]) == {entry.label for entry in GEOMETRIES.values()}  # every geometry compared
     assert any("Section 5.2(A)" in m.value for m in at.markdown)

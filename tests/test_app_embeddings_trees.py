@@ -5,7 +5,7 @@ assets/ (a sample of points, its figures), and the leaderboard marks published r
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app_pages import ROOT, open_page
+from tests.app_pages import ROOT, open_page, run_until
 
 PAGE = "embeddings.py"
 
@@ -50,3 +50,25 @@ def test_leaderboard_table_marks_quoted_rows():
     assert len(quoted) and quoted["source"].str.startswith("quoted:").all() and quoted["CPU s"].isna().all()
     measured = board[board["method"] != "published (quoted)"]
     assert measured["source"].str.startswith("measured here").all() and (measured["CPU s"] >= 0).all()
+
+
+def test_the_quick_benchmark_runs_in_a_worker_and_a_stop_keeps_its_rows():
+    at = _tab("WordNet benchmark")
+    shipped = len([d for d in at.dataframe if "model" in d.value.columns])  # the shipped reports' tables
+    at.button(key="emb_bench_start").click().run()  # trainer_controls, prefix emb_bench
+    assert not at.exception, at.exception
+    job = at.session_state["emb_bench_job"]
+
+    def first_row() -> bool:
+        return job.partial is not None and len(job.partial["rows"]) >= 1
+
+    run_until(at, first_row, "the worker's first benchmark row")
+    at.button(key="emb_bench_stop").click().run()
+    run_until(at, lambda: job.status == "stopped" or job.status == "finished", "the stop")
+    at.run()
+    assert not at.exception, at.exception
+    tables = [d.value for d in at.dataframe if "model" in d.value.columns]
+    assert len(tables) == shipped + 1  # the re-run's table, drawn below the shipped ones
+    quick = tables[-1]
+    assert len(quick) >= 1 and quick["model"][0] == "this project, poincare d=5" and 0.0 < quick["MAP"][0] <= 1.0
+    assert at.button(key="emb_bench_start").disabled is False  # another run can start

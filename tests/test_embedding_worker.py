@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 from georesolver_core.embeddings import EmbeddingConfig, EmbeddingTrainer
+from georesolver_core.embeddings.benchmark import run_benchmark
+from georesolver_core.embeddings.compare import compare_geometries
 from georesolver_core.embeddings.trainer import EmbeddingStatus
+from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.jobs import JobContext, Stopped, steps_config, steps_job
 from georesolver_core.jobs.codec import decode_value, encode_value
 from georesolver_core.jobs.control import RUN, STOP
@@ -121,21 +124,118 @@ def test_a_stop_keeps_the_last_snapshot(tmp_path):
     np.testing.assert_allclose(snap.points, direct.points().numpy(), rtol=1e-6, atol=1e-7)
 
 
+# ---- the comparison and the benchmark's small re-run, in a worker ------------------------------------------
+
+
+def test_the_comparison_in_a_worker_equals_the_direct_comparison():
+    tree = balanced_tree(2, 3)
+    config = EmbeddingConfig(epochs=6, lr=0.05, seed=2, burn_in=2)
+    steps = lab.comparison_steps(_crossed(lab.run_data(tree)), _crossed(config), time_budget_s=None)
+    steps_partials = []  # (fraction, partial) of every yield
+    while True:
+        try:
+            fraction, _, partial = next(steps)
+        except StopIteration as end:
+            final = end.value
+            break
+        steps_partials.append((fraction, partial))
+    direct = compare_geometries(tree, config)
+    assert list(final.runs) == list(direct.runs) == list(GEOMETRIES) and final.complete
+    for g, run in final.runs.items():
+        np.testing.assert_allclose(run.points, direct.runs[g].points, rtol=1e-6, atol=1e-7)
+        assert run.metrics == pytest.approx(direct.runs[g].metrics) and run.epochs == direct.runs[g].epochs
+        assert run.c == pytest.approx(direct.runs[g].c)
+    fractions = [f for f, _ in steps_partials]
+    assert len(fractions) == len(GEOMETRIES) * config.epochs and fractions == sorted(fractions)
+    assert steps_partials[0][1] is None  # nothing finished after the first epoch
+    kept = pickle.loads(pickle.dumps(steps_partials[config.epochs][1]))  # the ball finished, pickled as sent
+    assert list(kept.runs) == [next(iter(GEOMETRIES))] and "stopped" in lab.comparison_warning(kept).lower()
+
+
+def test_a_stopped_comparison_keeps_the_geometries_that_finished(tmp_path):
+    tree = balanced_tree(2, 3)
+    config = EmbeddingConfig(epochs=4, lr=0.05, seed=1, burn_in=1)
+    job = steps_config(lab.comparison_steps, lab.run_data(tree), config, budget_s=60.0, device="cpu")
+    events = _Events()
+    stop = _StopAfter(2 * (config.epochs + 1))  # asked twice a unit: the ball's epochs and one more
+    with pytest.raises(Stopped):
+        steps_job(json.loads(json.dumps(job)), JobContext("j", tmp_path, events, stop))
+    kept = pickle.loads(pickle.dumps(events[-1].partial))["partial"]
+    assert len(kept.runs) == 1 and lab.comparison_warning(kept) is not None
+
+
+def test_the_quick_benchmark_in_a_worker_equals_the_direct_benchmark():
+    overrides = {"epochs": 2, "burn_in": 1}  # short runs that the large budget never cuts
+    entries = (("poincare", 2), ("euclidean", 2))
+    args = _crossed([3])
+    kwargs = _crossed({"time_budget_s": 600.0, "entries": entries, "overrides": overrides})
+    yields = []
+    steps = lab.benchmark_steps(*args, **kwargs)
+    while True:
+        try:
+            yields.append(next(steps))
+        except StopIteration as end:
+            report = end.value
+            break
+    direct = run_benchmark(load_mammals(), budget_s=600.0, seed=3, entries=entries, with_gensim=False,
+                           overrides=overrides)  # fmt: skip
+    assert [f for f, _, _ in yields] == [0.5, 1.0] and [len(d["rows"]) for _, _, d in yields] == [1, 2]
+    assert report["complete"] and not yields[-1][2]["complete"] and report["notes"] == direct["notes"] == []
+    assert lab.benchmark_rows(yields[0][2])[0]["model"] == "this project, poincare d=2"
+    for mine, theirs in zip(report["rows"], direct["rows"], strict=True):
+        assert (mine["name"], mine["epochs_run"], mine["lr"]) == (
+            theirs["name"],
+            theirs["epochs_run"],
+            theirs["lr"],
+        )
+        assert mine["map"] == pytest.approx(theirs["map"], rel=1e-6)
+        assert mine["mean_rank"] == pytest.approx(theirs["mean_rank"], rel=1e-6)
+        assert mine.get("lr_grid", {}) == pytest.approx(theirs.get("lr_grid", {}), rel=1e-6)
+
+
 # ---- no training in the server process --------------------------------------------------------------------
 
 TRAINERS = {"EmbeddingTrainer", "train_embedding"}  # what builds and trains an embedding in the caller
+# what trains embeddings in the caller too, named only as the embeddings package's (the kernel benchmark of
+# georesolver_core.bench has its own run_benchmark)
+EMBEDDING_RUNS = {"compare_geometries", "run_benchmark"}
+
+
+def _dotted(node: ast.AST) -> str:
+    """``a.b.c`` of a name or attribute chain ("" for anything else)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
 
 
 def trainer_uses(source: str) -> list[tuple[int, str]]:
-    """(line, name) of every import, name or attribute in ``source`` that reaches a trainer of TRAINERS."""
+    """(line, name) of every import, name or attribute in ``source`` that reaches a trainer of TRAINERS, or
+    an embeddings function of EMBEDDING_RUNS."""
+    tree = ast.parse(source)
+    embeddings = set()  # local names bound to a module of georesolver_core.embeddings
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and "embeddings" in (node.module or ""):
+            embeddings |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            embeddings |= {a.asname or a.name for a in node.names if "embeddings" in a.name}
     hits = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom | ast.Import):
-            hits += [(node.lineno, a.name) for a in node.names if a.name.split(".")[-1] in TRAINERS]
+            from_embeddings = "embeddings" in (getattr(node, "module", None) or "")
+            for a in node.names:
+                last = a.name.split(".")[-1]
+                if last in TRAINERS or (last in EMBEDDING_RUNS and (from_embeddings or "embeddings" in a.name)):
+                    hits.append((node.lineno, a.name))
         elif isinstance(node, ast.Name) and node.id in TRAINERS:
             hits.append((node.lineno, node.id))
         elif isinstance(node, ast.Attribute) and node.attr in TRAINERS:
             hits.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Attribute) and node.attr in EMBEDDING_RUNS:
+            base = _dotted(node.value)
+            if "embeddings" in base or base.split(".")[0] in embeddings:
+                hits.append((node.lineno, node.attr))
     return hits
 
 
@@ -145,9 +245,17 @@ def test_the_finder_catches_the_forms_it_forbids():
         "import georesolver_core.embeddings as e\n"
         "e.EmbeddingTrainer(h, c)\n"
         "e.trainer.train_embedding(h, c)\n"
+        "from georesolver_core.embeddings.compare import compare_geometries\n"
+        "from georesolver_core.embeddings import benchmark as b\n"
+        "b.run_benchmark(closure, budget_s=5)\n"
+        "e.compare.compare_geometries(h, c)\n"
+        "georesolver_core.embeddings.benchmark.run_benchmark(closure, budget_s=5)\n"
     )
-    assert [line for line, _ in trainer_uses(planted)] == [1, 3, 4]
+    assert sorted(line for line, _ in trainer_uses(planted)) == [1, 3, 4, 5, 7, 8, 9]
     assert trainer_uses("from georesolver_core.labs import embeddings as lab\nlab.embedding_steps\n") == []
+    # the kernel benchmark's run_benchmark is another function
+    assert trainer_uses("from georesolver_core import bench\nbench.run_benchmark(cfg)\n") == []
+    assert trainer_uses("from georesolver_core.bench import run_benchmark\n") == []
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")) + sorted((ROOT / "app").glob("*.py")),

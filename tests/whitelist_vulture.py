@@ -45,6 +45,7 @@ _.precision_floor  # attention/flex.py
 _.flex_formula  # attention/flex.py
 _.process_threads  # device.py
 _.ambient_dim  # embeddings/model.py
+_.compare_geometries  # embeddings/compare.py (the page runs compare_steps in a worker)
 _.progress_text  # labs/embeddings.py
 _.factors_cache_info  # extras/hankel.py
 _.cayley_dense  # extras/orthogonal.py

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import asdict
 from typing import TextIO
 
@@ -148,25 +148,47 @@ def run_benchmark(
 ) -> dict:
     """Every entry trained for ``budget_s`` seconds (``tuned_run``); rows of name, geometry, dim, epochs,
     seconds, MAP, mean rank, lr, and the published Poincaré figure for that dimension where there is one.
-    ``on_row(doc)`` gets the report so far (``complete`` False) after every row, e.g. to write it to disk."""
-    rows = []
+    ``on_row(doc)`` gets the report so far (``complete`` False) after every row, e.g. to write it to disk.
+    ``benchmark_steps`` is the same run, yielding after every row."""
+    steps = benchmark_steps(
+        closure, budget_s=budget_s, seed=seed, entries=entries, with_gensim=with_gensim, overrides=overrides
+    )
+    while True:
+        try:
+            _, _, doc = next(steps)
+        except StopIteration as end:
+            if log is not None and GENSIM_MISSING in end.value["notes"]:
+                print(GENSIM_MISSING, file=log, flush=True)
+            return end.value
+        if log is not None:
+            print(_line(doc["rows"][-1]), file=log, flush=True)
+        if on_row is not None and len(doc["rows"]) <= len(entries):  # gensim's row is not an entry's
+            on_row(doc)
+
+
+def benchmark_steps(
+    closure: Closure,
+    *,
+    budget_s: float,
+    seed: int = 0,
+    entries=ENTRIES,
+    with_gensim: bool = True,
+    overrides: dict | None = None,
+) -> Generator[tuple[float, str, dict], None, dict]:
+    """``run_benchmark`` as a generator: yields (fraction of the rows done, the row's line, the report so far,
+    ``complete`` False) after every row, gensim's included, and returns the whole report."""
+    rows, total = [], len(entries) + bool(with_gensim)
     for geometry, dim in entries:
         cpu = time.process_time()
         rows.append(tuned_run(closure, geometry, dim, budget_s=budget_s, seed=seed, overrides=overrides))
         rows[-1]["cpu_seconds"] = time.process_time() - cpu  # what a loaded machine actually gave this entry
-        if log is not None:
-            print(_line(rows[-1]), file=log, flush=True)
-        if on_row is not None:
-            on_row(_report(closure, budget_s, seed, rows, overrides, complete=False))
+        yield len(rows) / total, _line(rows[-1]), _report(closure, budget_s, seed, rows, overrides, complete=False)
     cpu, notes = time.process_time(), []
     if with_gensim and (g := gensim_poincare(closure, dim=5, budget_s=budget_s, seed=seed)) is not None:
         rows.append({**g, "published": {}, "cpu_seconds": time.process_time() - cpu})
-        if log is not None:
-            print(_line(rows[-1]), file=log, flush=True)
+        yield 1.0, _line(rows[-1]), _report(closure, budget_s, seed, rows, overrides, complete=False)
     elif with_gensim:
         notes.append(GENSIM_MISSING)
-        if log is not None:
-            print(GENSIM_MISSING, file=log, flush=True)
     return {**_report(closure, budget_s, seed, rows, overrides, complete=True), "notes": notes}
 
 

@@ -4,13 +4,14 @@ each geometry; only the distance changes.
 ``compare_geometries`` trains one ``EmbeddingTrainer`` per geometry under a shared wall-clock budget
 (split evenly, so a run that is cut short is cut at the same time for every geometry) and returns a
 ``GeometryComparison``: the points, curvature, metrics and seconds of each run, and whether any run
-stopped before its epochs.
+stopped before its epochs. ``compare_steps`` is the same run as a generator that yields between epochs (a
+worker runs it for the Embeddings page and the server only draws).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -82,13 +83,30 @@ def compare_geometries(
 
     The budget is split evenly; a run that uses it up stops after its current batch and is evaluated
     where it stands (status "paused", ``epochs`` < config.epochs). ``progress(fraction, text)`` is
-    called after every epoch.
+    called after every epoch. ``compare_steps`` is the same run, yielding between epochs.
     """
+    steps = compare_steps(hierarchy, config, device=device, budget_s=budget_s)
+    while True:
+        try:
+            fraction, text, _ = next(steps)
+        except StopIteration as end:
+            if progress is not None:
+                progress(1.0, "done")
+            return end.value
+        if progress is not None:
+            progress(fraction, text)
+
+
+def compare_steps(
+    hierarchy: Hierarchy, config: EmbeddingConfig, *, device=None, budget_s: float | None = None
+) -> Generator[tuple[float, str, GeometryComparison | None], None, GeometryComparison]:
+    """``compare_geometries`` as a generator: yields (fraction done, text, the comparison of the geometries
+    finished so far, None before the first) after every epoch and returns the whole comparison."""
     if budget_s is not None:
         budget_s = check_range("budget_s", budget_s, 0.1, 86_400.0)
     geos = list(GEOMETRIES)
     share = None if budget_s is None else budget_s / len(geos)
-    runs = {}
+    runs: dict[str, GeometryRun] = {}
     for i, geo in enumerate(geos):
         cfg = replace(
             config,
@@ -97,14 +115,14 @@ def compare_geometries(
         )
         tr = EmbeddingTrainer(hierarchy, cfg, device=device)
         start = time.perf_counter()
-
-        def on_epoch(t, _info, i=i, geo=geo):
-            if progress is not None:
-                progress(
-                    (i + t.progress) / len(geos), f"{GEOMETRIES[geo].label}: epoch {t.epoch} / {t.config.epochs}"
-                )
-
-        tr.run(time_budget_s=share, callbacks={"on_epoch_end": on_epoch})
+        while True:  # one epoch a call (the trainer carries on where it stopped): a yield between epochs
+            left = None if share is None else share - (time.perf_counter() - start)
+            tr.run(epochs=1, time_budget_s=left)
+            out_of_time = share is not None and time.perf_counter() - start >= share
+            if tr.status != EmbeddingStatus.PAUSED or out_of_time:
+                break
+            text = f"{GEOMETRIES[geo].label}: epoch {tr.epoch} / {cfg.epochs}"
+            yield (i + tr.progress) / len(geos), text, _so_far(config, runs, budget_s)
         metrics = tr.evaluate()
         runs[geo] = GeometryRun(
             geometry=geo,
@@ -116,6 +134,10 @@ def compare_geometries(
             status=tr.status,
             message=tr.message,
         )
-    if progress is not None:
-        progress(1.0, "done")
+        text = f"{GEOMETRIES[geo].label}: epoch {tr.epoch} / {cfg.epochs}, measured"
+        yield (i + 1) / len(geos), text, _so_far(config, runs, budget_s)
     return GeometryComparison(config=config, runs=runs, budget_s=budget_s)
+
+
+def _so_far(config: EmbeddingConfig, runs: dict, budget_s: float | None) -> GeometryComparison | None:
+    return GeometryComparison(config=config, runs=dict(runs), budget_s=budget_s) if runs else None

@@ -1,7 +1,8 @@
 """The Embeddings page's lab: its live run (``embedding_steps``, a generator a worker runs: the data
 rebuilt from plain values, an ``EmbeddingTrainer`` advanced an epoch at a time, an ``EmbeddingSnapshot``
-yielded after each), its schedule (``page_schedule``), which trained points each view draws from, and the
-radius-by-depth series (paper section 5.2: leaves run to the rim of the ball).
+yielded after each), the three-geometry comparison and the WordNet benchmark's small re-run for workers
+(``comparison_steps``, ``benchmark_steps``), its schedule (``page_schedule``), which trained points each
+view draws from, and the radius-by-depth series (paper section 5.2: leaves run to the rim of the ball).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from georesolver_core.embeddings.compare import GeometryComparison
+from georesolver_core.embeddings.benchmark import QUICK_ENTRIES
+from georesolver_core.embeddings.benchmark import benchmark_steps as run_benchmark_steps
+from georesolver_core.embeddings.compare import GeometryComparison, compare_steps
 from georesolver_core.embeddings.metrics import relative_radius
 from georesolver_core.embeddings.trainer import ENDED, EmbeddingConfig, EmbeddingStatus, EmbeddingTrainer
 from georesolver_core.geometry import GEOMETRIES
@@ -163,6 +166,61 @@ def embedding_steps(data: RunData, config: EmbeddingConfig, *, device: str = "cp
             return snap
 
 
+# ---- The comparison and the benchmark's small re-run, in a worker -------------------------------------------
+
+COMPARE_BUDGET_S = 60.0  # "Train all three" stops here at the latest (split evenly over the geometries)
+QUICK_S = 5.0  # seconds per model of the benchmark's small re-run
+QUICK_OVERRIDES = {"burn_in": 10}  # the recipe's 100-epoch burn-in would fill a few seconds
+
+
+def comparison_steps(
+    data: RunData, config: EmbeddingConfig, *, device: str = "cpu", time_budget_s: float | None = COMPARE_BUDGET_S
+):
+    """The three-geometry comparison (``compare.compare_steps``) for a worker: the hierarchy rebuilt from
+    ``data``; yields after every epoch (the partial: the geometries finished so far) and returns the
+    ``GeometryComparison``. ``time_budget_s``: the comparison's own budget, shared evenly."""
+    hierarchy, _ = build_run(data)
+    return (yield from compare_steps(hierarchy, config, device=device, budget_s=time_budget_s))
+
+
+def benchmark_steps(
+    seed: int, *, time_budget_s: float = QUICK_S, entries=QUICK_ENTRIES, overrides: dict | None = None
+):
+    """The WordNet benchmark's small re-run for a worker: the mammal closure loaded there, each entry of
+    ``entries`` trained for ``time_budget_s`` seconds (``benchmark.benchmark_steps``, no gensim); yields the
+    report so far after every row and returns the report."""
+    overrides = QUICK_OVERRIDES if overrides is None else overrides
+    steps = run_benchmark_steps(
+        load_mammals(), budget_s=time_budget_s, seed=seed, entries=entries, with_gensim=False, overrides=overrides
+    )
+    return (yield from steps)
+
+
+def kept_result(job):
+    """A worker job's result (e.g. ``comparison_steps``'s comparison, ``benchmark_steps``'s report), else its
+    newest partial: what finished before it stopped; None without a job."""
+    if job is None:
+        return None
+    return job.result if job.result is not None else job.partial
+
+
+def comparison_warning(result: GeometryComparison) -> str | None:
+    """What to say when the comparison is not final: a geometry is missing (stopped) or ran out of time."""
+    missing = [GEOMETRIES[g].label for g in GEOMETRIES if g not in result.runs]
+    if missing:
+        return (
+            f"Stopped before {', '.join(missing)} trained: the geometries below finished; press Train all three "
+            "for the whole comparison."
+        )
+    if not result.complete:
+        budget = "time" if result.budget_s is None else f"{result.budget_s:.0f} s"
+        return (
+            f"The {budget} budget ended some runs before {result.config.epochs} epochs (see "
+            "'epochs run'): each geometry had the same time, so the comparison is fair, but not final."
+        )
+    return None
+
+
 # ---- The views --------------------------------------------------------------------------------------------
 
 
@@ -194,7 +252,7 @@ def ball_points(run: EmbeddingSnapshot | None, comparison: GeometryComparison | 
     else the comparison's ball run; None when neither exists."""
     if run is not None and GEOMETRIES[run.config.geometry].has_curvature_parameter and run.epoch > 0:  # the ball
         return _live(run)
-    return _compared(comparison)["poincare"] if comparison is not None else None
+    return _compared(comparison).get("poincare") if comparison is not None else None
 
 
 def radius_by_depth(
