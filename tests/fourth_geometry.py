@@ -13,12 +13,15 @@ parametrisations read the registry):
 
 from __future__ import annotations
 
+import os
+
 import geoopt
 import pytest
 import torch
 from torch import Tensor
 
 from georesolver_core.geometry import GEOMETRIES, Geometry
+from georesolver_core.jobs.worker import SETUP_ENV
 from georesolver_core.validate import check_finite
 
 NAME = "flat"
@@ -80,5 +83,7 @@ def register() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     """As a plugin (``-p tests.fourth_geometry``): registered before conftest and the test modules read
-    the registry, so every test parametrised over it runs the fourth geometry too."""
+    the registry, so every test parametrised over it runs the fourth geometry too. The job runner's workers
+    (new interpreters) register it too, before each job (``jobs.worker.SETUP_ENV``)."""
     register()
+    os.environ[SETUP_ENV] = ",".join(filter(None, [os.environ.get(SETUP_ENV), f"{__name__}:register"]))

@@ -331,3 +331,39 @@ def test_a_spare_worker_takes_the_next_job_and_ends_with_the_runner(tmp_path):
         r.shutdown()
     following.join(5)
     assert not following.is_alive()  # the waiting spare ends with the runner
+
+
+SETUP_MARK = "GR_TEST_SET_UP"
+
+
+def mark_setup() -> None:
+    """A worker set-up call: leaves a mark the job below reads (in the worker's own environment)."""
+    os.environ[SETUP_MARK] = "yes"
+
+
+def setup_seen_job(config: dict, ctx) -> dict:
+    """Reports whether this worker ran ``mark_setup`` before its job."""
+    return {"set_up": os.environ.get(SETUP_MARK)}
+
+
+def test_a_worker_runs_the_named_setup_before_its_job_and_a_bad_name_fails_the_job(tmp_path, monkeypatch):
+    from georesolver_core.jobs.worker import SETUP_ENV
+
+    monkeypatch.delenv(SETUP_MARK, raising=False)
+    for setup, state, result in (
+        ("tests.test_jobs:mark_setup", DONE, {"set_up": "yes"}),  # e.g. a geometry the server registered
+        ("tests.test_jobs:no_such_function", FAILED, None),
+    ):
+        monkeypatch.setenv(SETUP_ENV, setup)
+        r = JobRunner(backend="local", max_workers=1, runs_dir=tmp_path / state)  # its workers get this env
+        try:
+            h = r.submit(JobSpec("tests.test_jobs:setup_seen_job", {}), owner="a")
+            _wait(lambda h=h: h.state in (DONE, FAILED), what="the job to end")
+            assert h.state == state
+            if state == DONE:
+                assert h.result() == result
+            else:
+                assert SETUP_ENV in h.error and "no_such_function" in h.error
+        finally:
+            r.shutdown()
+    assert SETUP_MARK not in os.environ  # the set-up ran in the worker, not here
