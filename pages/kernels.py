@@ -1,14 +1,13 @@
 """Kernel speed: the fused IDA / Dense-HIDA / SIDA kernels timed against torch SDPA, live or from a CLI report."""
 
-import dataclasses
-import time
-
 import pandas as pd
 import streamlit as st
+import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core import bench
+from georesolver_core.labs.embeddings import kept_result
 from georesolver_core.viz.kernels import PHASES, memory_figure, ratio_figure, time_figure
 
 LIVE_LENS = [32, 64, 128, 256, 512, 1024, 2048]  # a live run stays short; the CLI goes to 16384
@@ -29,18 +28,14 @@ KNOBS = page_knobs(
     Knob("kern_memory", "toggle", "Measure peak memory (one extra profiled call per kernel and length)"),
     Knob("kern_phase", "segmented_control", "Phase", "fwdbwd", options=tuple(PHASES), format_func=PHASES.get),
 )  # fmt: skip
-LIVE_BUDGET_S = 90.0  # a live run stops here; the largest settings would otherwise run for a very long time
-
-
-class OutOfTime(Exception):
-    """The live benchmark passed LIVE_BUDGET_S (raised from its progress callback to end it)."""
+LIVE_BUDGET_S = 90.0  # seconds of timing per run; the largest settings would otherwise run for a very long time
 
 
 # ---- The live benchmark ---------------------------------------------------------------------------------------
 
 
-def live_knobs(s) -> tuple[dict, bool]:
-    """The live benchmark's knobs, boxed with the CLI's command line: (their values by config field, Run pressed)."""
+def live_knobs(s) -> dict:
+    """The live benchmark's knobs, boxed with the CLI's command line: their values by config field."""
     dtype_name = str(s.dtype).replace("torch.", "")
     with st.container(border=True):
         st.markdown(
@@ -59,8 +54,7 @@ def live_knobs(s) -> tuple[dict, bool]:
             "`python -m georesolver_core bench --json > bench.json` (T up to 16384 and a memory check at T = 32768); "
             "load its output below."
         )
-        run = st.button("Run benchmark", key="kern_run", icon=":material/play_arrow:", type="primary")
-    values = dict(
+    return dict(
         seq_lens=tuple(sorted(seq_lens)),
         kernels=tuple(kernels),
         heads=heads,
@@ -73,65 +67,47 @@ def live_knobs(s) -> tuple[dict, bool]:
         naive_max_len=NAIVE_MAX_LEN,
         memory=memory,
     )
-    return values, run
 
 
-def run_live(cfg: bench.BenchConfig) -> None:
-    """Times the kernels one length at a time into ``kern_report_live``, with a progress bar, a Stop button
-    and the LIVE_BUDGET_S budget."""
-    # Pressing Stop reruns the page, which ends the running benchmark at its next progress report; the
-    # benchmark runs one length at a time and keeps each finished length, so Stop loses only the one running.
-    stop = st.empty()
-    stop.button("Stop", key="kern_stop", icon=":material/stop:", help="Ends the live benchmark now.")
-    started = time.perf_counter()
-    lens = cfg.seq_lens
-
-    def progress(frac: float, msg: str) -> None:
-        if time.perf_counter() - started > LIVE_BUDGET_S:
-            raise OutOfTime(msg)
-        bar.progress(min(max((i + frac) / len(lens), 0.0), 1.0), text=msg)
-
-    st.session_state.pop("kern_report_live", None)
-    with st.status("Timing kernels ...", expanded=True) as status:
-        bar = st.progress(0.0, text="starting")
-        try:
-            for i, seq_len in enumerate(lens):
-                last = i == len(lens) - 1
-                sub = dataclasses.replace(
-                    cfg, seq_lens=(seq_len,), memory_check_len=cfg.memory_check_len if last else 0
-                )
-                part = bench.run_benchmark(sub, progress=progress)
-                report = bench.merge_length(st.session_state.get("kern_report_live"), part, lens[: i + 1])
-                st.session_state["kern_report_live"] = report  # kept if Stop or the budget ends the run
-        except OutOfTime as where:
-            status.update(label="Benchmark stopped", state="error", expanded=False)
-            kept = st.session_state.get("kern_report_live")
-            st.error(
-                f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget at {where} and was stopped"
-                + (
-                    f"; the lengths timed before it are kept (T = {bench.report_header(kept).seq_lens})"
-                    if kept
-                    else ""
-                )
-                + ". Fewer or shorter lengths, fewer repeats or kernels fit; the full run belongs to the CLI: "
-                "`python -m georesolver_core bench --json > bench.json`, then load the file below."
-            )
-        else:
-            status.update(label="Benchmark finished", state="complete", expanded=False)
-    stop.empty()  # no stale Stop once the run has ended
+def _draw_live(job: tc.WorkerJob) -> None:
+    """The lengths timed so far; at the time budget, what fits instead (the report itself is drawn below)."""
+    kept = kept_result(job)
+    lens = bench.report_header(kept).seq_lens
+    if job.status in tc.ACTIVE:
+        st.caption(f"Timed so far: T = {lens}; the table and curves below show them when the run ends.")
+    if job.status == tc.BUDGET:
+        st.error(
+            f"The live benchmark passed its {LIVE_BUDGET_S:.0f} s budget and was stopped; the lengths timed "
+            f"before it are kept (T = {lens}). Fewer or shorter lengths, fewer repeats or kernels fit; the full "
+            "run belongs to the CLI: `python -m georesolver_core bench --json > bench.json`, then load the file "
+            "below."
+        )
 
 
 def live_section(s) -> None:
-    """The knobs, and on Run the benchmark (an impossible config shows its fix instead)."""
-    values, run = live_knobs(s)
-    if not run:
-        return
+    """The knobs and the trainer controls: Run benchmark times the kernels in a worker, one length at a time
+    (an impossible config shows its fix instead); Stop keeps the lengths already timed."""
+    values = live_knobs(s)
     try:
         cfg = bench.BenchConfig(**values)
     except ValueError as err:
-        st.error(f"Cannot run this benchmark: {err}. Pick at least one length and one kernel.")
+        cfg, problem = None, err
+    tc.controls(
+        "kern",
+        tc.in_worker(bench.benchmark_steps, cfg),
+        cfg,
+        budget_s=LIVE_BUDGET_S,
+        disabled=cfg is None,
+        what="Run benchmark",
+    )
+    if cfg is None:
+        st.error(f"Cannot run this benchmark: {problem}. Pick at least one length and one kernel.")
+    tc.live("kern", _draw_live)
+    kept = kept_result(tc.job("kern"))  # read after ``live``'s poll: the newest lengths
+    if kept is None:
+        st.session_state.pop("kern_report_live", None)
     else:
-        run_live(cfg)
+        st.session_state["kern_report_live"] = kept
 
 
 # ---- The reports: the live run's and an uploaded one -------------------------------------------------------

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from georesolver_core import bench
-from tests.app_pages import open_page, set_and_run
+from tests.app_pages import open_page, run_job_to_end, run_until, set_and_run
 
 PAGE = "kernels.py"  # the page of the module's shared AppTest, ``at`` (tests/conftest.py)
 
@@ -38,9 +37,9 @@ def test_live_run_at_the_small_extreme_shows_table_targets_and_curves(at):
         kern_causal=True,
         kern_memory=True,
     )
-    at.button(key="kern_run").click()
+    at.button(key="kern_start").click()
     at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    run_job_to_end(at, "kern")
     table = at.dataframe[0].value
     assert set(table["kernel"]) == set(bench.TIMED_KERNELS)
     assert (table["forward ms"] > 0).all()
@@ -62,18 +61,16 @@ def test_live_run_at_the_large_extreme(at):
         kern_causal=False,
         kern_memory=False,
     )
-    at.button(key="kern_run").click()
+    at.button(key="kern_start").click()
     at.run()
-    assert not at.exception
+    run_job_to_end(at, "kern")
     assert list(at.dataframe[0].value["T"]) == [64, 64, 128, 128]
     assert any("No memory was measured" in i.value for i in at.info)
 
 
 def test_empty_selection_shows_an_error_and_the_page_keeps_working(at):
     _run(at, kern_seq_lens=[], kern_kernels=["sdpa"])
-    at.button(key="kern_run").click()
-    at.run()
-    assert not at.exception
+    assert at.button(key="kern_start").disabled
     assert any("Cannot run this benchmark" in e.value for e in at.error)
     assert at.title[0].value == "Kernel speed"
 
@@ -165,25 +162,22 @@ def test_hostile_text_in_a_report_is_escaped(at):
     at.run()
 
 
-def test_stop_during_a_run_keeps_the_lengths_already_timed(monkeypatch):
-    """Stop reruns the page, which ends the script inside the length being timed: the ones before it stay."""
-    real = bench.run_benchmark
-
-    def stopped_at_128(cfg, progress=None):
-        if cfg.seq_lens == (128,):
-            st.stop()  # what the Stop button's rerun does to the running script
-        return real(cfg, progress=progress)
-
-    monkeypatch.setattr(bench, "run_benchmark", stopped_at_128)
+def test_stop_during_a_run_keeps_the_lengths_already_timed():
+    """The benchmark runs in a worker; Stop ends it and the lengths it timed before stay on the page."""
     app = open_page("kernels.py")
-    _run(app, kern_seq_lens=[32, 64, 128], kern_kernels=["sdpa", "ida"], kern_repeats=1, kern_head_dim=8)
-    app.button(key="kern_run").click()
+    lens = [32, 64, 128, 256, 512, 1024, 2048]
+    _run(app, kern_seq_lens=lens, kern_kernels=["sdpa", "ida"], kern_repeats=9, kern_head_dim=8)
+    app.button(key="kern_start").click()
+    app.run()
+    job = app.session_state["kern_job"]
+    run_until(app, lambda: job.partial is not None, "the first length from the worker")
+    app.button(key="kern_stop").click()
+    app.run()
+    assert job.status == "stopped"
     app.run()
     assert not app.exception, [e.value for e in app.exception]
-    app.run()  # the rerun Stop asked for: the kept report is drawn
-    assert not app.exception, [e.value for e in app.exception]
     kept = app.session_state["kern_report_live"]
-    assert kept["config"]["seq_lens"] == [32, 64]
-    assert sorted(set(app.dataframe[0].value["T"])) == [32, 64]
+    timed = list(kept["config"]["seq_lens"])
+    assert timed == lens[: len(timed)] and len(timed) < len(lens)
+    assert sorted(set(app.dataframe[0].value["T"])) == timed
     assert app.get("plotly_chart"), "the curves of the kept lengths are drawn"
-    st.cache_data.clear()

@@ -238,3 +238,42 @@ def test_report_carries_the_headline_and_judges_targets_from_it(report):
     bad["headline"][0]["ratio"] = "fast"
     with pytest.raises(ValueError, match="headline"):
         bench.validate_report(bad)
+
+
+def test_benchmark_steps_yields_each_length_and_ends_with_run_benchmarks_report():
+    cfg = bench.BenchConfig(
+        seq_lens=(32, 64),
+        kernels=("sdpa", "ida", "ida-naive"),
+        heads=1,
+        head_dim=8,
+        repeats=1,
+        warmup=0,
+        device="cpu",
+        naive_max_len=32,
+        memory=False,
+        memory_check_len=64,
+    )
+    steps, yielded = bench.benchmark_steps(cfg), []
+    while True:
+        try:
+            yielded.append(next(steps))
+        except StopIteration as done:
+            final = done.value
+            break
+    assert [(f, text) for f, text, _ in yielded] == [(0.5, "T = 32 timed"), (1.0, "T = 64 timed")]
+    first = yielded[0][2]
+    assert first["config"]["seq_lens"] == [32] and {r["seq_len"] for r in first["rows"]} == {32}
+    assert "memory_check" not in first  # the memory check runs with the last length only
+    whole = bench.run_benchmark(cfg)
+    assert list(final["config"]["seq_lens"]) == list(whole["config"]["seq_lens"]) == [32, 64]
+    assert [(r["kernel"], r["seq_len"]) for r in final["rows"]] == [
+        (r["kernel"], r["seq_len"]) for r in whole["rows"]
+    ]
+    assert [sorted(r) for r in final["rows"]] == [sorted(r) for r in whole["rows"]]
+    assert sorted(final) == sorted(whole)
+    assert final["memory_check"]["seq_len"] == 64
+    assert [r["kernel"] for r in final["memory_check"]["rows"]] == [
+        r["kernel"] for r in whole["memory_check"]["rows"]
+    ]
+    assert [t["target"] for t in final["targets"]] == [t["target"] for t in whole["targets"]]
+    assert yielded[-1][2] == final and bench.validate_report(json.loads(json.dumps(final))) is not None

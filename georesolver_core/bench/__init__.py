@@ -34,6 +34,7 @@ from georesolver_core.bench.run import (
     FUSED,
     TIMED_KERNELS,
     BenchConfig,
+    benchmark_steps,
     memory_check,
     run_benchmark,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "ReportHeader",
     "Target",
     "add_arguments",
+    "benchmark_steps",
     "complexity_evidence",
     "format_table",
     "has_memory",

@@ -11,12 +11,13 @@ untimed call (``peak_memory``); the report is judged and formatted by ``bench.re
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +29,7 @@ from georesolver_core.attention.reference import reference_ida
 from georesolver_core.attention.spec import ALL_KEYS, CAUSAL, KernelSpec
 from georesolver_core.bench.public import LEAVES, headline, headline_bytes
 from georesolver_core.bench.report import MEMORY_LIMIT_MB, SCHEMA, judge
+from georesolver_core.bench.report_view import merge_length
 from georesolver_core.budget import check_memory, elements
 from georesolver_core.device import default_device, device_label, thread_count
 from georesolver_core.geometry import GEOMETRIES
@@ -279,6 +281,19 @@ def run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | Non
         return _run_benchmark(cfg, progress)
     with thread_count(cfg.threads):
         return _run_benchmark(cfg, progress)
+
+
+def benchmark_steps(cfg: BenchConfig):
+    """``run_benchmark`` one length at a time, for a worker (``jobs.steps_job``): yields (fraction done, text,
+    the report so far) after each length, merged by ``merge_length`` (the memory check runs with the last
+    length), and returns the full report. A page can stop it and keep the lengths already timed."""
+    lens, report = cfg.seq_lens, None
+    for i, seq_len in enumerate(lens):
+        last = i == len(lens) - 1
+        sub = replace(cfg, seq_lens=(seq_len,), memory_check_len=cfg.memory_check_len if last else 0)
+        report = merge_length(report, run_benchmark(sub), lens[: i + 1])
+        yield (i + 1) / len(lens), f"T = {seq_len} timed", copy.deepcopy(report)  # a snapshot: merging extends it
+    return report
 
 
 def _run_benchmark(cfg: BenchConfig, progress: Callable[[float, str], None] | None) -> dict:
