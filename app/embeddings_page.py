@@ -165,7 +165,7 @@ def comparison(hier, config, device):
     if config is None or job is None or job.sig != (hier.fingerprint, config, str(device)):
         return None
     job.poll()
-    return lab.kept_result(job)
+    return tc.kept_result(job)
 
 
 def three_geometries(hier, config, device, *, wordnet: bool) -> None:
@@ -192,7 +192,7 @@ def three_geometries(hier, config, device, *, wordnet: bool) -> None:
     if job is None:
         st.info("Press **Train all three** to measure the comparison with the settings on the left.")
         return
-    tc.live(COMPARE, lambda j: _draw_comparison(hier, lab.kept_result(j), same=j.sig == sig))
+    tc.live(COMPARE, lambda j: _draw_comparison(hier, tc.kept_result(j), same=j.sig == sig))
 
 
 def _draw_comparison(hier, result, *, same: bool) -> None:
@@ -320,7 +320,7 @@ def benchmark_tab(*, seed: int) -> None:
 
 def _quick(job: tc.WorkerJob) -> None:  # the re-run's rows so far, or all three
     st.dataframe(
-        pd.DataFrame(lab.benchmark_rows(lab.kept_result(job))), hide_index=True, key="emb_bench_quick_table"
+        pd.DataFrame(lab.benchmark_rows(tc.kept_result(job))), hide_index=True, key="emb_bench_quick_table"
     )
 
 

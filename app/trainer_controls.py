@@ -107,6 +107,14 @@ def in_worker(function: Callable, *args, **kwargs) -> Callable[[Any, float], Wor
     return start
 
 
+def kept_result(j: WorkerJob | None):
+    """A job's result (e.g. a comparison, a benchmark report), else its newest partial: what finished before
+    it stopped; None without a job."""
+    if j is None:
+        return None
+    return j.result if j.result is not None else j.partial
+
+
 def job(prefix: str) -> WorkerJob | None:
     return st.session_state.get(f"{prefix}_job")
 

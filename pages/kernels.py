@@ -7,7 +7,6 @@ import ui
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core import bench
-from georesolver_core.labs.embeddings import kept_result
 from georesolver_core.viz.kernels import PHASES, memory_figure, ratio_figure, time_figure
 
 LIVE_LENS = [32, 64, 128, 256, 512, 1024, 2048]  # a live run stays short; the CLI goes to 16384
@@ -71,7 +70,7 @@ def live_knobs(s) -> dict:
 
 def _draw_live(job: tc.WorkerJob) -> None:
     """The lengths timed so far; at the time budget, what fits instead (the report itself is drawn below)."""
-    kept = kept_result(job)
+    kept = tc.kept_result(job)
     lens = bench.report_header(kept).seq_lens
     if job.status in tc.ACTIVE:
         st.caption(f"Timed so far: T = {lens}; the table and curves below show them when the run ends.")
@@ -103,7 +102,7 @@ def live_section(s) -> None:
     if cfg is None:
         st.error(f"Cannot run this benchmark: {problem}. Pick at least one length and one kernel.")
     tc.live("kern", _draw_live)
-    kept = kept_result(tc.job("kern"))  # read after ``live``'s poll: the newest lengths
+    kept = tc.kept_result(tc.job("kern"))  # read after ``live``'s poll: the newest lengths
     if kept is None:
         st.session_state.pop("kern_report_live", None)
     else:

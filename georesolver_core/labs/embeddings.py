@@ -196,14 +196,6 @@ def benchmark_steps(
     return (yield from steps)
 
 
-def kept_result(job):
-    """A worker job's result (e.g. ``comparison_steps``'s comparison, ``benchmark_steps``'s report), else its
-    newest partial: what finished before it stopped; None without a job."""
-    if job is None:
-        return None
-    return job.result if job.result is not None else job.partial
-
-
 def comparison_warning(result: GeometryComparison) -> str | None:
     """What to say when the comparison is not final: a geometry is missing (stopped) or ran out of time."""
     missing = [GEOMETRIES[g].label for g in GEOMETRIES if g not in result.runs]
