@@ -54,8 +54,10 @@ def test_classes_add_up_and_name_the_work(profiles):
         assert sum(ms for _, ms in p.class_ms) == pytest.approx(p.step_ms)
         assert p.ops_per_step > 0 and p.faults_per_step >= 0
         assert 0 <= p.share("matrix products") <= 1
-    # softmax is one fused operator; inverse distance is matmuls around the geometry's scalar function
-    assert by_call["SDPA"].share("fused attention") > 0.5 and by_call["SDPA"].share("matrix products") == 0
+    # softmax is one fused operator; inverse distance is matmuls around the geometry's scalar function. Which
+    # classes appear is decided by the operators; their share of the time is not (at T = 64 the call's
+    # overhead can outweigh the fused kernel on a busy machine: 28% was seen)
+    assert by_call["SDPA"].share("fused attention") > 0 and by_call["SDPA"].share("matrix products") == 0
     if compiled.path_name() == "compiled":  # one operator each way, like SDPA
         for call in ("attention.ida", "attention.ida(geometry='poincare')", "attention.ida(geometry='sphere')"):
             assert by_call[call].share("fused attention") > 0 and by_call[call].share("matrix products") == 0
