@@ -168,10 +168,11 @@ def inventory_panel() -> None:
     )
     for col, row in zip(st.columns(len(rows)), rows, strict=True):
         col.metric(
-            f"Seed {row.seed}: {row.document}",
-            f"{row.measured} of {row.statements} measured",
+            f"Seed {row.seed}: {row.document}, statements measured",
+            f"{row.measured} / {row.statements}",
             f"{row.not_measured} not measured, {row.in_part} in part",
             delta_color="off",
+            delta_arrow="off",
             help=f"{row.claims} claims measure this seed's statements",
         )
     table = pd.DataFrame([asdict(r) for r in rows])

@@ -173,8 +173,8 @@ def test_the_seeds_coverage_shows_per_seed_counts_and_the_reasons(at):
 
     metrics = {m.label: m.value for m in at.metric}
     for row in coverage():
-        label = f"Seed {row.seed}: {row.document}"
-        assert metrics[label] == f"{row.measured} of {row.statements} measured", label
+        label = f"Seed {row.seed}: {row.document}, statements measured"
+        assert metrics[label] == f"{row.measured} / {row.statements}", label
     tables = [df.value for df in at.dataframe]
     per_seed = next(t for t in tables if "not_measured" in t.columns and "seed" in t.columns)
     assert list(per_seed["seed"]) == [r.seed for r in coverage()]
