@@ -16,6 +16,7 @@ import streamlit as st
 import torch
 import trainer_controls as tc
 import ui
+import wordnet_trees_tab
 from knobs import Knob, draw, page_knobs
 
 from georesolver_core.embeddings import OPTIMIZERS, EmbeddingConfig
@@ -395,7 +396,7 @@ def tab_sections(hier, config, s, *, wordnet: bool) -> None:
             sections.benchmark_tab(seed=s.seed)
     with tabs[4]:
         if tabs[4].open:
-            sections.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
+            wordnet_trees_tab.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
     with tabs[5]:
         if tabs[5].open:
             sections.data_and_downloads(hier, live)

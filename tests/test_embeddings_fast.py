@@ -20,9 +20,11 @@ from georesolver_core.embeddings.fast import (
     FastConfig,
     FastPoincareTrainer,
     _arcosh_of,
+    closure_parents,
     pair_coefficients,
     points_archive,
     read_points,
+    tree_start,
     write_points,
 )
 from georesolver_core.embeddings.metrics import embedding_distances, reconstruction
@@ -124,6 +126,30 @@ def test_fast_trainer_learns_and_its_file_reproduces_its_figures(tmp_path):
     ours = sparse_reconstruction(torch.as_tensor(pts), rel, geometry="poincare", nodes=torch.as_tensor(nodes))
     mean_rank, ap = independent_reconstruction(pts, pairs, nodes)
     assert ours["mean_rank"] == pytest.approx(mean_rank, rel=1e-9) and ours["map"] == pytest.approx(ap, rel=1e-9)
+
+
+def test_closure_parents_are_the_direct_parents_of_a_tree_and_of_a_dag():
+    parent, pairs = random_closure(200, seed=4)
+    assert closure_parents(sparse_relation(pairs, 200)).tolist() == parent.tolist()
+    # 3 has two direct parents, 1 (depth 1) and 2 (depth 2, below 1's sibling 4): the deeper one is kept,
+    # never the shared ancestor 0 nor 4 (an ancestor of 2)
+    dag = [(1, 0), (4, 0), (2, 4), (2, 0), (3, 1), (3, 2), (3, 4), (3, 0)]
+    assert closure_parents(sparse_relation(dag, 5)).tolist() == [-1, 0, 4, 2, 0]
+
+
+def test_tree_start_turns_each_subtree_towards_its_root():
+    parent, pairs = random_closure(400, seed=5)
+    rel = sparse_relation(pairs, 400)
+    z = tree_start(rel, 10, 0.01, torch.Generator().manual_seed(0))
+    assert z.shape == (400, 10) and float(z.norm(dim=1).max()) == pytest.approx(0.01)
+    assert float(z[0].norm()) == 0.0  # the root at the origin
+    unit = torch.nn.functional.normalize(z[1:], dim=1)
+    with_parent = (unit * torch.nn.functional.normalize(z[parent[1:]], dim=1)).sum(1)[parent[1:] > 0]
+    with_random = (unit * unit[torch.randperm(399, generator=torch.Generator().manual_seed(1))]).sum(1)
+    # a child points nearly its parent's way, two random nodes of a random tree much less so
+    assert float(with_parent.mean()) > 0.6 and float(with_parent.mean()) > float(with_random.mean()) + 0.3
+    with pytest.raises(ValueError, match="init must be one of"):
+        FastConfig(init="random")
 
 
 def test_points_archive_refuses_points_outside_the_ball():

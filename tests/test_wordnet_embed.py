@@ -106,3 +106,45 @@ def test_a_closure_above_the_dense_limit_trains_sparse_and_reports_no_points(mon
     assert doc["eval_seconds"] >= 0 and doc["cpu_seconds"] > 0 and len(doc["load_average_1_5_15min"]) == 3
     (row,) = lab.closure_report_rows(doc)
     assert row["closure"] == "tiny: 7 nodes, 10 pairs" and row["MAP"] == doc["metrics"]["map"]
+
+
+def test_leaderboard_takes_a_reported_dimension_from_its_report_and_gensim_at_its_dims(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from georesolver_core.embeddings import leaderboard as lb
+
+    calls = []
+
+    def row(method, dataset, dim, **extra):
+        calls.append((method, dataset, dim, extra.get("out_points")))
+        return {"dataset": dataset, "dim": dim, "method": method, "map": 0.5, "mean_rank": 2.0,
+                "cpu_seconds": 1.0, "source": "stub", **extra}  # fmt: skip
+
+    monkeypatch.setattr(lb, "trained_row", lambda d, c, dim, **kw: row("trained here", d, dim, **kw))
+    monkeypatch.setattr(lb, "constructed_row", lambda d, c, tau: row("constructed here", d, 2))
+    # one gensim epoch of 900 CPU seconds against a 100-second budget
+    monkeypatch.setattr(
+        lb, "gensim_row", lambda d, c, dim, **kw: row("gensim", d, dim, train_cpu_seconds=900.0, epochs=1)
+    )
+    report = tmp_path / "nouns.json"
+    report.write_text(json.dumps({"method": "fast", "settings": {"dim": 10, "time_budget_s": 3300, "budget_clock": "wall"},
+                                  "metrics": {"map": 0.9, "mean_rank": 3.0}, "cpu_seconds": 6000.0,
+                                  "wall_seconds": 3400.0, "epochs_run": 900}))  # fmt: skip
+    nouns = SimpleNamespace(n_nodes=82115)
+    doc = lb.run_leaderboard(
+        {"wordnet-nouns": nouns}, budget_s=100.0, reports={"wordnet-nouns": str(report)},
+        train=("wordnet-nouns",), points_dir=tmp_path,
+    )  # fmt: skip
+    # trained at 2 and 5 (10 is the report's), no d = 2 file for a closure the page does not draw; gensim at 10
+    assert [c for c in calls if c[0] == "trained here"] == [
+        ("trained here", "wordnet-nouns", d, None) for d in (2, 5)
+    ]
+    assert [c[2] for c in calls if c[0] == "gensim"] == list(lb.GENSIM_DIMS["wordnet-nouns"]) == [10]
+    measured = {(r["dim"], r["method"]) for r in doc["rows"] if r["cpu_seconds"] is not None}
+    assert measured == {(2, "trained here"), (5, "trained here"), (10, "trained here"), (2, "constructed here"),
+                        (10, "gensim")}  # fmt: skip
+    (reported,) = [r for r in doc["rows"] if r["dim"] == 10 and r["method"] == "trained here"]
+    assert reported["map"] == 0.9 and "nouns.json" in reported["source"]
+    assert any(
+        "one gensim epoch outlasts the 100 CPU-second budget (900 CPU s an epoch)" in n for n in doc["notes"]
+    )

@@ -22,9 +22,8 @@ from typing import TextIO
 import numpy as np
 import torch
 
-from georesolver_core.embeddings.metrics import reconstruction
+from georesolver_core.embeddings.sparse import sparse_reconstruction, sparse_relation
 from georesolver_core.embeddings.wordnet import closure_result, closure_trainer, embed_closure, published, recipe
-from georesolver_core.geometry import pairwise_distance
 from georesolver_core.wordnet.closure import Closure
 
 ENTRIES = (
@@ -74,25 +73,25 @@ def gensim_poincare(
         relations, size=dim, negative=g["negative"], alpha=g["burn_in_alpha"], burn_in=0, seed=seed
     )
     clock = time.process_time if cpu_budget else time.perf_counter
-    start, wall, epochs = clock(), time.perf_counter(), 0
+    start, wall, cpu, epochs = clock(), time.perf_counter(), time.process_time(), 0
     while clock() - start < budget_s:
         # train() resets the rate to train_alpha on every call: the burn-in rate first, then the training rate
         model.train_alpha = g["burn_in_alpha"] if epochs < g["burn_in"] else g["alpha"]
         model.train(epochs=1, batch_size=g["batch_size"], print_every=10**9)
         epochs += 1
-    seconds = time.perf_counter() - wall
+    seconds, cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
     x = torch.as_tensor(np.stack([model.kv[n] for n in closure.nodes]), dtype=torch.float64)  # (N, dim)
     x = x * (1 - 1e-7) / x.norm(dim=-1, keepdim=True).clamp_min(1.0)  # gensim keeps points at norm < 1
-    with torch.no_grad():
-        dist = pairwise_distance(x, x, geometry="poincare", validate=False)
     return {
         "name": f"gensim PoincareModel d={dim}",
         "geometry": "poincare",
         "dim": dim,
         "epochs_run": epochs,
         "train_seconds": seconds,
+        "train_cpu_seconds": cpu_seconds,
         "settings": dict(g),
-        **reconstruction(dist, closure.relation()),
+        # the sparse ranking (exact, every row; the dense one's figures, tested) also fits the 82,115 nouns
+        **sparse_reconstruction(x, sparse_relation(closure.pairs, closure.n_nodes), geometry="poincare"),
     }
 
 

@@ -4,7 +4,7 @@ python -m georesolver_core embed --dataset wordnet-mammals --geometry poincare -
 python -m georesolver_core embed --dataset wordnet-nouns --counts
 python -m georesolver_core embed --dataset wordnet-nouns --dim 10 --lr 20 --burn-in 5 --budget 1800 --out assets/wordnet_nouns.json
 python -m georesolver_core embed --benchmark --budget 60 --out assets/wordnet_benchmark.json
-python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --cooldown 0.9 --lr-floor 0.01 --budget 1200 --cpu-budget --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
+python -m georesolver_core embed --dataset wordnet-nouns --method fast --dim 10 --cooldown 0.9 --lr-floor 0.01 --eval-every 180 --budget 3300 --out-points assets/wordnet_nouns_d10.npz --out assets/wordnet_nouns.json
 python -m georesolver_core embed --dataset wordnet-mammals --method construct --tau 5 --out-points mammals_d2.npz
 python -m georesolver_core embed --leaderboard --dataset wordnet-mammals --budget 60 --out assets/wordnet_leaderboard.json
 python -m georesolver_core embed --leaderboard --dataset wordnet-nouns --nouns-report assets/wordnet_nouns.json --out assets/wordnet_leaderboard.json
@@ -63,6 +63,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--lr-floor", type=float, default=None, help="fast: the cooldown's last rate as a fraction of lr"
     )
     p.add_argument("--cpu-budget", action="store_true", help="fast: --budget counts CPU seconds, not wall seconds")
+    p.add_argument(
+        "--init",
+        default=None,
+        choices=("tree", "uniform"),
+        help="fast: start down the hierarchy (default) or uniform",
+    )
+    p.add_argument(
+        "--eval-every",
+        type=float,
+        default=None,
+        help="fast: seconds of training between progress lines (default 60)",
+    )
     p.add_argument("--out-points", default=None, help="write names and points (float32) to this .npz")
     p.add_argument("--json", action="store_true", help="one JSON document (on stdout unless --out)")
     p.add_argument("--out", default=None, help="write the JSON document here")
@@ -137,7 +149,7 @@ def _leaderboard(args) -> int:
         {args.dataset: load_dataset(args.dataset)},
         budget_s=args.budget,
         reports={args.dataset: args.nouns_report} if args.nouns_report else None,
-        train=("wordnet-mammals",),
+        train=("wordnet-mammals", "wordnet-nouns"),
         seed=args.seed,
         log=lambda line: print(line, file=sys.stderr, flush=True),
         on_row=(lambda partial: _emit(merge_leaderboard(old, partial), args)) if args.out else None,
@@ -166,6 +178,7 @@ def _new_methods(closure, args) -> int:
         picked = {"dim": args.dim, "seed": args.seed, "lr": args.lr, "burn_in": args.burn_in}
         picked["batch_size"], picked["epochs"] = args.batch_size, args.epochs
         picked["cooldown"], picked["lr_floor"] = args.cooldown, args.lr_floor
+        picked["eval_every_s"], picked["init"] = args.eval_every, args.init
         config = FastConfig(**{k: v for k, v in picked.items() if v is not None})
         doc = embed_fast(
             closure,
