@@ -39,7 +39,11 @@ def test_the_shipped_noun_run_loads_as_a_sample():
     at = _tab("Trees in the disk")
     table = next(d.value for d in at.dataframe if "synset" in d.value.columns)
     assert len(table) == 2000 and table["d(0, x)"].is_monotonic_increasing
-    assert {"MAP", "Mean rank"} <= {m.label for m in at.metric}
+    figures = {m.label: m for m in at.metric}
+    assert {"MAP", "Mean rank"} <= set(figures)
+    # each figure beside the published one (Nickel & Kiela 2017, quoted in the report)
+    assert "vs published 0.851" in figures["MAP"].delta and "vs published 4.02" in figures["Mean rank"].delta
+    assert len(at.get("download_button")) >= 1  # the points file itself
 
 
 @pytest.mark.skipif(not (ROOT / "assets" / "wordnet_leaderboard.json").is_file(), reason="no leaderboard shipped")

@@ -27,9 +27,10 @@ What makes it fast (the general ``EmbeddingTrainer`` builds autograd graphs over
   node outward before it has turned towards its ancestors, and near the rim it no longer turns: two points at
   radius r an angle theta apart are 2 r + 2 ln sin(theta / 2) apart, so turning means first moving back in
   against the negatives. Measured on the nouns at d = 10 (one thread each, 240 s, two runs side by side):
-  sampled MAP 0.841 and mean rank 5.9 after 77 epochs from the tree at scale 0.03 (0.839 / 6.7 at 0.01, 0.827 /
-  9.9 at 0.001, 0.774 / 8.9 at 0.5), 0.596 and 78.6 after 70 from uniform, where a leaf's deep ancestors end at about a right angle
-  from it (d(u, a) ~ r_u + r_a: ``bread_dough.n.01`` at 19.7 from its parent ``dough.n.01``).
+  sampled MAP 0.841 and mean rank 5.9 after 77 epochs from the tree at scale 0.03 (0.839 / 6.7 at 0.01,
+  0.827 / 9.9 at 0.001, 0.774 / 8.9 at 0.5), 0.596 and 78.6 after 70 from uniform, where a leaf's deep
+  ancestors end at about a right angle from it (d(u, a) ~ r_u + r_a: ``bread_dough.n.01`` 19.7 from its
+  parent ``dough.n.01``).
 
 Negatives are uniform over the nodes; a draw related to its u (an ancestor: about 1e-4 of draws on the
 nouns) is masked out of that u's softmax (one binary search among the relation's sorted keys).
@@ -56,7 +57,7 @@ from georesolver_core.validate import check_positive_int, check_range
 BALL_MARGIN = 1e-5
 
 
-INITS = ("tree", "uniform")
+INIT_SCALE = {"tree": 0.03, "uniform": 1e-3}  # each start's default scale (the uniform one: the earlier trainer's)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class FastConfig:
     max_step: float = 0.05  # largest move of one row in one step (ambient norm): hubs must not jump
     epochs: int = 100_000  # the time budget usually stops first
     init: str = "tree"  # "tree": a random walk down the hierarchy (tree_start); "uniform": uniform(-s, s)
-    init_scale: float = 0.03  # tree: the deepest node's norm; uniform: s (both near the origin)
+    init_scale: float | None = None  # tree: the deepest node's norm; uniform: s. None: INIT_SCALE[init]
     seed: int = 0
     sample: int = 2000  # nodes whose rows the progress MAP ranks exactly
     eval_every_s: float = 60.0  # seconds of training between progress evaluations
@@ -88,8 +89,10 @@ class FastConfig:
         check_range("lr_floor", self.lr_floor, 0.0, 1.0)
         check_range("max_step", self.max_step, 1e-6, 10.0)
         check_positive_int("epochs", self.epochs, 1, 10_000_000)
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {list(INITS)} (got {self.init!r})")
+        if self.init not in INIT_SCALE:
+            raise ValueError(f"init must be one of {list(INIT_SCALE)} (got {self.init!r})")
+        if self.init_scale is None:  # frozen: the default is resolved once, so settings() records it
+            object.__setattr__(self, "init_scale", INIT_SCALE[self.init])
         check_range("init_scale", self.init_scale, 1e-9, 0.1)
         check_positive_int("sample", self.sample, 1, 10_000_000)
         check_range("eval_every_s", self.eval_every_s, 0.0, 1e6)
