@@ -126,11 +126,15 @@ def test_leaderboard_takes_a_reported_dimension_from_its_report_and_gensim_at_it
     monkeypatch.setattr(
         lb, "gensim_row", lambda d, c, dim, **kw: row("gensim", d, dim, train_cpu_seconds=900.0, epochs=1)
     )
+    from georesolver_core.embeddings import benchmark
+
+    probe = {"pairs": 20000, "cpu_seconds": 1.0, "epoch_cpu_seconds": 50.0}  # one epoch fits the budget
+    monkeypatch.setattr(benchmark, "gensim_epoch_cpu", lambda closure, **kw: probe)
     report = tmp_path / "nouns.json"
     report.write_text(json.dumps({"method": "fast", "settings": {"dim": 10, "time_budget_s": 3300, "budget_clock": "wall"},
                                   "metrics": {"map": 0.9, "mean_rank": 3.0}, "cpu_seconds": 6000.0,
                                   "wall_seconds": 3400.0, "epochs_run": 900}))  # fmt: skip
-    nouns = SimpleNamespace(n_nodes=82115)
+    nouns = SimpleNamespace(n_nodes=82115, n_pairs=743241)
     doc = lb.run_leaderboard(
         {"wordnet-nouns": nouns}, budget_s=100.0, reports={"wordnet-nouns": str(report)},
         train=("wordnet-nouns",), points_dir=tmp_path,
@@ -148,3 +152,9 @@ def test_leaderboard_takes_a_reported_dimension_from_its_report_and_gensim_at_it
     assert any(
         "one gensim epoch outlasts the 100 CPU-second budget (900 CPU s an epoch)" in n for n in doc["notes"]
     )
+    # an epoch that would not fit: no gensim row, a note with the measured probe instead
+    probe.update(cpu_seconds=400.0, epoch_cpu_seconds=14864.8)
+    calls.clear()
+    doc = lb.run_leaderboard({"wordnet-nouns": nouns}, budget_s=100.0, train=())
+    assert [c[0] for c in calls] == ["constructed here"]
+    assert any("d=10: no gensim row: one epoch of 20,000 sampled pairs took 400 CPU s" in n for n in doc["notes"])

@@ -22,7 +22,6 @@ from typing import TextIO
 import numpy as np
 import torch
 
-from georesolver_core.embeddings.sparse import sparse_reconstruction, sparse_relation
 from georesolver_core.embeddings.wordnet import closure_result, closure_trainer, embed_closure, published, recipe
 from georesolver_core.wordnet.closure import Closure
 
@@ -56,13 +55,17 @@ def gensim_poincare(
     seed: int = 0,
     negative: int | None = None,
     cpu_budget: bool = False,
+    sample: int | None = None,
 ) -> dict | None:
     """gensim's PoincareModel on the same pairs, one epoch per call until the budget; None without gensim.
 
     Its burn-in (``GENSIM_SETTINGS``: 10 epochs at rate 0.01, then 0.1) is run the same way, one epoch per
     call with the rate set between calls, so no call can overrun the budget by more than one epoch.
     ``negative``: negatives per pair instead of the settings' 50 (gensim needs that many unrelated nodes).
-    ``cpu_budget``: the budget counts this process's CPU seconds, not wall seconds."""
+    ``cpu_budget``: the budget counts this process's CPU seconds, not wall seconds. ``sample``: rank that many
+    rows only (``runs.measure_points``), an estimate."""
+    from georesolver_core.embeddings.runs import measure_points
+
     try:
         from gensim.models.poincare import PoincareModel
     except ImportError:
@@ -90,8 +93,31 @@ def gensim_poincare(
         "train_seconds": seconds,
         "train_cpu_seconds": cpu_seconds,
         "settings": dict(g),
-        # the sparse ranking (exact, every row; the dense one's figures, tested) also fits the 82,115 nouns
-        **sparse_reconstruction(x, sparse_relation(closure.pairs, closure.n_nodes), geometry="poincare"),
+        # the sparse ranking (exact per row; the dense one's figures, tested) also fits the 82,115 nouns
+        **measure_points(closure, x.numpy(), edges=False, sample=sample)["closure"],
+    }
+
+
+def gensim_epoch_cpu(closure: Closure, *, dim: int, pairs: int, seed: int = 0) -> dict | None:
+    """CPU seconds of one gensim epoch over ``pairs`` of the closure's pairs drawn at random, and that time
+    scaled to all its pairs (gensim's cost per pair is flat: its rejection sampler draws each pair's negatives
+    alone); None without gensim. Tells, before a run, whether one epoch fits a budget."""
+    try:
+        from gensim.models.poincare import PoincareModel
+    except ImportError:
+        return None
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(closure.n_pairs, size=min(pairs, closure.n_pairs), replace=False)
+    relations = [(closure.nodes[u], closure.nodes[a]) for u, a in closure.pairs[pick].tolist()]
+    g = GENSIM_SETTINGS
+    model = PoincareModel(relations, size=dim, negative=g["negative"], alpha=g["alpha"], burn_in=0, seed=seed)
+    cpu = time.process_time()
+    model.train(epochs=1, batch_size=g["batch_size"], print_every=10**9)
+    spent = time.process_time() - cpu
+    return {
+        "pairs": len(relations),
+        "cpu_seconds": spent,
+        "epoch_cpu_seconds": spent * closure.n_pairs / len(relations),
     }
 
 
