@@ -61,7 +61,7 @@ def gensim_poincare(
 
     Its burn-in (``GENSIM_SETTINGS``: 10 epochs at rate 0.01, then 0.1) is run the same way, one epoch per
     call with the rate set between calls, so no call can overrun the budget by more than one epoch.
-    ``negative``: negatives per pair instead of the settings' 50 (gensim needs that many unrelated nodes).
+    ``negative``: negatives per pair instead of the settings' 10 (gensim needs that many unrelated nodes).
     ``cpu_budget``: the budget counts this process's CPU seconds, not wall seconds. ``sample``: rank that many
     rows only (``runs.measure_points``), an estimate."""
     from georesolver_core.embeddings.runs import measure_points

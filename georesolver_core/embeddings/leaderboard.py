@@ -111,8 +111,8 @@ def constructed_row(dataset: str, closure: Closure, *, tau: float) -> dict:
     }
 
 
-# gensim's dimensions per closure where they differ from DIMS: on the nouns an epoch of its rejection sampler
-# takes minutes of one core here, so it is measured at the published row's d = 10 only.
+# gensim's dimensions per closure where they differ from DIMS: on the nouns one epoch of its per-pair sampler takes
+# many CPU minutes here (``_gensim_fits`` times it first), so it is tried at the published row's d = 10 only.
 GENSIM_DIMS = {"wordnet-nouns": (10,)}
 GENSIM_OVERRUN = 1.5  # a row past this many budgets ran whole epochs beyond it: the notes say so
 GENSIM_PROBE_PAIRS = 20_000  # pairs of a large closure timed for one gensim epoch before its row is run
