@@ -139,22 +139,24 @@ def test_leaderboard_takes_a_reported_dimension_from_its_report_and_gensim_at_it
         {"wordnet-nouns": nouns}, budget_s=100.0, reports={"wordnet-nouns": str(report)},
         train=("wordnet-nouns",), points_dir=tmp_path,
     )  # fmt: skip
-    # trained at 2 and 5 (10 is the report's), no d = 2 file for a closure the page does not draw; gensim at 10
+    # trained and gensim at 2, 5 and 10 (beside the report's longer d = 10 run), no d = 2 file for a closure
+    # the page does not draw
     assert [c for c in calls if c[0] == "trained here"] == [
-        ("trained here", "wordnet-nouns", d, None) for d in (2, 5)
+        ("trained here", "wordnet-nouns", d, None) for d in (2, 5, 10)
     ]
-    assert [c[2] for c in calls if c[0] == "gensim"] == list(lb.GENSIM_DIMS["wordnet-nouns"]) == [10]
+    assert [c[2] for c in calls if c[0] == "gensim"] == [2, 5, 10]
     measured = {(r["dim"], r["method"]) for r in doc["rows"] if r["cpu_seconds"] is not None}
-    assert measured == {(2, "trained here"), (5, "trained here"), (10, "trained here"), (2, "constructed here"),
-                        (10, "gensim")}  # fmt: skip
-    (reported,) = [r for r in doc["rows"] if r["dim"] == 10 and r["method"] == "trained here"]
-    assert reported["map"] == 0.9 and "nouns.json" in reported["source"]
+    assert measured == {(d, m) for d in (2, 5, 10) for m in ("trained here", "gensim")} | {(2, "constructed here")}
+    (reported,) = [r for r in doc["rows"] if r["dim"] == 10 and "nouns.json" in r["source"]]
+    assert reported["map"] == 0.9 and reported["method"] == "trained here"
     assert any(
         "one gensim epoch outlasts the 100 CPU-second budget (900 CPU s an epoch)" in n for n in doc["notes"]
     )
+    assert any("d=10: gensim ran 1 epochs in the budget, all in its burn-in" in n for n in doc["notes"])
     # an epoch that would not fit: no gensim row, a note with the measured probe instead
     probe.update(cpu_seconds=400.0, epoch_cpu_seconds=14864.8)
     calls.clear()
     doc = lb.run_leaderboard({"wordnet-nouns": nouns}, budget_s=100.0, train=())
     assert [c[0] for c in calls] == ["constructed here"]
     assert any("d=10: no gensim row: one epoch of 20,000 sampled pairs took 400 CPU s" in n for n in doc["notes"])
+    assert sum("no gensim row" in n for n in doc["notes"]) == 3  # one per dimension
