@@ -13,6 +13,7 @@ from georesolver_core import bench
 from georesolver_core.__main__ import main
 from georesolver_core.bench.public import HEADLINE
 from georesolver_core.viz.kernels import memory_figure, ratio_figure, time_figure
+from tests.steps import drain
 
 
 @pytest.fixture(scope="module")
@@ -253,13 +254,7 @@ def test_benchmark_steps_yields_each_length_and_ends_with_run_benchmarks_report(
         memory=False,
         memory_check_len=64,
     )
-    steps, yielded = bench.benchmark_steps(cfg), []
-    while True:
-        try:
-            yielded.append(next(steps))
-        except StopIteration as done:
-            final = done.value
-            break
+    yielded, final = drain(bench.benchmark_steps(cfg))
     assert [(f, text) for f, text, _ in yielded] == [(0.5, "T = 32 timed"), (1.0, "T = 64 timed")]
     first = yielded[0][2]
     assert first["config"]["seq_lens"] == [32] and {r["seq_len"] for r in first["rows"]} == {32}

@@ -23,19 +23,15 @@ from georesolver_core.jobs.control import RUN, STOP
 from georesolver_core.labs import embeddings as lab
 from georesolver_core.tasks.hierarchy import balanced_tree, digits_hierarchy, from_edge_list_csv
 from georesolver_core.wordnet.closure import load_mammals
+from tests.steps import drain
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run_to_end(steps):
     """(number of yields, the generator's return value)."""
-    n = 0
-    while True:
-        try:
-            next(steps)
-        except StopIteration as end:
-            return n, end.value
-        n += 1
+    yielded, value = drain(steps)
+    return len(yielded), value
 
 
 def _crossed(value):
@@ -131,14 +127,10 @@ def test_the_comparison_in_a_worker_equals_the_direct_comparison():
     tree = balanced_tree(2, 3)
     config = EmbeddingConfig(epochs=6, lr=0.05, seed=2, burn_in=2)
     steps = lab.comparison_steps(_crossed(lab.run_data(tree)), _crossed(config), time_budget_s=None)
-    steps_partials = []  # (fraction, partial) of every yield
-    while True:
-        try:
-            fraction, _, partial = next(steps)
-        except StopIteration as end:
-            final = end.value
-            break
-        steps_partials.append((fraction, partial))
+    yielded, final = drain(steps)
+    steps_partials = [
+        (fraction, partial) for fraction, _, partial in yielded
+    ]  # (fraction, partial) of every yield
     direct = compare_geometries(tree, config)
     assert list(final.runs) == list(direct.runs) == list(GEOMETRIES) and final.complete
     for g, run in final.runs.items():
@@ -169,14 +161,7 @@ def test_the_quick_benchmark_in_a_worker_equals_the_direct_benchmark():
     entries = (("poincare", 2), ("euclidean", 2))
     args = _crossed([3])
     kwargs = _crossed({"time_budget_s": 600.0, "entries": entries, "overrides": overrides})
-    yields = []
-    steps = lab.benchmark_steps(*args, **kwargs)
-    while True:
-        try:
-            yields.append(next(steps))
-        except StopIteration as end:
-            report = end.value
-            break
+    yields, report = drain(lab.benchmark_steps(*args, **kwargs))
     direct = run_benchmark(load_mammals(), budget_s=600.0, seed=3, entries=entries, with_gensim=False,
                            overrides=overrides)  # fmt: skip
     assert [f for f, _, _ in yields] == [0.5, 1.0] and [len(d["rows"]) for _, _, d in yields] == [1, 2]

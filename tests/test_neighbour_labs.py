@@ -33,6 +33,7 @@ from georesolver_core.labs.orthogonal import (
     operator_lab,
 )
 from georesolver_core.theory.hankel import rank_rule
+from tests.steps import drain
 
 
 def test_the_hankel_labs_measure_what_the_claims_measure():
@@ -92,13 +93,7 @@ def test_the_comparison_lab_trains_what_compare_trains_and_survives_the_worker_c
     config = ResidualCompareConfig(["cayley", "hybrid"], task, seeds=[3], eval_every=10)
     assert config.kinds == ("cayley", "hybrid") and config.seeds == (3,)  # lists frozen to tuples
     assert decode_value(encode_value(config)) == config  # what a worker rebuilds is the same config
-    steps, reports = compare_lab(config), []
-    while True:
-        try:
-            reports.append(next(steps))
-        except StopIteration as done:
-            results = done.value
-            break
+    reports, results = drain(compare_lab(config))
     assert len(reports) == 2 * (20 // 10 + 1) and reports[-1][0] == 1.0
     assert [(r["kind"], r["seed"]) for r in reports[-1][2]] == [("cayley", 3), ("hybrid", 3)]
     direct = compare(["cayley", "hybrid"], task, seeds=(3,))  # its eval_every is 10 too

@@ -26,6 +26,7 @@ from georesolver_core.labs.routing import (
 from georesolver_core.routing.quality import quality_sweep
 from georesolver_core.routing.traffic import load_traffic_report
 from georesolver_core.verdicts import FAILS, HOLDS
+from tests.steps import drain
 
 
 def test_sphere_lab_routes_to_at_most_the_pool_and_tables_every_query():
@@ -88,13 +89,7 @@ def test_dmg_lab_clips_the_shift_to_the_stream_and_counts_the_pool():
 
 
 def test_router_table_has_one_row_per_router():
-    gen = routers_steps(CompareConfig(n_experts=2, n_clusters=2, k=1, steps=2, batch=16))
-    while True:
-        try:
-            next(gen)
-        except StopIteration as done:
-            result = done.value
-            break
+    _, result = drain(routers_steps(CompareConfig(n_experts=2, n_clusters=2, k=1, steps=2, batch=16)))
     table = router_table(result)
     assert len(table) == len(result.runs) == 3
     assert {"router", "test MSE", "dropped slots", "log E"} <= set(table.columns)
