@@ -78,8 +78,9 @@ def _cards(label: str, m: dict) -> None:
     cols[1].metric(f"{label}: MAP (edges)", f"{m['edges']['map']:.3f}")
 
 
-def trees_tab(tau: float, seed: int) -> None:
-    """Constructed vs trained mammals at d = 2 (tau from the page's knob), then the nouns and the leaderboard."""
+def trees_tab(tau: float, seed: int, *, to_scale: bool = True) -> None:
+    """Constructed vs trained mammals at d = 2 (tau from the page's knob; ``to_scale``: both drawn by their log
+    map at the centre instead of in the disk), then the nouns and the leaderboard."""
     st.markdown(
         "**Why trees fit hyperbolic space.** Sarkar's construction places a tree in the Poincaré disk with no "
         "training: each node's children sit at distance tau on a cone pointing away from its parent. The disk has "
@@ -96,7 +97,13 @@ def trees_tab(tau: float, seed: int) -> None:
     shipped = trained()
     hier = load_mammals().to_hierarchy()
     views = [
-        embedding_view(torch.as_tensor(points), hier, geometry="poincare", title=f"constructed, tau = {tau:g}")
+        embedding_view(
+            torch.as_tensor(points),
+            hier,
+            geometry="poincare",
+            title=f"constructed, tau = {tau:g}",
+            to_scale=to_scale,
+        )
     ]
     left, right = st.columns(2)
     with left:
@@ -105,7 +112,9 @@ def trees_tab(tau: float, seed: int) -> None:
         right.info("No trained d = 2 embedding is shipped: run the leaderboard command in the README to write it.")
     else:
         views.append(
-            embedding_view(torch.as_tensor(shipped[0]), hier, geometry="poincare", title="trained, d = 2")
+            embedding_view(
+                torch.as_tensor(shipped[0]), hier, geometry="poincare", title="trained, d = 2", to_scale=to_scale
+            )
         )
         with right:
             _cards("trained", shipped[1])
@@ -115,6 +124,13 @@ def trees_tab(tau: float, seed: int) -> None:
         "parent and children ranked among all nodes. MAP (closure): each node's ancestors ranked among the nodes "
         "unrelated to it, the published protocol. A tree embedding puts a node's siblings nearer than its "
         "grandparent, so the construction scores its edges, not its ancestors; training optimises the ancestors."
+        + (
+            " Drawn to scale: a node k levels down sits about k tau from the centre, and its subtree, seen from "
+            "the centre, fills an angle that shrinks like e^(-k tau): at tau = 5 the tree is a needle; lower tau "
+            "opens it (and costs MAP)."
+            if to_scale
+            else " In the disk, distance r sits at radius tanh(r / 2): past the first levels every node is on the rim."
+        )
     )
     sample = nouns_sample(seed)
     st.subheader("The noun closure, trained (82,115 nodes, d = 10)")

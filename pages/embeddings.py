@@ -80,6 +80,10 @@ KNOBS = page_knobs(
     Knob("emb_tau", "slider", "Construction scale tau (edge length)", 5.0, lo=0.5, hi=12.0, step=0.5,
          help="Sarkar's construction puts every edge at hyperbolic length tau. Larger: siblings further apart "
          "(less distortion) but deep nodes nearer the rim, where float64 runs out of digits."),
+    Knob("emb_to_scale", "toggle", "Draw distances to scale (log map at the centre)", True,
+         help="On: each node in its own direction at its true hyperbolic distance from the centre, so a tree tau "
+         "deep per level spreads out. Off: the Poincaré disk itself, where distance r sits at radius tanh(r / 2) "
+         "and a construction beyond the first levels is a thin ring on the rim."),
     Knob("emb_tab", "tabs", "Tab", options=TABS, extra=(("on_change", "rerun"),)),
     Knob("emb_claims", "toggle", "Show the claims' panels"),
 )  # fmt: skip
@@ -396,7 +400,8 @@ def tab_sections(hier, config, s, *, wordnet: bool) -> None:
             sections.benchmark_tab(seed=s.seed)
     with tabs[4]:
         if tabs[4].open:
-            wordnet_trees_tab.trees_tab(draw(KNOBS["emb_tau"]), seed=s.seed)
+            tau, to_scale = draw(KNOBS["emb_tau"]), draw(KNOBS["emb_to_scale"])
+            wordnet_trees_tab.trees_tab(tau, seed=s.seed, to_scale=to_scale)
     with tabs[5]:
         if tabs[5].open:
             sections.data_and_downloads(hier, live)

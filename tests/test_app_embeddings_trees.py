@@ -31,7 +31,12 @@ def test_constructed_and_trained_side_by_side_with_tau_live():
         assert not at.exception, (tau, at.exception)
         edges[tau] = float(next(m.value for m in at.metric if m.label == "constructed: MAP (edges)"))
     assert edges[5.0] > edges[0.5] and edges[5.0] > edges[12.0]  # the trade the tab is about
-    assert at.get("plotly_chart")  # the disk pair is drawn
+    assert at.get("plotly_chart")  # the pair is drawn
+    caption = lambda: next(c.value for c in at.caption if "Mammal closure" in c.value)  # noqa: E731
+    assert "Drawn to scale" in caption()  # by default: the log map, where the tree spreads out
+    at.toggle(key="emb_to_scale").set_value(False).run()  # the disk itself
+    assert not at.exception, at.exception
+    assert "In the disk" in caption()
 
 
 @pytest.mark.skipif(not (ROOT / "assets" / "wordnet_nouns_d10.npz").is_file(), reason="noun run not shipped")

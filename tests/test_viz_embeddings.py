@@ -119,6 +119,24 @@ def test_projection_keeps_the_origin_at_the_origin():
     np.testing.assert_allclose(view.coords[0], 0.0, atol=1e-12)
 
 
+def test_to_scale_puts_each_node_in_its_direction_at_its_distance_from_the_centre():
+    x = _points("poincare", 2)
+    x[0] = 0.0  # the origin stays put
+    x[1] = x[1] / x[1].norm() * (1.0 - 1e-15)  # ~36 from the centre: past geoopt's artanh clamp (~16)
+    view = embedding_view(x, TREE, geometry="poincare", to_scale=True)
+    assert view.kind == "tangent" and "log map" in view.axis_note
+    r = np.linalg.norm(view.coords, axis=1)
+    np.testing.assert_allclose(r, 2.0 * np.arctanh(x.norm(dim=1).numpy()), rtol=1e-9)  # d(0, x), c = 1
+    assert r[1] > 30.0
+    cos = (view.coords[2:] * x[2:].numpy()).sum(1) / (r[2:] * x[2:].norm(dim=1).numpy())
+    np.testing.assert_allclose(cos, 1.0, atol=1e-12)  # directions kept
+    assert np.isfinite(view.edge_lines[~np.isnan(view.edge_lines).any(1)]).all()
+    fig = geometries_figure([view])
+    assert "log map" in fig.layout.xaxis.title.text and not fig.layout.shapes  # no rim: it is not the disk
+    plane = embedding_view(_points("euclidean", 2), TREE, geometry="euclidean", to_scale=True)
+    assert plane.kind == "plane"  # a flat plane is already to scale
+
+
 def test_hover_has_name_depth_norm_and_distance():
     x = _points("poincare", 2)
     view = embedding_view(x, TREE, geometry="poincare")

@@ -41,7 +41,7 @@ GL_NODES = 500  # above this many nodes, 2-D traces are WebGL (Scattergl): a 1,1
 class EmbeddingView:
     """Everything a figure needs, in plot coordinates (numpy)."""
 
-    kind: str  # "disk", "plane", "circle", "sphere" or "projection"
+    kind: str  # "disk", "plane", "circle", "sphere", "tangent" (the log map, 2-D) or "projection" (its PCA)
     geometry: str
     coords: np.ndarray  # (N, 2) or (N, 3)
     edge_lines: np.ndarray  # (M, 2|3) polylines separated by NaN rows
@@ -65,11 +65,18 @@ def embedding_view(
     title: str | None = None,
     root_at_centre: bool = False,
     centre: int | None = None,
+    to_scale: bool = False,
 ) -> EmbeddingView:
     """Lay an embedding (N, D) out for drawing: coordinates, geodesic edges, hover text.
 
     ``root_at_centre`` first moves the first root to the centre by an isometry (``center_on``):
     the classic picture, with every distance unchanged.
+
+    ``to_scale`` draws a 2-D curved embedding by its log map at the origin, log_0(x) = d(0, x) x / |x|: each
+    node in its own direction at its true distance from the origin. The Poincaré disk squeezes distance r into
+    Euclidean radius tanh(r / 2), so a tree placed k tau deep sits within e^(-k tau) of the rim and a disk
+    picture of it is an empty circle; the log map keeps the directions and spreads the depths. Distances
+    between nodes other than the origin are not to scale (the same map as the D > 2 projection, without PCA).
     """
     if geometry not in GEOMETRIES:
         raise ValueError(f"geometry must be one of {sorted(GEOMETRIES)} (got {geometry!r})")
@@ -97,7 +104,7 @@ def embedding_view(
     label = GEOMETRIES[geometry].label
     if GEOMETRIES[geometry].is_compact and d == 3:  # S^2 in R^3
         kind, coords, lines, note = "sphere", x.numpy(), _join(arcs.numpy()), "coordinates in R^3"
-    elif d <= 2:
+    elif d <= 2 and not (to_scale and GEOMETRIES[geometry].rim(c) is not None):
         rim, closed = GEOMETRIES[geometry].rim(c) is not None, GEOMETRIES[geometry].is_compact
         kind = "disk" if rim else "circle" if closed else "plane"
         coords, lines = _pad2(x.numpy()), _join(_pad2(arcs.numpy()))
@@ -107,12 +114,17 @@ def embedding_view(
             "circle": "the unit circle S^1",
         }[kind] + (" (1-D: drawn on the horizontal axis)" if d == 1 and kind != "circle" else "")
     else:
-        kind = "projection"
-        tangent = logmap0(x, geometry=geometry, c=c).numpy()  # (N, D)
-        basis = _principal_directions(tangent)  # (D, 2)
-        coords = tangent @ basis
-        lines = _join(logmap0(arcs, geometry=geometry, c=c).numpy() @ basis)
-        note = f"log map at the {origin}, then uncentred PCA: 2 of {tangent.shape[1]} tangent dims (not distance-preserving)"
+        if d == 2:
+            kind, coords = "tangent", _polar_to_scale(x, geometry=geometry, c=c)
+            lines = _join(_polar_to_scale(arcs, geometry=geometry, c=c))
+            note = f"log map at the {origin}: true directions, true distance d(0, x) from it (others not to scale)"
+        else:
+            kind = "projection"
+            tangent = logmap0(x, geometry=geometry, c=c).numpy()  # (N, D)
+            basis = _principal_directions(tangent)  # (D, 2)
+            coords = tangent @ basis
+            lines = _join(logmap0(arcs, geometry=geometry, c=c).numpy() @ basis)
+            note = f"log map at the {origin}, then uncentred PCA: 2 of {tangent.shape[1]} tangent dims (not distance-preserving)"
     if root_at_centre:
         note += "; moved by an isometry to put the root at the centre"
     radius = 1.0 / math.sqrt(c) if kind == "disk" else 1.0
@@ -149,6 +161,17 @@ def geodesic_arcs(
     v = logmap(x[p], x[q], geometry=geometry, c=c)  # (E, D)
     start = x[p][None].expand(steps, -1, -1)  # (T, E, D)
     return expmap(start, t[:, None, None] * v[None], geometry=geometry, c=c)
+
+
+def _polar_to_scale(x: torch.Tensor, *, geometry: str, c: float) -> np.ndarray:
+    """log_0(x) as d(0, x) x / |x| (..., D) -> (..., D) numpy, in distance units.
+
+    Not geoopt's logmap0: its artanh clamps |x| at 1 - 1e-7 (about 16 from the centre), where a construction
+    goes on to about 37 in float64; this module's distance resolves the whole float64 range."""
+    norm = x.norm(dim=-1, keepdim=True)  # (..., 1)
+    flat = x.reshape(-1, x.shape[-1])
+    r = distance_to_origin(flat, geometry=geometry, c=c).reshape(norm.shape)  # (..., 1)
+    return torch.where(norm > 0, x / norm.clamp_min(1e-300) * r, torch.zeros_like(x)).numpy()
 
 
 def _cut(name: str) -> str:
@@ -189,6 +212,7 @@ EDGE_NAMES = {
     "circle": "edges (arcs of the circle)",
     "plane": "edges (segments)",
     "projection": "edges (projected geodesics)",
+    "tangent": "edges (geodesics, log-mapped)",
     "sphere": "edges (great-circle arcs)",
 }
 
@@ -326,7 +350,10 @@ def _frame(fig: go.Figure, view: EmbeddingView, row: int | None = None, col: int
     else:
         finite = np.abs(view.coords[np.isfinite(view.coords)])
         lim = 1.1 * float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    titles = ("x1", "x2") if view.kind != "projection" else ("principal direction 1", "principal direction 2")
+    titles = {
+        "projection": ("principal direction 1", "principal direction 2"),
+        "tangent": ("log map x1 (distance units)", "log map x2 (distance units)"),
+    }.get(view.kind, ("x1", "x2"))
     fig.update_xaxes(range=[-lim, lim], zeroline=False, constrain="domain", title_text=titles[0], **where)
     anchor = "x" if row is None else _xaxis_name(fig, row, col)
     fig.update_yaxes(
