@@ -275,7 +275,9 @@ def leaderboard() -> None:
     doc = json.loads(LEADERBOARD_JSON.read_text(encoding="utf-8"))
     st.markdown("**Leaderboard**: MAP and mean rank by the published protocol; CPU seconds on this machine.")
     st.dataframe(pd.DataFrame(leaderboard_table(doc)), hide_index=True, key="emb_leaderboard")
-    st.caption(f"{doc['machine_note']}. " + " ".join(doc.get("notes", [])))
+    st.caption(f"{doc['machine_note']}.")
+    if doc.get("notes"):
+        st.markdown("\n".join(f"- {note}" for note in doc["notes"]))
 
 
 def benchmark_tab(*, seed: int) -> None:

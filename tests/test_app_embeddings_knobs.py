@@ -66,7 +66,7 @@ def test_the_widgets_drawn_over_every_source_are_exactly_the_knob_table():
     at.session_state["emb_tab"] = "Trees in the disk"
     at.run()
     drawn["trees tab"] = set(_settings(at.main)) - drawn["tree"]
-    assert drawn["trees tab"] == {"emb_tau"}
+    assert drawn["trees tab"] == {"emb_tau", "emb_to_scale"}
     table = _table("embeddings")
     every = set().union(*drawn.values())
     assert every == set(table) | NO_ROW, (sorted(every - set(table) - NO_ROW), sorted(set(table) - every))

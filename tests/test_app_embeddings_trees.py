@@ -2,6 +2,8 @@
 moves (both ends of the slider), the trained d = 2 mammals sit beside it, the shipped noun run loads from
 assets/ (a sample of points, its figures), and the leaderboard marks published rows as quoted."""
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -59,6 +61,10 @@ def test_leaderboard_table_marks_quoted_rows():
     assert len(quoted) and quoted["source"].str.startswith("quoted:").all() and quoted["CPU s"].isna().all()
     measured = board[board["method"] != "published (quoted)"]
     assert measured["source"].str.startswith("measured here").all() and (measured["CPU s"] >= 0).all()
+    doc = json.loads((ROOT / "assets" / "wordnet_leaderboard.json").read_text(encoding="utf-8"))
+    shown = [m.value for m in at.markdown]
+    for note in doc["notes"]:  # one bullet each, not run together in a caption
+        assert any(f"- {note}" in text for text in shown), note
 
 
 def test_the_quick_benchmark_runs_in_a_worker_and_a_stop_keeps_its_rows():
