@@ -2,6 +2,7 @@
 
 import pandas as pd
 import streamlit as st
+import trainer_controls as tc
 import ui
 from knobs import Knob, draw, page_knobs
 
@@ -14,7 +15,7 @@ from georesolver_core.labs.hankel import (
     decay_lab,
     error_lab,
     kernel_lab,
-    speed_lab,
+    speed_steps,
 )
 from georesolver_core.theory.hankel import rank_rule
 from georesolver_core.viz.hankel import decay_figure, error_figure, kernel_figure, rank_figure, speed_figure
@@ -35,6 +36,8 @@ KNOBS = page_knobs(
     Knob("hk_repeats", "slider", "Timed repeats", 3, lo=1, hi=9),
     Knob("hk_claims", "toggle", "Measure the claims (a few seconds)"),
 )  # fmt: skip
+
+SPEED_BUDGET_S = 60.0  # seconds of work per timing run: the largest sizes and repeats took 1.4 s here
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -163,25 +166,28 @@ def speed_figures(sp) -> None:
     )
 
 
+def _draw_speed(job: tc.WorkerJob) -> None:
+    """The sizes timed so far (all of them once the run ends, or those before a Stop)."""
+    sp = tc.kept_result(job)
+    if sp is not None and sp.sizes:
+        speed_figures(sp)
+    elif job.status in tc.ACTIVE:
+        st.caption("Timing the first block size ...")
+
+
 def speed_section(n_rank: int) -> None:
-    """On request: dense vs factorised products timed on one thread, kept per setting for the session."""
+    """On request: dense vs factorised products timed on one thread in a worker (not the server, where the
+    other sessions' work would share the timed core), one block size per step; Stop keeps the sizes timed."""
     s1, s2 = st.columns(2)
     max_size, repeats = draw(KNOBS["hk_max_size"], s1), draw(KNOBS["hk_repeats"], s2)
-    speed_key = (max_size, repeats, n_rank)
-    speeds = st.session_state.setdefault("hk_speeds", {})
-    if st.button("Time dense vs factorised", key="hk_speed", icon=":material/play_arrow:", type="primary"):
-        sizes = [m for m in (64, 128, 256, 512, 1024, 2048, 4096) if m <= max_size]
-        with st.status("Timing on one thread ...", expanded=True) as status:
-            bar = st.progress(0.0)
-            speeds[speed_key] = speed_lab(
-                SpeedConfig(tuple(sizes), n_rank, repeats=repeats, threads=1),
-                callback=lambda i, n: bar.progress(i / n, text=f"block size {sizes[i - 1]}"),
-            )
-            status.update(label="Timing finished", state="complete", expanded=False)
-    if speed_key in speeds:
-        speed_figures(speeds[speed_key])
-    else:
-        st.info("Press the button to time both products on one thread (a few seconds).")
+    sizes = tuple(m for m in (64, 128, 256, 512, 1024, 2048, 4096) if m <= max_size)
+    cfg = SpeedConfig(sizes, n_rank, repeats=repeats, threads=1)
+    tc.controls(
+        "hk", tc.in_worker(speed_steps, cfg), cfg, budget_s=SPEED_BUDGET_S, what="Time dense vs factorised"
+    )
+    if tc.job("hk") is None:
+        st.info("Press the button to time both products on one thread in a worker (a few seconds).")
+    tc.live("hk", _draw_speed)
 
 
 # --- The page ------------------------------------------------------------------------------------------------

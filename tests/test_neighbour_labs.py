@@ -20,7 +20,7 @@ from georesolver_core.labs.hankel import (
     decay_lab,
     error_lab,
     kernel_lab,
-    speed_lab,
+    speed_steps,
 )
 from georesolver_core.labs.orthogonal import (
     DriftConfig,
@@ -45,9 +45,10 @@ def test_the_hankel_labs_measure_what_the_claims_measure():
     assert errors.errors == [output_error(h, rank_rule(1e-3)) for h in (4, 8)]
     view = kernel_lab(KernelConfig(length=32, split=8))
     assert view.kernel.shape == (8, 24) and view.length == 32
-    seen = []
-    speed = speed_lab(SpeedConfig((8, 16), 2, repeats=1), callback=lambda i, n: seen.append((i, n)))
-    assert speed.sizes == [8, 16] and speed.rank == 2 and seen == [(1, 2), (2, 2)] and len(speed.error) == 2
+    steps, speed = drain(speed_steps(SpeedConfig((8, 16), 2, repeats=1)))
+    assert speed.sizes == [8, 16] and speed.rank == 2 and len(speed.error) == 2
+    assert [f for f, _, _ in steps] == [0.5, 1.0] and [p.sizes for _, _, p in steps] == [[8], [8, 16]]
+    assert steps[-1][2].speedup == speed.speedup  # the last step's partial is the result (a Stop keeps them)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,19 +112,21 @@ class Speed:
     threads: int
 
 
-def speedup_sweep(
-    sizes: Sequence[int], rank: int, d_v: int = 64, repeats: int = 7, threads: int = 1, callback=None
-) -> Speed:
-    """Time the dense cross block H X against U (V^T X) (both operands precomputed, float32) on one run
-    with torch fixed to ``threads`` intra-op threads (restored after). Each repeat times both back to back;
-    the median is kept. ``callback(i, n)`` after each size (progress bars)."""
+def speedup_steps(
+    sizes: Sequence[int], rank: int, d_v: int = 64, repeats: int = 7, threads: int = 1
+) -> Generator[tuple[float, str, Speed], None, Speed]:
+    """``speedup_sweep`` one block size at a time: yields (fraction of the sizes done, a line, the ``Speed`` of
+    the sizes timed so far) after each size and returns the whole ``Speed`` (a worker job's steps: a Stop
+    keeps the sizes already timed)."""
     check_positive_int("rank", rank)
     check_positive_int("repeats", repeats)
     check_positive_int("threads", threads, 1, 256)
+    for m in sizes:
+        check_positive_int("size", int(m), 1)
+    sizes = [int(m) for m in sizes]
     out: dict[str, list[float]] = {"d": [], "f": [], "e": []}
     with thread_count(threads):  # this thread only: other users of the process keep their count
         for i, m in enumerate(sizes):
-            check_positive_int("size", int(m), 1)
             s = 2.0 + torch.arange(m, dtype=torch.float64)  # (m,)
             r = float(m) + torch.arange(m, dtype=torch.float64)  # (m,): the dyadic block [m, 2m)
             h = hankel_kernel(s, r).to(torch.float32)  # (m, m)
@@ -142,19 +144,34 @@ def speedup_sweep(
             out["d"].append(1e3 * statistics.median(td))
             out["f"].append(1e3 * statistics.median(tf))
             out["e"].append(float((ref - fac).norm() / ref.norm()))
-            if callback is not None:
-                callback(i + 1, len(sizes))
-    sizes = [int(m) for m in sizes]
+            speed = _speed(sizes[: i + 1], rank, out, threads)
+            yield (i + 1) / len(sizes), f"block size {m}: {speed.speedup[-1]:.3g}x", speed
+    return _speed(sizes, rank, out, threads)
+
+
+def _speed(sizes: list[int], rank: int, out: dict[str, list[float]], threads: int) -> Speed:
     return Speed(
-        sizes=sizes,
+        sizes=list(sizes),
         rank=rank,
-        dense_ms=out["d"],
-        factored_ms=out["f"],
+        dense_ms=list(out["d"]),
+        factored_ms=list(out["f"]),
         speedup=[d / f for d, f in zip(out["d"], out["f"], strict=True)],
         flop_ratio=[m / (2 * rank) for m in sizes],
-        error=out["e"],
+        error=list(out["e"]),
         threads=threads,
     )
+
+
+def speedup_sweep(sizes: Sequence[int], rank: int, d_v: int = 64, repeats: int = 7, threads: int = 1) -> Speed:
+    """Time the dense cross block H X against U (V^T X) (both operands precomputed, float32) on one run
+    with torch fixed to ``threads`` intra-op threads (restored after). Each repeat times both back to back;
+    the median is kept. ``speedup_steps`` run to its end."""
+    steps = speedup_steps(sizes, rank, d_v=d_v, repeats=repeats, threads=threads)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
 
 
 @dataclass(frozen=True)

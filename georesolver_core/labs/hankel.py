@@ -2,13 +2,13 @@
 (``kernel_lab(KernelConfig) -> KernelView``), the singular values of each block with the ranks they need and
 the decay judged against 4^-N (``decay_lab(DecayConfig) -> DecayLab``), the error of the factorised
 output at the rank the seed's rule gives (``error_lab(ErrorConfig) -> OutputErrors``), and its speed
-against the dense block (``speed_lab(SpeedConfig) -> Speed``). The measurements
+against the dense block (``speed_steps(SpeedConfig)``, a worker's steps returning a ``Speed``). The measurements
 themselves live in ``extras.hankel_measure``, where the claims make them too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from georesolver_core.extras.hankel import check_eps_unit
@@ -23,7 +23,7 @@ from georesolver_core.extras.hankel_measure import (
     kernel_view,
     output_error,
     rank_sweep,
-    speedup_sweep,
+    speedup_steps,
 )
 from georesolver_core.theory.hankel import EPS_LIST, rank_rule
 from georesolver_core.validate import check_positive_int
@@ -133,13 +133,10 @@ class SpeedConfig:
         object.__setattr__(self, "sizes", tuple(self.sizes))
 
 
-def speed_lab(config: SpeedConfig, callback: Callable[[int, int], None] | None = None) -> Speed:
-    """``extras.hankel_measure.speedup_sweep`` at ``config``; ``callback(i, n)`` after each size."""
-    return speedup_sweep(
-        list(config.sizes),
-        config.rank,
-        d_v=config.d_v,
-        repeats=config.repeats,
-        threads=config.threads,
-        callback=callback,
+def speed_steps(config: SpeedConfig) -> Generator[tuple[float, str, Speed], None, Speed]:
+    """``extras.hankel_measure.speedup_steps`` at ``config``: one block size per step (a worker job)."""
+    return (
+        yield from speedup_steps(
+            list(config.sizes), config.rank, d_v=config.d_v, repeats=config.repeats, threads=config.threads
+        )
     )
