@@ -182,11 +182,9 @@ def speed_section(n_rank: int) -> None:
     max_size, repeats = draw(KNOBS["hk_max_size"], s1), draw(KNOBS["hk_repeats"], s2)
     sizes = tuple(m for m in (64, 128, 256, 512, 1024, 2048, 4096) if m <= max_size)
     cfg = SpeedConfig(sizes, n_rank, repeats=repeats, threads=1)
-    tc.controls(
-        "hk", tc.in_worker(speed_steps, cfg), cfg, budget_s=SPEED_BUDGET_S, what="Time dense vs factorised"
-    )
+    tc.controls("hk", tc.in_worker(speed_steps, cfg), cfg, budget_s=SPEED_BUDGET_S, what="Run timing")
     if tc.job("hk") is None:
-        st.info("Press the button to time both products on one thread in a worker (a few seconds).")
+        st.info("Press **Run timing** to time both products on one thread in a worker (a few seconds).")
     tc.live("hk", _draw_speed)
 
 

@@ -20,6 +20,7 @@ from georesolver_core.embeddings.fast import (
     FastConfig,
     FastPoincareTrainer,
     _arcosh_of,
+    boosted_pairs,
     closure_parents,
     pair_coefficients,
     points_archive,
@@ -150,6 +151,24 @@ def test_tree_start_turns_each_subtree_towards_its_root():
     assert float(with_parent.mean()) > 0.6 and float(with_parent.mean()) > float(with_random.mean()) + 0.3
     with pytest.raises(ValueError, match="init must be one of"):
         FastConfig(init="random")
+
+
+def test_rare_boost_repeats_a_pair_by_its_ancestors_descendants():
+    # 0 <- 1 <- 2, 0 <- 3: node 0 has 3 descendants, 1 has one
+    rel = sparse_relation([(1, 0), (2, 1), (2, 0), (3, 0)], 4)
+    assert boosted_pairs(rel, 0) is rel.pairs
+
+    def count(pairs):
+        seen, n = np.unique(pairs.numpy(), axis=0, return_counts=True)
+        return {tuple(p): int(k) for p, k in zip(seen.tolist(), n, strict=True)}
+
+    # boost 3: (2, 1) once more for each of 3 // 1 = 3, every pair into 0 once more (3 // 3 = 1)
+    assert count(boosted_pairs(rel, 3)) == {(1, 0): 2, (2, 0): 2, (2, 1): 4, (3, 0): 2}
+    assert count(boosted_pairs(rel, 2)) == {(1, 0): 1, (2, 0): 1, (2, 1): 3, (3, 0): 1}  # 2 // 3 = 0
+    trainer = FastPoincareTrainer(rel, FastConfig(dim=2, rare_boost=3, sample=2))
+    assert trainer.pairs.shape == (10, 2) and trainer.settings()["rare_boost"] == 3
+    with pytest.raises(ValueError, match="rare_boost must be an integer in"):
+        FastConfig(rare_boost=-1)
 
 
 def test_points_archive_refuses_points_outside_the_ball():

@@ -70,6 +70,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="fast: start down the hierarchy (default) or uniform",
     )
     p.add_argument(
+        "--rare-boost",
+        type=int,
+        default=None,
+        help="fast: a pair whose ancestor has n descendants is visited 1 + floor(N / n) times an epoch (default 0)",
+    )
+    p.add_argument(
         "--eval-every",
         type=float,
         default=None,
@@ -179,6 +185,7 @@ def _new_methods(closure, args) -> int:
         picked["batch_size"], picked["epochs"] = args.batch_size, args.epochs
         picked["cooldown"], picked["lr_floor"] = args.cooldown, args.lr_floor
         picked["eval_every_s"], picked["init"] = args.eval_every, args.init
+        picked["rare_boost"] = args.rare_boost
         config = FastConfig(**{k: v for k, v in picked.items() if v is not None})
         doc = embed_fast(
             closure,
