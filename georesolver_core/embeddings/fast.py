@@ -83,9 +83,7 @@ class FastConfig:
     epochs: int = 100_000  # the time budget usually stops first
     init: str = "tree"  # "tree": a random walk down the hierarchy (tree_start); "uniform": uniform(-s, s)
     init_scale: float | None = None  # tree: the deepest node's norm; uniform: s. None: INIT_SCALE[init]
-    rare_boost: int = (
-        0  # a pair (u, a) whose ancestor a has n_a descendants: 1 + floor(rare_boost / n_a) per epoch
-    )
+    rare_boost: int = 0  # (u, a) visited 1 + floor(rare_boost / n_a) times an epoch, n_a: a's descendants
     seed: int = 0
     sample: int = 2000  # nodes whose rows the progress MAP ranks exactly
     eval_every_s: float = 60.0  # seconds of training between progress evaluations
