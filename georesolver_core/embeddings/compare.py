@@ -18,6 +18,7 @@ import numpy as np
 
 from georesolver_core.embeddings.trainer import EmbeddingConfig, EmbeddingStatus, EmbeddingTrainer
 from georesolver_core.geometry import GEOMETRIES
+from georesolver_core.steps import run_to_end
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.validate import check_range
 
@@ -86,15 +87,10 @@ def compare_geometries(
     called after every epoch. ``compare_steps`` is the same run, yielding between epochs.
     """
     steps = compare_steps(hierarchy, config, device=device, budget_s=budget_s)
-    while True:
-        try:
-            fraction, text, _ = next(steps)
-        except StopIteration as end:
-            if progress is not None:
-                progress(1.0, "done")
-            return end.value
-        if progress is not None:
-            progress(fraction, text)
+    result = run_to_end(steps, None if progress is None else lambda step: progress(*step[:2]))
+    if progress is not None:
+        progress(1.0, "done")
+    return result
 
 
 def compare_steps(

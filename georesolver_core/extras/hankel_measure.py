@@ -24,6 +24,7 @@ from georesolver_core.extras.hankel import (
     hankel_kernel,
     observed_rank,
 )
+from georesolver_core.steps import run_to_end
 from georesolver_core.theory.hankel import rank_rule, singular_value_bound
 from georesolver_core.validate import check_positive_int
 from georesolver_core.verdicts import HOLDS, verdict_inequality
@@ -166,12 +167,7 @@ def speedup_sweep(sizes: Sequence[int], rank: int, d_v: int = 64, repeats: int =
     """Time the dense cross block H X against U (V^T X) (both operands precomputed, float32) on one run
     with torch fixed to ``threads`` intra-op threads (restored after). Each repeat times both back to back;
     the median is kept. ``speedup_steps`` run to its end."""
-    steps = speedup_steps(sizes, rank, d_v=d_v, repeats=repeats, threads=threads)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
+    return run_to_end(speedup_steps(sizes, rank, d_v=d_v, repeats=repeats, threads=threads))
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from georesolver_core.extras.orthogonal import (
     matched_hidden,
     mixer_params,
 )
+from georesolver_core.steps import run_to_end
 from georesolver_core.validate import check_positive_int, check_range
 
 RESIDUAL_TASKS = {
@@ -148,14 +149,9 @@ def train_run(
 
 
 def _train_run(kind, config, seed, callback, eval_every) -> RunResult:
-    steps = train_steps(kind, config, seed, eval_every)
-    while True:
-        try:
-            step, m = next(steps)
-        except StopIteration as done:
-            return done.value
-        if callback is not None:
-            callback(step, m)
+    return run_to_end(
+        train_steps(kind, config, seed, eval_every), None if callback is None else lambda s: callback(*s)
+    )
 
 
 def train_steps(

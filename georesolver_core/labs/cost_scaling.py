@@ -26,6 +26,7 @@ from georesolver_core.budget import check_attention_io
 from georesolver_core.device import DTYPES
 from georesolver_core.geometry import GEOMETRIES
 from georesolver_core.peak_memory import peak_memory_mb
+from georesolver_core.steps import run_to_end
 from georesolver_core.theory.hida import PROPOSITION1_TOLERANCE, proposition1_exponent
 from georesolver_core.validate import check_positive_int
 from georesolver_core.verdicts import fit_loglog_slope
@@ -158,14 +159,7 @@ class ScalingConfig:
 def cost_scaling(config: ScalingConfig, *, progress: Callable[[float, str], None] | None = None) -> ScalingReport:
     """Time each kernel of ``config`` at each length (forward, + backward unless ``backward=False``):
     ``cost_scaling_steps`` run to the end, reporting ``progress(fraction, text)`` after each timing."""
-    run = cost_scaling_steps(config)
-    while True:
-        try:
-            frac, text, _ = next(run)
-        except StopIteration as done:
-            return done.value
-        if progress:
-            progress(frac, text)
+    return run_to_end(cost_scaling_steps(config), None if progress is None else lambda step: progress(*step[:2]))
 
 
 def cost_scaling_steps(config: ScalingConfig):

@@ -19,13 +19,20 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from georesolver_core.embeddings.metrics import center_on, distance_to_origin
-from georesolver_core.geometry import GEOMETRIES, expmap, logmap, logmap0
+from georesolver_core.geometry import GEOMETRIES, logmap0
 from georesolver_core.tasks.hierarchy import Hierarchy
 from georesolver_core.viz.embedding_charts import norm_depth_figure, training_history_figure  # noqa: F401 (re-export)
+from georesolver_core.viz.embedding_coords import (  # noqa: F401 (geodesic_arcs re-exported)
+    ARC_POINTS,
+    geodesic_arcs,
+    join_arcs,
+    pad2,
+    polar_to_scale,
+    principal_directions,
+)
 from georesolver_core.viz.embedding_groups import OTHER, group_by_ancestor, lineage  # noqa: F401 (re-export)
 from georesolver_core.viz.style import base_layout, points_trace, sphere_surface, unit_disk_shapes
 
-ARC_POINTS = 24  # points per drawn geodesic
 MANY_EDGES = 500  # above this many edges, half as many points per geodesic: a lighter figure to send and draw
 NAME_CHARS = 16  # on-figure labels are cut to this; the hover shows the whole name
 MAX_LABELS = 30  # names written on the picture, top levels first: more run together (all are in the hover)
@@ -103,11 +110,11 @@ def embedding_view(
     ]
     label = GEOMETRIES[geometry].label
     if GEOMETRIES[geometry].is_compact and d == 3:  # S^2 in R^3
-        kind, coords, lines, note = "sphere", x.numpy(), _join(arcs.numpy()), "coordinates in R^3"
+        kind, coords, lines, note = "sphere", x.numpy(), join_arcs(arcs.numpy()), "coordinates in R^3"
     elif d <= 2 and not (to_scale and GEOMETRIES[geometry].rim(c) is not None):
         rim, closed = GEOMETRIES[geometry].rim(c) is not None, GEOMETRIES[geometry].is_compact
         kind = "disk" if rim else "circle" if closed else "plane"
-        coords, lines = _pad2(x.numpy()), _join(_pad2(arcs.numpy()))
+        coords, lines = pad2(x.numpy()), join_arcs(pad2(arcs.numpy()))
         note = {
             "disk": f"curvature k = -{c:.3g}; the circle is the rim, infinitely far away",
             "plane": "flat coordinates",
@@ -115,15 +122,15 @@ def embedding_view(
         }[kind] + (" (1-D: drawn on the horizontal axis)" if d == 1 and kind != "circle" else "")
     else:
         if d == 2:
-            kind, coords = "tangent", _polar_to_scale(x, geometry=geometry, c=c)
-            lines = _join(_polar_to_scale(arcs, geometry=geometry, c=c))
+            kind, coords = "tangent", polar_to_scale(x, geometry=geometry, c=c)
+            lines = join_arcs(polar_to_scale(arcs, geometry=geometry, c=c))
             note = f"log map at the {origin}: true directions, true distance d(0, x) from it (others not to scale)"
         else:
             kind = "projection"
             tangent = logmap0(x, geometry=geometry, c=c).numpy()  # (N, D)
-            basis = _principal_directions(tangent)  # (D, 2)
+            basis = principal_directions(tangent)  # (D, 2)
             coords = tangent @ basis
-            lines = _join(logmap0(arcs, geometry=geometry, c=c).numpy() @ basis)
+            lines = join_arcs(logmap0(arcs, geometry=geometry, c=c).numpy() @ basis)
             note = f"log map at the {origin}, then uncentred PCA: 2 of {tangent.shape[1]} tangent dims (not distance-preserving)"
     if root_at_centre:
         note += "; moved by an isometry to put the root at the centre"
@@ -145,35 +152,6 @@ def embedding_view(
     )
 
 
-def geodesic_arcs(
-    x: torch.Tensor, edges: np.ndarray, *, geometry: str, c: float = 1.0, steps: int = ARC_POINTS
-) -> torch.Tensor:
-    """All edges' geodesics at once: gamma_pq(t) = exp_{x_p}(t log_{x_p}(x_q)), t on ``steps`` points of [0, 1].
-
-    The same curves as ``geometry.geodesic`` edge by edge (circular arcs orthogonal to the rim in the ball,
-    great circles on the sphere, segments in the plane), batched: 1,181 WordNet edges in one call instead
-    of 1,181. x (N, D), edges (E, 2) rows (p, q) -> (T, E, D), T = ``steps``.
-    """
-    t = torch.linspace(0.0, 1.0, steps, dtype=x.dtype)  # (T,)
-    p, q = torch.as_tensor(edges[:, 0]), torch.as_tensor(edges[:, 1])
-    if p.numel() == 0:
-        return x.new_zeros(steps, 0, x.shape[1])
-    v = logmap(x[p], x[q], geometry=geometry, c=c)  # (E, D)
-    start = x[p][None].expand(steps, -1, -1)  # (T, E, D)
-    return expmap(start, t[:, None, None] * v[None], geometry=geometry, c=c)
-
-
-def _polar_to_scale(x: torch.Tensor, *, geometry: str, c: float) -> np.ndarray:
-    """log_0(x) as d(0, x) x / |x| (..., D) -> (..., D) numpy, in distance units.
-
-    Not geoopt's logmap0: its artanh clamps |x| at 1 - 1e-7 (about 16 from the centre), where a construction
-    goes on to about 37 in float64; this module's distance resolves the whole float64 range."""
-    norm = x.norm(dim=-1, keepdim=True)  # (..., 1)
-    flat = x.reshape(-1, x.shape[-1])
-    r = distance_to_origin(flat, geometry=geometry, c=c).reshape(norm.shape)  # (..., 1)
-    return torch.where(norm > 0, x / norm.clamp_min(1e-300) * r, torch.zeros_like(x)).numpy()
-
-
 def _cut(name: str) -> str:
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
 
@@ -183,28 +161,6 @@ def _edge_subset(edges: np.ndarray) -> np.ndarray:
         return edges
     keep = np.linspace(0, len(edges) - 1, MAX_EDGES).round().astype(int)  # evenly spread, reproducible
     return edges[keep]
-
-
-def _pad2(a: np.ndarray) -> np.ndarray:
-    """Pad the last axis to width 2 (a 1-D embedding drawn on the horizontal axis). (..., k) -> (..., 2)."""
-    return np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, 2 - a.shape[-1])]) if a.shape[-1] < 2 else a
-
-
-def _join(arcs: np.ndarray) -> np.ndarray:
-    """Polylines (E, T, k) into one (E * (T + 1), k) array with a NaN row after each: one trace draws every edge."""
-    if arcs.shape[0] == 0:
-        return np.zeros((0, arcs.shape[-1]))
-    gap = np.full((*arcs.shape[:-2], 1, arcs.shape[-1]), np.nan)
-    return np.concatenate([arcs, gap], axis=-2).reshape(-1, arcs.shape[-1])
-
-
-def _principal_directions(v: np.ndarray) -> np.ndarray:
-    """Top-2 right singular vectors of v (N, D), uncentred so that the origin stays at 0. (D, 2)."""
-    _, _, vt = np.linalg.svd(v, full_matrices=False)
-    basis = vt[:2].T
-    if basis.shape[1] < 2:
-        basis = np.pad(basis, ((0, 0), (0, 2 - basis.shape[1])))
-    return basis
 
 
 EDGE_NAMES = {
