@@ -194,8 +194,8 @@ def run_leaderboard(
 ) -> dict:
     """Rows for every closure in ``closures`` (dataset name -> Closure): trained here at each of ``dims`` for
     ``budget_s`` CPU seconds (datasets in ``train``; beside a longer run ``reports`` gives), constructed
-    here at d = 2, gensim at each of ``dims`` (on a large closure only if one epoch fits the budget), the rows of ``reports`` (dataset -> a fast
-    run's report), and the quoted rows. ``on_row(doc)`` gets the report so far after every row. With
+    here at d = 2, gensim at each of ``dims`` (on a large closure only if one epoch fits the budget), the rows
+    of ``reports`` (dataset -> a fast run's report), and the quoted rows. ``on_row(doc)`` gets the report so far after every row. With
     ``points_dir`` the trained d = 2 points go to ``<dataset>_d2.npz`` there (what the page draws)."""
     check_range("budget_s", budget_s, 0.1, 86_400.0)
     rows: list[dict] = []
